@@ -1,0 +1,579 @@
+//! Enforcement backends: where a probe's ceilings come from and how its tree is contained.
+//!
+//! - `cgroup2`: a per-probe group in the unified hierarchy with the memory (and cpu, pids)
+//!   controllers; the kernel enforces every ceiling, `cgroup.kill` ends the tree.
+//! - `cgroup1`: per-probe groups in the v1 memory, cpu, cpuacct and pids hierarchies; on hybrid
+//!   hosts also a group in the controller-less v2 hierarchy for `cgroup.kill`, `cpu.stat` and
+//!   pressure files.
+//! - `rlimit`: no cgroups; the tree is tracked through process group, child subreaper and an
+//!   environment tag, and the memory ceiling is a user-space watchdog.
+//!
+//! [`Containment`] is one probe's groups; dropping it removes them.
+
+pub(crate) mod cgroupfs;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::ProbeError;
+use crate::limits::Limits;
+use crate::result::{Enforcement, Strength};
+
+/// Which enforcement backend to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// The strongest the host allows: cgroup2, then cgroup1, then rlimit (with a warning).
+    #[default]
+    Auto,
+    Cgroup2,
+    Cgroup1,
+    Rlimit,
+}
+
+impl FromStr for BackendChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(BackendChoice::Auto),
+            "cgroup2" => Ok(BackendChoice::Cgroup2),
+            "cgroup1" => Ok(BackendChoice::Cgroup1),
+            "rlimit" => Ok(BackendChoice::Rlimit),
+            other => Err(format!(
+                "unknown backend `{other}`; expected one of: auto, cgroup2, cgroup1, rlimit"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for BackendChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BackendChoice::Auto => "auto",
+            BackendChoice::Cgroup2 => "cgroup2",
+            BackendChoice::Cgroup1 => "cgroup1",
+            BackendChoice::Rlimit => "rlimit",
+        })
+    }
+}
+
+/// Which backend is in force for one probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Cgroup2,
+    Cgroup1,
+    Rlimit,
+}
+
+/// Counters read from a probe's cgroups. `None` where the host does not provide the file.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Counters {
+    pub oom_kills: u64,
+    pub memory_peak: Option<u64>,
+    pub memory_current: Option<u64>,
+    pub memory_failcnt: Option<u64>,
+    pub cpu_user_usec: Option<u64>,
+    pub cpu_system_usec: Option<u64>,
+    pub cpu_usage_usec: Option<u64>,
+    pub nr_throttled: Option<u64>,
+    pub throttled_usec: Option<u64>,
+    pub pids_max_events: Option<u64>,
+    pub pids_peak: Option<u64>,
+    pub memory_pressure_some_usec: Option<u64>,
+    pub cpu_pressure_some_usec: Option<u64>,
+}
+
+/// One probe's groups (or none, for rlimit) and how each ceiling is enforced.
+#[derive(Debug)]
+pub struct Containment {
+    pub kind: Kind,
+    /// Group in the unified hierarchy (pure v2, or the controller-less v2 of a hybrid host).
+    v2: Option<PathBuf>,
+    v1_memory: Option<PathBuf>,
+    v1_cpu: Option<PathBuf>,
+    v1_cpuacct: Option<PathBuf>,
+    v1_pids: Option<PathBuf>,
+    pub enforcement: Enforcement,
+    /// Set when `auto` had to fall back to a weaker backend: why.
+    pub fallback_warning: Option<String>,
+    created: Vec<PathBuf>,
+}
+
+impl Containment {
+    /// Create the groups for one probe and apply `limits`.
+    pub fn create(choice: BackendChoice, limits: &Limits) -> Result<Containment, ProbeError> {
+        let unavailable = |backend: &str, reason: String| ProbeError::BackendUnavailable {
+            backend: backend.to_string(),
+            reason,
+        };
+        match choice {
+            BackendChoice::Cgroup2 => try_cgroup2(limits).map_err(|r| unavailable("cgroup2", r)),
+            BackendChoice::Cgroup1 => {
+                try_cgroup1(limits, true).map_err(|r| unavailable("cgroup1", r))
+            }
+            BackendChoice::Rlimit => Ok(rlimit(limits, None)),
+            BackendChoice::Auto => {
+                let v2 = match try_cgroup2(limits) {
+                    Ok(c) => return Ok(c),
+                    Err(r) => r,
+                };
+                let v1 = match try_cgroup1(limits, false) {
+                    Ok(c) => return Ok(c),
+                    Err(r) => r,
+                };
+                Ok(rlimit(
+                    limits,
+                    Some(format!(
+                        "no usable cgroup hierarchy (cgroup2: {v2}; cgroup1: {v1}); falling back to \
+                         the rlimit backend: the memory ceiling is a user-space watchdog and cpu/pids \
+                         ceilings are not enforced"
+                    )),
+                ))
+            }
+        }
+    }
+
+    /// `cgroup.procs` files the child writes `0` into (before exec) to join its groups.
+    pub fn join_files(&self) -> Result<Vec<File>, ProbeError> {
+        let dirs = [
+            &self.v2,
+            &self.v1_memory,
+            &self.v1_cpu,
+            &self.v1_cpuacct,
+            &self.v1_pids,
+        ];
+        let mut files = Vec::new();
+        let mut seen: Vec<&PathBuf> = Vec::new();
+        for dir in dirs.into_iter().flatten() {
+            if seen.contains(&dir) {
+                continue;
+            }
+            seen.push(dir);
+            let path = dir.join("cgroup.procs");
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| ProbeError::io(format!("opening {}", path.display()), e))?;
+            files.push(f);
+        }
+        Ok(files)
+    }
+
+    /// The group that tracks membership, if any.
+    fn membership_dir(&self) -> Option<&Path> {
+        self.v2.as_deref().or(self.v1_memory.as_deref())
+    }
+
+    /// Every process in the tree, from the kernel's membership list. `None` for rlimit.
+    pub fn members(&self) -> Option<Vec<i32>> {
+        self.membership_dir().map(cgroupfs::procs)
+    }
+
+    /// Paths of the groups, for the evidence.
+    pub fn paths(&self) -> Vec<String> {
+        self.created
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect()
+    }
+
+    /// Kill everything in the groups. Returns `false` for rlimit (the caller kills by pid).
+    pub fn kill_all(&self) -> bool {
+        if let Some(v2) = &self.v2
+            && v2.join("cgroup.kill").exists()
+            && cgroupfs::write(v2, "cgroup.kill", "1").is_ok()
+        {
+            return true;
+        }
+        let Some(dir) = self.membership_dir() else {
+            return false;
+        };
+        for _ in 0..100 {
+            let pids = cgroupfs::procs(dir);
+            if pids.is_empty() {
+                break;
+            }
+            for p in pids {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(p),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
+    /// Read every counter the host provides.
+    pub fn counters(&self) -> Counters {
+        let mut c = Counters::default();
+        if self.kind == Kind::Cgroup2 {
+            if let Some(d) = &self.v2 {
+                c.oom_kills = cgroupfs::keyed(d, "memory.events", "oom_kill").unwrap_or(0);
+                c.memory_peak = cgroupfs::read_u64(d, "memory.peak");
+                c.memory_current = cgroupfs::read_u64(d, "memory.current");
+                c.memory_failcnt = cgroupfs::keyed(d, "memory.events", "max");
+                c.pids_max_events = cgroupfs::keyed(d, "pids.events", "max");
+                c.pids_peak = cgroupfs::read_u64(d, "pids.peak");
+            }
+        }
+        if let Some(d) = &self.v1_memory {
+            c.oom_kills = cgroupfs::keyed(d, "memory.oom_control", "oom_kill").unwrap_or(0);
+            c.memory_peak = cgroupfs::read_u64(d, "memory.max_usage_in_bytes");
+            c.memory_current = cgroupfs::read_u64(d, "memory.usage_in_bytes");
+            c.memory_failcnt = cgroupfs::read_u64(d, "memory.failcnt");
+        }
+        if let Some(d) = &self.v1_pids {
+            c.pids_max_events = cgroupfs::keyed(d, "pids.events", "max");
+            c.pids_peak = cgroupfs::read_u64(d, "pids.peak");
+        }
+        if let Some(d) = &self.v1_cpuacct {
+            let hz = clock_ticks();
+            let to_usec = |ticks: u64| ticks.saturating_mul(1_000_000) / hz;
+            c.cpu_user_usec = cgroupfs::keyed(d, "cpuacct.stat", "user").map(to_usec);
+            c.cpu_system_usec = cgroupfs::keyed(d, "cpuacct.stat", "system").map(to_usec);
+            c.cpu_usage_usec = cgroupfs::read_u64(d, "cpuacct.usage").map(|ns| ns / 1000);
+        }
+        if let Some(d) = &self.v1_cpu {
+            c.nr_throttled = cgroupfs::keyed(d, "cpu.stat", "nr_throttled");
+            c.throttled_usec = cgroupfs::keyed(d, "cpu.stat", "throttled_time").map(|ns| ns / 1000);
+        }
+        if let Some(d) = &self.v2 {
+            // cpu.stat's usage lines exist in every v2 group, with or without the cpu controller.
+            if let Some(u) = cgroupfs::keyed(d, "cpu.stat", "usage_usec") {
+                c.cpu_usage_usec = Some(u);
+                c.cpu_user_usec = cgroupfs::keyed(d, "cpu.stat", "user_usec");
+                c.cpu_system_usec = cgroupfs::keyed(d, "cpu.stat", "system_usec");
+            }
+            if self.kind == Kind::Cgroup2 {
+                c.nr_throttled = cgroupfs::keyed(d, "cpu.stat", "nr_throttled");
+                c.throttled_usec = cgroupfs::keyed(d, "cpu.stat", "throttled_usec");
+            }
+            c.memory_pressure_some_usec = cgroupfs::pressure_some_total(d, "memory.pressure");
+            c.cpu_pressure_some_usec = cgroupfs::pressure_some_total(d, "cpu.pressure");
+        }
+        c
+    }
+
+    /// Remove the groups (waiting briefly for them to empty). Returns what could not be removed.
+    pub fn remove(&mut self) -> Vec<String> {
+        let mut failed = Vec::new();
+        for dir in self.created.drain(..).rev() {
+            if let Err(e) = cgroupfs::remove_dir_retry(&dir, Duration::from_secs(2)) {
+                failed.push(format!("{}: {e}", dir.display()));
+            }
+        }
+        failed
+    }
+}
+
+impl Drop for Containment {
+    fn drop(&mut self) {
+        if !self.created.is_empty() {
+            self.kill_all();
+            let _ = self.remove();
+        }
+    }
+}
+
+fn clock_ticks() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if v > 0 { v as u64 } else { 100 }
+}
+
+fn rlimit(limits: &Limits, fallback_warning: Option<String>) -> Containment {
+    let mut notes = vec![
+        "no cgroup: the tree is tracked by process group, child subreaper and an environment tag; \
+         a descendant that escapes all three is not seen"
+            .to_string(),
+    ];
+    let memory = if limits.memory_bytes.is_some() {
+        notes.push(
+            "memory ceiling enforced by a user-space watchdog sampling the tree's anonymous RSS; \
+             a fast allocator can overshoot between samples"
+                .to_string(),
+        );
+        Strength::Watchdog
+    } else {
+        Strength::None
+    };
+    if limits.cpus.is_some() {
+        notes.push(
+            "cpu ceiling not enforced: the rlimit backend has no CPU bandwidth control".into(),
+        );
+    }
+    if limits.pids.is_some() {
+        notes.push(
+            "pids ceiling not enforced: the task count is observed, and exceeding it is flagged"
+                .into(),
+        );
+    }
+    Containment {
+        kind: Kind::Rlimit,
+        v2: None,
+        v1_memory: None,
+        v1_cpu: None,
+        v1_cpuacct: None,
+        v1_pids: None,
+        enforcement: Enforcement {
+            backend: "rlimit".into(),
+            memory,
+            cpus: Strength::None,
+            pids: Strength::None,
+            tree: "process-group+subreaper".into(),
+            notes,
+        },
+        fallback_warning,
+        created: Vec::new(),
+    }
+}
+
+fn cpu_quota_us(cpus: f64) -> u64 {
+    ((cpus * 100_000.0).round() as u64).max(1000)
+}
+
+fn try_cgroup2(limits: &Limits) -> Result<Containment, String> {
+    let mounts = cgroupfs::mounts();
+    let Some(mount) = mounts.iter().find(|m| m.unified) else {
+        return Err("no cgroup2 hierarchy is mounted".into());
+    };
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = std::env::var_os("QUALIFY_CGROUP_PARENT") {
+        candidates.push(PathBuf::from(p));
+    }
+    if let Some(own) = cgroupfs::own_path(None) {
+        candidates.push(cgroupfs::join(&mount.path, &own));
+    }
+    candidates.push(mount.path.clone());
+    candidates.dedup();
+
+    let mut wanted = vec!["memory"];
+    if limits.cpus.is_some() {
+        wanted.push("cpu");
+    }
+    if limits.pids.is_some() {
+        wanted.push("pids");
+    }
+    let mut reasons = Vec::new();
+    for parent in candidates {
+        let available = cgroupfs::read(&parent, "cgroup.controllers").unwrap_or_default();
+        let available: Vec<&str> = available.split_whitespace().collect();
+        let missing: Vec<&str> = wanted
+            .iter()
+            .copied()
+            .filter(|c| !available.contains(c))
+            .collect();
+        if !missing.is_empty() {
+            reasons.push(format!(
+                "{} lacks the {} controller(s) (available: {})",
+                parent.display(),
+                missing.join(", "),
+                if available.is_empty() {
+                    "none".to_string()
+                } else {
+                    available.join(" ")
+                }
+            ));
+            continue;
+        }
+        let subtree = cgroupfs::read(&parent, "cgroup.subtree_control").unwrap_or_default();
+        let mut enable_failed = None;
+        for c in wanted.iter().chain(["pids"].iter()) {
+            let enabled = subtree.split_whitespace().any(|s| s == *c);
+            if !available.contains(c) || enabled {
+                continue;
+            }
+            let write = cgroupfs::write(&parent, "cgroup.subtree_control", &format!("+{c}"));
+            if let Err(e) = write
+                && wanted.contains(c)
+            {
+                enable_failed = Some(format!(
+                    "cannot enable {c} in {}/cgroup.subtree_control: {e} (a delegated parent must \
+                     hold no processes; set QUALIFY_CGROUP_PARENT to an empty delegated cgroup)",
+                    parent.display()
+                ));
+                break;
+            }
+        }
+        if let Some(r) = enable_failed {
+            reasons.push(r);
+            continue;
+        }
+        cgroupfs::sweep_stale(&parent);
+        let dir = parent.join(cgroupfs::fresh_name());
+        if let Err(e) = std::fs::create_dir(&dir) {
+            reasons.push(format!(
+                "cannot create a group in {}: {e}",
+                parent.display()
+            ));
+            continue;
+        }
+        let mut c = Containment {
+            kind: Kind::Cgroup2,
+            v2: Some(dir.clone()),
+            v1_memory: None,
+            v1_cpu: None,
+            v1_cpuacct: None,
+            v1_pids: None,
+            enforcement: Enforcement {
+                backend: "cgroup2".into(),
+                memory: Strength::None,
+                cpus: Strength::None,
+                pids: Strength::None,
+                tree: "cgroup".into(),
+                notes: Vec::new(),
+            },
+            fallback_warning: None,
+            created: vec![dir.clone()],
+        };
+        let set = |file: &str, value: String| {
+            cgroupfs::write(&dir, file, &value)
+                .map_err(|e| format!("cannot write {value} to {}/{file}: {e}", dir.display()))
+        };
+        if let Some(m) = limits.memory_bytes {
+            set("memory.max", m.to_string())?;
+            if dir.join("memory.swap.max").exists() {
+                set("memory.swap.max", "0".into())?;
+            }
+            c.enforcement.memory = Strength::Kernel;
+        }
+        if let Some(cpus) = limits.cpus {
+            set("cpu.max", format!("{} 100000", cpu_quota_us(cpus)))?;
+            c.enforcement.cpus = Strength::Kernel;
+        }
+        if let Some(p) = limits.pids {
+            set("pids.max", p.to_string())?;
+            c.enforcement.pids = Strength::Kernel;
+        }
+        return Ok(c);
+    }
+    Err(reasons.join("; "))
+}
+
+fn try_cgroup1(limits: &Limits, forced: bool) -> Result<Containment, String> {
+    let mounts = cgroupfs::mounts();
+    let find = |ctrl: &str| {
+        mounts
+            .iter()
+            .find(|m| !m.unified && m.controllers.iter().any(|c| c == ctrl))
+    };
+    let mut created: Vec<PathBuf> = Vec::new();
+    let name = cgroupfs::fresh_name();
+    // Create `name` under our own group in the hierarchy, or under its root.
+    let make = |ctrl: Option<&str>, mount: &Path, created: &mut Vec<PathBuf>| -> Option<PathBuf> {
+        let own = cgroupfs::own_path(ctrl).unwrap_or_default();
+        let mut parents = vec![cgroupfs::join(mount, &own), mount.to_path_buf()];
+        parents.dedup();
+        for parent in parents {
+            let dir = parent.join(&name);
+            if dir.exists() {
+                return Some(dir); // co-mounted controllers share a directory
+            }
+            cgroupfs::sweep_stale(&parent);
+            if std::fs::create_dir(&dir).is_ok() {
+                created.push(dir.clone());
+                return Some(dir);
+            }
+        }
+        None
+    };
+    let Some(mem_mount) = find("memory") else {
+        return Err("no cgroup v1 memory hierarchy is mounted".into());
+    };
+    let Some(memory) = make(Some("memory"), &mem_mount.path, &mut created) else {
+        return Err(format!(
+            "cannot create a group in the v1 memory hierarchy at {} (not writable: run as root)",
+            mem_mount.path.display()
+        ));
+    };
+    let mut notes = Vec::new();
+    let cleanup = |created: &mut Vec<PathBuf>| {
+        for d in created.drain(..).rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    };
+    let cpu = find("cpu").and_then(|m| make(Some("cpu"), &m.path.clone(), &mut created));
+    let cpuacct =
+        find("cpuacct").and_then(|m| make(Some("cpuacct"), &m.path.clone(), &mut created));
+    let pids = find("pids").and_then(|m| make(Some("pids"), &m.path.clone(), &mut created));
+    let v2 = mounts
+        .iter()
+        .find(|m| m.unified)
+        .and_then(|m| make(None, &m.path.clone(), &mut created));
+
+    let mut enforcement = Enforcement {
+        backend: "cgroup1".into(),
+        memory: Strength::None,
+        cpus: Strength::None,
+        pids: Strength::None,
+        tree: if v2.is_some() {
+            "cgroup (v1 memory + v2 membership, cgroup.kill)".into()
+        } else {
+            "cgroup (v1 memory)".into()
+        },
+        notes: Vec::new(),
+    };
+    let set = |dir: &Path, file: &str, value: String| {
+        cgroupfs::write(dir, file, &value)
+            .map_err(|e| format!("cannot write {value} to {}/{file}: {e}", dir.display()))
+    };
+    let result = (|| -> Result<(), String> {
+        if let Some(m) = limits.memory_bytes {
+            set(&memory, "memory.limit_in_bytes", m.to_string())?;
+            if memory.join("memory.memsw.limit_in_bytes").exists() {
+                // keep swap out of the ceiling; may fail where swap accounting is off
+                if set(&memory, "memory.memsw.limit_in_bytes", m.to_string()).is_err() {
+                    notes.push(
+                        "swap accounting unavailable: swap may extend the memory ceiling".into(),
+                    );
+                }
+            }
+            enforcement.memory = Strength::Kernel;
+        }
+        if let Some(cpus) = limits.cpus {
+            match &cpu {
+                Some(d) => {
+                    set(d, "cpu.cfs_period_us", "100000".into())?;
+                    set(d, "cpu.cfs_quota_us", cpu_quota_us(cpus).to_string())?;
+                    enforcement.cpus = Strength::Kernel;
+                }
+                None if forced => return Err("no writable v1 cpu hierarchy for --cpus".into()),
+                None => notes.push("cpu ceiling not enforced: no writable v1 cpu hierarchy".into()),
+            }
+        }
+        if let Some(p) = limits.pids {
+            match &pids {
+                Some(d) => {
+                    set(d, "pids.max", p.to_string())?;
+                    enforcement.pids = Strength::Kernel;
+                }
+                None if forced => return Err("no writable v1 pids hierarchy for --pids".into()),
+                None => {
+                    notes.push("pids ceiling not enforced: no writable v1 pids hierarchy".into())
+                }
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        cleanup(&mut created);
+        return Err(e);
+    }
+    if v2.is_none() {
+        notes.push("no v2 group: the tree is killed pid by pid from the v1 membership list".into());
+    }
+    enforcement.notes = notes;
+    Ok(Containment {
+        kind: Kind::Cgroup1,
+        v2,
+        v1_memory: Some(memory),
+        v1_cpu: cpu,
+        v1_cpuacct: cpuacct,
+        v1_pids: pids,
+        enforcement,
+        fallback_warning: None,
+        created,
+    })
+}

@@ -1,0 +1,507 @@
+//! Turning observations into a verdict. [`Watch`] follows the tree sample by sample (motion,
+//! progress, CPU over the stall window, runnable threads) and calls a deadlock or livelock as
+//! soon as the stall window proves it; [`compose`] decides the final outcome, flags and detail
+//! line from how the run ended and the cgroup counters.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::backend::{Counters, Kind};
+use crate::blocking::{self, Class, ThreadWait};
+use crate::limits::{Limits, Progress, format_bytes};
+use crate::result::{Flag, Outcome, TimeoutKind};
+use crate::sample::ProcSnap;
+
+/// Share of one allowed core that counts as "busy".
+const BUSY_FRACTION: f64 = 0.5;
+
+/// Why the supervision loop stopped before the main process ended by itself.
+#[derive(Debug, Clone)]
+pub enum Ending {
+    /// The main process ended by itself.
+    Exited,
+    Interrupted,
+    Timeout(TimeoutKind, String),
+    Deadlock(Vec<ThreadWait>, Duration),
+    Livelock {
+        cores: f64,
+        quiet: Duration,
+    },
+    /// The rlimit backend's memory watchdog killed the tree.
+    Watchdog {
+        used: u64,
+    },
+}
+
+/// Everything that changes when a tree makes any kind of progress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Motion {
+    cpu_ticks: u64,
+    run_ns: u64,
+    slices: u64,
+    io_bytes: u64,
+    tasks: Vec<i32>,
+    output: u64,
+    heartbeat: Option<(std::time::SystemTime, u64)>,
+}
+
+/// Follows the tree across samples.
+pub struct Watch {
+    stall: Duration,
+    progress: Progress,
+    busy_cores: f64,
+    pub allowed_cpus: f64,
+    prev_at: Instant,
+    prev_motion: Option<Motion>,
+    quiet_since: Option<Instant>,
+    last_progress: Instant,
+    last_output_at: Option<Instant>,
+    last_output: u64,
+    last_heartbeat: Option<(std::time::SystemTime, u64)>,
+    cpu_hist: VecDeque<(Instant, u64)>,
+    prev_sched: HashMap<i32, (u64, u64)>,
+    cpu_ns: u64,
+    wait_ns: u64,
+    pub samples: u64,
+    runnable_sum: u64,
+    max_runnable: u64,
+    max_procs: usize,
+    max_threads: usize,
+    pub peak_anon: u64,
+    pub max_tasks: usize,
+}
+
+impl Watch {
+    pub fn new(limits: &Limits, allowed_cpus: f64, start: Instant) -> Watch {
+        Watch {
+            stall: limits.stall(),
+            progress: limits.progress,
+            busy_cores: BUSY_FRACTION * allowed_cpus.min(1.0),
+            allowed_cpus,
+            prev_at: start,
+            prev_motion: None,
+            quiet_since: None,
+            last_progress: start,
+            last_output_at: None,
+            last_output: 0,
+            last_heartbeat: None,
+            cpu_hist: VecDeque::new(),
+            prev_sched: HashMap::new(),
+            cpu_ns: 0,
+            wait_ns: 0,
+            samples: 0,
+            runnable_sum: 0,
+            max_runnable: 0,
+            max_procs: 0,
+            max_threads: 0,
+            peak_anon: 0,
+            max_tasks: 0,
+        }
+    }
+
+    /// Take one sample. Returns an ending when the stall window proves a deadlock or livelock.
+    pub fn observe(
+        &mut self,
+        now: Instant,
+        procs: &[ProcSnap],
+        output: u64,
+        heartbeat: Option<(std::time::SystemTime, u64)>,
+    ) -> Option<Ending> {
+        self.samples += 1;
+        let threads: Vec<_> = procs.iter().flat_map(|p| p.threads.iter()).collect();
+        let live: Vec<_> = threads
+            .iter()
+            .filter(|t| !matches!(t.state, 'Z' | 'X'))
+            .collect();
+        let runnable = live.iter().filter(|t| t.state == 'R').count() as u64;
+        self.runnable_sum += runnable;
+        self.max_runnable = self.max_runnable.max(runnable);
+        self.max_procs = self
+            .max_procs
+            .max(procs.iter().filter(|p| !p.is_zombie()).count());
+        self.max_threads = self.max_threads.max(live.len());
+        self.max_tasks = self.max_tasks.max(live.len());
+        self.peak_anon = self
+            .peak_anon
+            .max(procs.iter().map(|p| p.anon_bytes).sum::<u64>());
+
+        // CPU and run-queue wait, accumulated per thread so exiting threads never subtract.
+        let mut sched = HashMap::with_capacity(threads.len());
+        for t in &threads {
+            let (pr, pw) = self.prev_sched.get(&t.tid).copied().unwrap_or((0, 0));
+            self.cpu_ns += t.run_ns.saturating_sub(pr);
+            self.wait_ns += t.wait_ns.saturating_sub(pw);
+            sched.insert(t.tid, (t.run_ns.max(pr), t.wait_ns.max(pw)));
+        }
+        self.prev_sched = sched;
+        self.cpu_hist.push_back((now, self.cpu_ns));
+        while self.cpu_hist.len() > 2
+            && self
+                .cpu_hist
+                .get(1)
+                .is_some_and(|(t, _)| now.duration_since(*t) >= self.stall)
+        {
+            self.cpu_hist.pop_front();
+        }
+
+        // Progress signals.
+        if output != self.last_output {
+            self.last_output = output;
+            self.last_output_at = Some(now);
+            if self.progress == Progress::Output {
+                self.last_progress = now;
+            }
+        }
+        if heartbeat != self.last_heartbeat {
+            if self.last_heartbeat.is_some() || heartbeat.is_some_and(|(_, len)| len > 0) {
+                self.last_progress = now;
+                self.last_output_at = Some(now);
+            }
+            self.last_heartbeat = heartbeat;
+        }
+
+        // Deadlock: every live thread in an untimed wait only the tree could release, and
+        // nothing moved.
+        let motion = Motion {
+            cpu_ticks: threads.iter().map(|t| t.cpu_ticks).sum(),
+            run_ns: threads.iter().map(|t| t.run_ns).sum(),
+            slices: threads.iter().map(|t| t.slices).sum(),
+            io_bytes: procs.iter().map(|p| p.io_bytes).sum(),
+            tasks: live.iter().map(|t| t.tid).collect(),
+            output,
+            heartbeat,
+        };
+        let mut stuck = None;
+        if !live.is_empty() && runnable == 0 {
+            let waits = blocking::classify(procs);
+            let all_internal = waits
+                .iter()
+                .filter(|w| w.class != Class::Gone)
+                .all(|w| w.class == Class::Internal);
+            if all_internal {
+                if self.prev_motion.as_ref() == Some(&motion) {
+                    let since = *self.quiet_since.get_or_insert(self.prev_at);
+                    let quiet = now.duration_since(since);
+                    if quiet >= self.stall {
+                        stuck = Some(Ending::Deadlock(waits, quiet));
+                    }
+                } else {
+                    self.quiet_since = Some(now);
+                }
+            } else {
+                self.quiet_since = None;
+            }
+        } else {
+            self.quiet_since = None;
+        }
+        self.prev_motion = Some(motion);
+        self.prev_at = now;
+        if stuck.is_some() {
+            return stuck;
+        }
+
+        // Livelock: busy CPU and no progress for the stall window (needs a progress signal).
+        if self.progress != Progress::None {
+            let quiet = now.duration_since(self.last_progress);
+            if quiet >= self.stall
+                && let Some(cores) = self.window_cores(now, true)
+                && cores >= self.busy_cores
+            {
+                return Some(Ending::Livelock { cores, quiet });
+            }
+        }
+        None
+    }
+
+    /// Average cores used over the last stall window. With `full`, `None` until a whole window
+    /// has been observed; otherwise over whatever has been observed.
+    fn window_cores(&self, now: Instant, full: bool) -> Option<f64> {
+        let (t0, c0) = *self.cpu_hist.front()?;
+        let span = now.duration_since(t0);
+        if full && span + Duration::from_millis(1) < self.stall {
+            return None;
+        }
+        let (_, c1) = *self.cpu_hist.back()?;
+        if span.is_zero() {
+            return None;
+        }
+        Some((c1 - c0) as f64 / 1e9 / span.as_secs_f64())
+    }
+
+    /// What the tree was doing when the deadline passed.
+    pub fn timeout_kind(&self, now: Instant, procs: &[ProcSnap]) -> (TimeoutKind, String) {
+        if let Some(at) = self.last_output_at
+            && now.duration_since(at) < self.stall
+        {
+            return (
+                TimeoutKind::Progressing,
+                "still making progress (output or heartbeat within the stall window)".into(),
+            );
+        }
+        let cores = self.window_cores(now, false).unwrap_or(0.0);
+        if cores >= self.busy_cores {
+            return (
+                TimeoutKind::Busy,
+                format!("busy ({cores:.2} cores) without a progress signal"),
+            );
+        }
+        let waits = blocking::classify(procs);
+        let external: Vec<&ThreadWait> = waits
+            .iter()
+            .filter(|w| w.class == Class::External)
+            .collect();
+        let running = waits.iter().any(|w| w.class == Class::Running);
+        if !external.is_empty() && !running {
+            return (
+                TimeoutKind::BlockedExternal,
+                format!(
+                    "blocked on something outside the tree: {}",
+                    external
+                        .iter()
+                        .take(3)
+                        .map(|w| format!("{} {}", w.comm, w.call))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            );
+        }
+        (
+            TimeoutKind::Idle,
+            format!("idle ({cores:.2} cores, timed waits only)"),
+        )
+    }
+
+    fn oversubscribed(&self) -> bool {
+        if self.samples == 0 {
+            return false;
+        }
+        let mean = self.runnable_sum as f64 / self.samples as f64;
+        let crowded = self.samples >= 3 && mean >= 2.0 * self.allowed_cpus + 1.0;
+        let queued = self.wait_ns > self.cpu_ns
+            && self.cpu_ns >= 200_000_000
+            && self.max_runnable as f64 > self.allowed_cpus;
+        crowded || queued
+    }
+
+    pub fn stats(&self) -> Value {
+        json!({
+            "samples": self.samples,
+            "max_processes": self.max_procs,
+            "max_threads": self.max_threads,
+            "max_runnable_threads": self.max_runnable,
+            "mean_runnable_threads": if self.samples > 0 { self.runnable_sum as f64 / self.samples as f64 } else { 0.0 },
+            "allowed_cpus": self.allowed_cpus,
+            "sampled_run_seconds": self.cpu_ns as f64 / 1e9,
+            "sampled_runqueue_wait_seconds": self.wait_ns as f64 / 1e9,
+        })
+    }
+}
+
+/// Inputs of the final decision.
+pub struct Facts<'a> {
+    pub ending: &'a Ending,
+    /// Raw wait status of the main process, if it was reaped.
+    pub status: Option<i32>,
+    pub counters: &'a Counters,
+    pub kind: Kind,
+    pub limits: &'a Limits,
+    pub watch: &'a Watch,
+    pub leaked: usize,
+    pub truncated: bool,
+    pub wall: Duration,
+}
+
+/// Outcome, exit code, signal, timeout kind, flags and the detail line.
+pub struct Decision {
+    pub outcome: Outcome,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub timeout_kind: Option<TimeoutKind>,
+    pub flags: Vec<Flag>,
+    pub detail: String,
+}
+
+const CRASH_SIGNALS: [i32; 5] = [
+    libc::SIGSEGV,
+    libc::SIGABRT,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+];
+
+pub fn signal_name(sig: i32) -> String {
+    nix::sys::signal::Signal::try_from(sig)
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|_| format!("signal {sig}"))
+}
+
+pub fn compose(f: &Facts) -> Decision {
+    let mut exit_code = None;
+    let mut signal = None;
+    let mut status_text = String::from("did not end by itself");
+    if let Some(st) = f.status {
+        if libc::WIFEXITED(st) {
+            let code = libc::WEXITSTATUS(st);
+            exit_code = Some(code);
+            status_text = format!("exited with status {code}");
+        } else if libc::WIFSIGNALED(st) {
+            let sig = libc::WTERMSIG(st);
+            signal = Some(signal_name(sig));
+            status_text = format!("was killed by {}", signal_name(sig));
+        }
+    }
+    let mut timeout_kind = None;
+    let oom = f.counters.oom_kills;
+    let (outcome, detail) = match f.ending {
+        Ending::Interrupted => (
+            Outcome::Interrupted,
+            format!(
+                "qualify was interrupted after {:.1}s; the process tree was killed (says nothing about the artifact)",
+                f.wall.as_secs_f64()
+            ),
+        ),
+        Ending::Watchdog { used } => (
+            Outcome::OomKilled,
+            format!(
+                "memory watchdog: the tree's anonymous memory reached {} over the {} ceiling; qualify killed the tree (user-space enforcement)",
+                format_bytes(*used),
+                format_bytes(f.limits.memory_bytes.unwrap_or(0))
+            ),
+        ),
+        _ if oom > 0 => {
+            let after = match f.ending {
+                Ending::Exited => format!("; the main process then {status_text}"),
+                Ending::Timeout(..) => "; the tree then ran into the deadline".into(),
+                Ending::Deadlock(..) => "; the tree then deadlocked".into(),
+                Ending::Livelock { .. } => "; the tree then livelocked".into(),
+                _ => String::new(),
+            };
+            (
+                Outcome::OomKilled,
+                format!(
+                    "the {} memory ceiling (kernel) killed {oom} process(es) in the tree{after}",
+                    f.limits
+                        .memory_bytes
+                        .map(format_bytes)
+                        .unwrap_or_else(|| "host".into())
+                ),
+            )
+        }
+        Ending::Deadlock(waits, quiet) => (Outcome::Deadlock, deadlock_detail(waits, *quiet)),
+        Ending::Livelock { cores, quiet } => (
+            Outcome::Livelock,
+            format!(
+                "CPU busy ({cores:.2} cores) with no {} for {:.1}s (stall window)",
+                match f.limits.progress {
+                    Progress::Heartbeat => "heartbeat",
+                    _ => "output",
+                },
+                quiet.as_secs_f64()
+            ),
+        ),
+        Ending::Timeout(kind, why) => {
+            timeout_kind = Some(*kind);
+            (
+                Outcome::Timeout,
+                format!("deadline of {:.1}s passed; {why}", f.limits.timeout_seconds),
+            )
+        }
+        Ending::Exited => match f.status {
+            Some(st) if libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0 => {
+                (Outcome::Ok, status_text.clone())
+            }
+            Some(st) if libc::WIFEXITED(st) => {
+                let code = libc::WEXITSTATUS(st);
+                let hint = if code > 128 && CRASH_SIGNALS.contains(&(code - 128)) {
+                    format!(
+                        " (128+{}: a {} behind a wrapper shell?)",
+                        code - 128,
+                        signal_name(code - 128)
+                    )
+                } else {
+                    String::new()
+                };
+                (Outcome::ExitFailure, format!("{status_text}{hint}"))
+            }
+            Some(st) if libc::WIFSIGNALED(st) && CRASH_SIGNALS.contains(&libc::WTERMSIG(st)) => {
+                (Outcome::Crash, format!("crashed: {status_text}"))
+            }
+            Some(_) => (
+                Outcome::Killed,
+                format!("{status_text}, a signal qualify did not send"),
+            ),
+            None => (Outcome::Killed, "ended without a wait status".into()),
+        },
+    };
+
+    let mut flags = Vec::new();
+    if f.watch.oversubscribed() {
+        flags.push(Flag::Oversubscribed);
+    }
+    if f.limits.cpus.is_some() && f.counters.nr_throttled.unwrap_or(0) > 0 {
+        flags.push(Flag::CpuThrottled);
+    }
+    let pressure_usec = f.counters.memory_pressure_some_usec.unwrap_or(0);
+    let wall_usec = f.wall.as_micros() as u64;
+    if (f.limits.memory_bytes.is_some() && f.counters.memory_failcnt.unwrap_or(0) > 0)
+        || (pressure_usec >= 50_000 && pressure_usec * 20 >= wall_usec)
+    {
+        flags.push(Flag::MemoryPressure);
+    }
+    let pids_hit = match f.kind {
+        Kind::Rlimit => f.limits.pids.is_some_and(|p| f.watch.max_tasks as u64 > p),
+        _ => f.counters.pids_max_events.unwrap_or(0) > 0,
+    };
+    if pids_hit {
+        flags.push(Flag::PidsLimitHit);
+    }
+    if f.leaked > 0 {
+        flags.push(Flag::LeakedProcesses);
+    }
+    if f.truncated {
+        flags.push(Flag::OutputTruncated);
+    }
+    flags.sort_unstable();
+    Decision {
+        outcome,
+        exit_code,
+        signal,
+        timeout_kind,
+        flags,
+        detail,
+    }
+}
+
+fn deadlock_detail(waits: &[ThreadWait], quiet: Duration) -> String {
+    let live: Vec<&ThreadWait> = waits.iter().filter(|w| w.class != Class::Gone).collect();
+    let mut procs: Vec<i32> = live.iter().map(|w| w.pid).collect();
+    procs.sort_unstable();
+    procs.dedup();
+    let mut calls: Vec<String> = Vec::new();
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for w in &live {
+        let key = w.call.split('(').next().unwrap_or("").to_string();
+        let key = if w.call.contains("pipe:") {
+            format!("{key} on a pipe")
+        } else {
+            key
+        };
+        if !counts.contains_key(&key) {
+            calls.push(key.clone());
+        }
+        *counts.entry(key).or_default() += 1;
+    }
+    let summary: Vec<String> = calls
+        .iter()
+        .map(|c| format!("{c} ×{}", counts.get(c).copied().unwrap_or(0)))
+        .collect();
+    format!(
+        "all {} thread(s) in {} process(es) blocked in untimed waits only the tree could release ({}) and nothing moved for {:.1}s (stall window)",
+        live.len(),
+        procs.len(),
+        summary.join(", "),
+        quiet.as_secs_f64()
+    )
+}

@@ -1,0 +1,125 @@
+//! `qualify-probe` owns the primitive everything else rests on: run one command as a black box
+//! under resource ceilings, own its whole process tree, watch it through `/proc` and cgroup
+//! counters, and classify how it ended (`ok`, `exit_failure`, `crash`, `oom_killed`, `deadlock`,
+//! `livelock`, `timeout`, `killed`, `interrupted`) with the evidence that supports the verdict.
+//!
+//! Entry point: [`probe`] (one run) and [`probe_repeated`] (N runs, compared by stdout digest).
+//! The enforcement backend (cgroup v2, cgroup v1/hybrid, rlimit + watchdog) is chosen by
+//! [`BackendChoice`] and always reported in [`ProbeResult::enforcement`].
+
+pub mod backend;
+mod blocking;
+mod classify;
+pub mod limits;
+mod output;
+pub mod result;
+mod sample;
+mod spawn;
+mod stacks;
+mod supervise;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+pub use backend::BackendChoice;
+pub use limits::{Limits, Progress, format_bytes, parse_cpus, parse_duration, parse_size};
+pub use result::{Enforcement, Flag, Outcome, ProbeResult, Strength, TimeoutKind};
+
+/// What to run and under which ceilings.
+#[derive(Debug, Clone)]
+pub struct ProbeSpec {
+    /// Program and arguments; executed directly (no shell).
+    pub argv: Vec<OsString>,
+    /// Working directory; `None` inherits qualify's.
+    pub workdir: Option<PathBuf>,
+    /// Extra environment variables for the program (added to qualify's environment).
+    pub env: Vec<(OsString, OsString)>,
+    pub limits: Limits,
+    pub backend: BackendChoice,
+}
+
+impl ProbeSpec {
+    pub fn new(argv: Vec<OsString>) -> ProbeSpec {
+        ProbeSpec {
+            argv,
+            workdir: None,
+            env: Vec::new(),
+            limits: Limits::default(),
+            backend: BackendChoice::Auto,
+        }
+    }
+}
+
+/// Set to `true` to stop a running probe: the tree is killed and the result says `interrupted`.
+/// Share one token between a signal handler and any number of probes.
+pub type CancelToken = Arc<AtomicBool>;
+
+/// Setup errors: the program could not be probed at all (exit status 2 on the command line).
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("no command given; usage: qualify probe [OPTIONS] -- COMMAND [ARGS...]")]
+    EmptyCommand,
+    #[error(
+        "command not found: `{program}`; check the spelling, or give a path (e.g. ./{program})"
+    )]
+    CommandNotFound { program: String },
+    #[error("cannot execute `{program}`: {source}; check that it is an executable file")]
+    CannotExecute {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "backend {backend} is not available on this host: {reason}; use --backend auto to pick the strongest available"
+    )]
+    BackendUnavailable { backend: String, reason: String },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+}
+
+impl ProbeError {
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> ProbeError {
+        ProbeError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// Run `spec` once and classify how it ended.
+pub fn probe(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, ProbeError> {
+    supervise::run_once(spec, cancel)
+}
+
+/// Run `spec` `repeat` times in sequence; the result carries `runs` and `distinct_outputs`, and
+/// its outcome is `ok` only if every run was. Stops early (keeping what finished) when cancelled.
+pub fn probe_repeated(
+    spec: &ProbeSpec,
+    repeat: usize,
+    cancel: &CancelToken,
+    mut on_run: impl FnMut(usize, &ProbeResult),
+) -> Result<ProbeResult, ProbeError> {
+    if repeat <= 1 {
+        let r = probe(spec, cancel)?;
+        on_run(0, &r);
+        return Ok(r);
+    }
+    let mut runs = Vec::with_capacity(repeat);
+    for i in 0..repeat {
+        let r = probe(spec, cancel)?;
+        on_run(i, &r);
+        let stop = r.outcome == Outcome::Interrupted;
+        runs.push(r);
+        if stop {
+            break;
+        }
+    }
+    match ProbeResult::combine(runs) {
+        Some(r) => Ok(r),
+        None => Err(ProbeError::EmptyCommand),
+    }
+}

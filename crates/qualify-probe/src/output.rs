@@ -1,0 +1,201 @@
+//! Continuous draining of the child's stdout and stderr: every byte is counted (and stdout
+//! hashed), only the last 64 KiB of each stream is kept, so a program that writes gigabytes
+//! neither blocks nor grows qualify's memory.
+
+use std::collections::VecDeque;
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+/// Bytes kept of each stream.
+pub const TAIL_BYTES: usize = 64 * 1024;
+
+/// Shared state of one drained stream.
+#[derive(Debug, Default)]
+pub struct Stream {
+    pub bytes: AtomicU64,
+    tail: Mutex<VecDeque<u8>>,
+    hash: Mutex<Option<Sha256>>,
+}
+
+/// Both streams of one child, drained by two threads.
+pub struct Drain {
+    pub stdout: Arc<Stream>,
+    pub stderr: Arc<Stream>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Drain {
+    pub fn start(
+        stdout: Option<std::process::ChildStdout>,
+        stderr: Option<std::process::ChildStderr>,
+    ) -> Drain {
+        let out = Arc::new(Stream {
+            hash: Mutex::new(Some(Sha256::new())),
+            ..Stream::default()
+        });
+        let err = Arc::new(Stream::default());
+        let mut handles = Vec::new();
+        if let Some(s) = stdout {
+            let st = out.clone();
+            handles.push(std::thread::spawn(move || pump(s, &st)));
+        }
+        if let Some(s) = stderr {
+            let st = err.clone();
+            handles.push(std::thread::spawn(move || pump(s, &st)));
+        }
+        Drain {
+            stdout: out,
+            stderr: err,
+            handles,
+        }
+    }
+
+    /// Total bytes seen on both streams so far (a progress signal).
+    pub fn total_bytes(&self) -> u64 {
+        self.stdout.bytes.load(Ordering::Relaxed) + self.stderr.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Wait for both streams to reach end of file, at most `budget`. Returns `false` if a
+    /// reader was still blocked (something outside the tree holds the pipe); its thread is
+    /// left behind and the tail is taken as it stands.
+    pub fn finish(self, budget: Duration) -> (Captured, Captured, bool) {
+        let deadline = Instant::now() + budget;
+        let mut complete = true;
+        for h in self.handles {
+            while !h.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            } else {
+                complete = false;
+            }
+        }
+        (self.stdout.capture(), self.stderr.capture(), complete)
+    }
+}
+
+/// A finished stream.
+#[derive(Debug, Default, Clone)]
+pub struct Captured {
+    pub tail: String,
+    pub bytes: u64,
+    pub truncated: bool,
+    /// Lowercase hex sha256 of the whole stream (stdout only; empty otherwise).
+    pub sha256: String,
+}
+
+impl Stream {
+    fn capture(&self) -> Captured {
+        let bytes = self.bytes.load(Ordering::Relaxed);
+        let tail: Vec<u8> = self
+            .tail
+            .lock()
+            .map(|t| t.iter().copied().collect())
+            .unwrap_or_default();
+        let sha256 = self
+            .hash
+            .lock()
+            .ok()
+            .and_then(|mut h| h.take())
+            .map(|h| hex(&h.finalize()))
+            .unwrap_or_default();
+        Captured {
+            tail: tail_text(&tail),
+            bytes,
+            truncated: bytes > TAIL_BYTES as u64,
+            sha256,
+        }
+    }
+}
+
+fn pump(mut src: impl Read, stream: &Stream) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let chunk = &buf[..n];
+        if let Ok(mut h) = stream.hash.lock()
+            && let Some(h) = h.as_mut()
+        {
+            h.update(chunk);
+        }
+        if let Ok(mut tail) = stream.tail.lock() {
+            if chunk.len() >= TAIL_BYTES {
+                tail.clear();
+                tail.extend(&chunk[chunk.len() - TAIL_BYTES..]);
+            } else {
+                tail.extend(chunk);
+                let excess = tail.len().saturating_sub(TAIL_BYTES);
+                tail.drain(..excess);
+            }
+        }
+        stream.bytes.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// Text of a kept tail: starts at a character boundary and never exceeds [`TAIL_BYTES`] bytes,
+/// even after invalid UTF-8 is replaced.
+fn tail_text(tail: &[u8]) -> String {
+    let start = tail
+        .iter()
+        .take(4)
+        .position(|b| (b & 0xC0) != 0x80)
+        .unwrap_or(0);
+    let text = String::from_utf8_lossy(&tail[start..]).into_owned();
+    if text.len() <= TAIL_BYTES {
+        return text;
+    }
+    let mut cut = text.len() - TAIL_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text[cut..].to_string()
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_only_the_tail_but_counts_and_hashes_everything() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let stream = Stream {
+            hash: Mutex::new(Some(Sha256::new())),
+            ..Stream::default()
+        };
+        pump(&data[..], &stream);
+        let c = stream.capture();
+        assert_eq!(c.bytes, 300_000);
+        assert!(c.truncated);
+        assert_eq!(c.tail.len(), TAIL_BYTES);
+        assert_eq!(c.tail.as_bytes(), &data[data.len() - TAIL_BYTES..]);
+        assert_eq!(c.sha256, hex(&Sha256::digest(&data)));
+    }
+
+    #[test]
+    fn tail_never_starts_inside_a_character_nor_grows_past_the_limit() {
+        let t = tail_text(&[0x80, 0x80, b'o', b'k']);
+        assert_eq!(t, "ok");
+        let binary = vec![0xFFu8; TAIL_BYTES];
+        assert!(tail_text(&binary).len() <= TAIL_BYTES);
+    }
+}

@@ -1,0 +1,225 @@
+//! The probe's verdict: outcome, flags, resource figures and evidence, as `qualify probe --json`
+//! prints it. Field names and outcome strings are a public contract.
+
+use serde::{Deserialize, Serialize};
+
+use crate::limits::Limits;
+
+/// How one probed run ended. Exactly one per run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Exit status 0.
+    Ok,
+    /// Non-zero exit status.
+    ExitFailure,
+    /// Killed by SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL.
+    Crash,
+    /// The memory ceiling killed something in the tree (decided by the oom_kill counter or the
+    /// watchdog, never by the exit status).
+    OomKilled,
+    /// Every thread blocked in an untimed wait only the tree could release; nothing moved for the
+    /// stall window.
+    Deadlock,
+    /// CPU busy and no progress signal for the stall window.
+    Livelock,
+    /// The deadline passed; see `timeout_kind`.
+    Timeout,
+    /// Killed by a signal that neither qualify nor the memory ceiling sent.
+    Killed,
+    /// qualify itself was interrupted (SIGINT/SIGTERM) and killed the tree; says nothing about the
+    /// artifact.
+    Interrupted,
+}
+
+impl Outcome {
+    /// The contract string, e.g. `"oom_killed"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::ExitFailure => "exit_failure",
+            Outcome::Crash => "crash",
+            Outcome::OomKilled => "oom_killed",
+            Outcome::Deadlock => "deadlock",
+            Outcome::Livelock => "livelock",
+            Outcome::Timeout => "timeout",
+            Outcome::Killed => "killed",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+
+    /// Every outcome, in contract order.
+    pub const ALL: [Outcome; 9] = [
+        Outcome::Ok,
+        Outcome::ExitFailure,
+        Outcome::Crash,
+        Outcome::OomKilled,
+        Outcome::Deadlock,
+        Outcome::Livelock,
+        Outcome::Timeout,
+        Outcome::Killed,
+        Outcome::Interrupted,
+    ];
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the tree was doing when the deadline passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutKind {
+    /// Output or heartbeat advanced during the last stall window.
+    Progressing,
+    /// CPU busy without a progress signal.
+    Busy,
+    /// Little CPU, nothing blocked on anything outside the tree (e.g. timed sleeps).
+    Idle,
+    /// Blocked on something outside the tree (socket, terminal, untimed poll, disk).
+    BlockedExternal,
+}
+
+impl TimeoutKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeoutKind::Progressing => "progressing",
+            TimeoutKind::Busy => "busy",
+            TimeoutKind::Idle => "idle",
+            TimeoutKind::BlockedExternal => "blocked_external",
+        }
+    }
+}
+
+/// Orthogonal observations that can accompany any outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flag {
+    /// Runnable threads far above the allowed CPUs, or run-queue wait exceeding run time.
+    Oversubscribed,
+    /// The CPU ceiling throttled the tree.
+    CpuThrottled,
+    /// The tree stalled on memory reclaim or hit the memory ceiling without being killed.
+    MemoryPressure,
+    /// A fork/clone was refused (or, without a kernel ceiling, the count exceeded) the pids limit.
+    PidsLimitHit,
+    /// Descendants were still alive after the main process ended; qualify killed them.
+    LeakedProcesses,
+    /// More output than the kept tail; counts and digest still cover all of it.
+    OutputTruncated,
+}
+
+impl Flag {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Flag::Oversubscribed => "oversubscribed",
+            Flag::CpuThrottled => "cpu_throttled",
+            Flag::MemoryPressure => "memory_pressure",
+            Flag::PidsLimitHit => "pids_limit_hit",
+            Flag::LeakedProcesses => "leaked_processes",
+            Flag::OutputTruncated => "output_truncated",
+        }
+    }
+}
+
+/// How strongly a ceiling was enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strength {
+    /// The kernel enforces it (cgroup controller).
+    Kernel,
+    /// qualify samples and kills from user space; a fast program can overshoot between samples.
+    Watchdog,
+    /// Not enforced (either not requested or not possible with this backend).
+    None,
+}
+
+/// Which backend ran and how each ceiling was enforced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Enforcement {
+    /// `cgroup2`, `cgroup1` or `rlimit`.
+    pub backend: String,
+    pub memory: Strength,
+    pub cpus: Strength,
+    pub pids: Strength,
+    /// How the process tree was tracked and killed, e.g. `"cgroup"` or
+    /// `"process-group+subreaper"`.
+    pub tree: String,
+    /// Caveats a reader should know about the strength of this evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The verdict of one probed run (and, with `--repeat`, of all runs).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProbeResult {
+    pub outcome: Outcome,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub timeout_kind: Option<TimeoutKind>,
+    /// One human line saying why.
+    pub detail: String,
+    pub flags: Vec<Flag>,
+    pub wall_seconds: f64,
+    pub user_seconds: f64,
+    pub system_seconds: f64,
+    /// Peak memory of the whole tree, not just the main process.
+    pub peak_memory_bytes: Option<u64>,
+    pub enforcement: Enforcement,
+    pub limits: Limits,
+    /// Free-form supporting observations (samples, blocked threads, counters, stacks).
+    pub evidence: serde_json::Value,
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    pub stdout_sha256: String,
+    /// With `--repeat N`: every run, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<ProbeResult>>,
+    /// With `--repeat N`: how many different stdout digests the runs produced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distinct_outputs: Option<usize>,
+}
+
+impl ProbeResult {
+    pub fn has_flag(&self, flag: Flag) -> bool {
+        self.flags.contains(&flag)
+    }
+
+    /// Combine the results of repeated runs: the top level is the first run that was not `ok`
+    /// (or the last run when all were), with the peak memory of all runs, plus `runs` and
+    /// `distinct_outputs`.
+    pub fn combine(runs: Vec<ProbeResult>) -> Option<ProbeResult> {
+        let representative = runs
+            .iter()
+            .find(|r| r.outcome != Outcome::Ok)
+            .or_else(|| runs.last())?
+            .clone();
+        let mut digests: Vec<&str> = runs.iter().map(|r| r.stdout_sha256.as_str()).collect();
+        digests.sort_unstable();
+        digests.dedup();
+        let distinct = digests.len();
+        let mut top = representative;
+        top.peak_memory_bytes = runs.iter().filter_map(|r| r.peak_memory_bytes).max();
+        let mut flags: Vec<Flag> = runs.iter().flat_map(|r| r.flags.iter().copied()).collect();
+        flags.sort_unstable();
+        flags.dedup();
+        top.flags = flags;
+        let failed = runs.iter().filter(|r| r.outcome != Outcome::Ok).count();
+        if runs.len() > 1 {
+            top.detail = format!(
+                "{} of {} runs ok, {} distinct stdout digest(s); {}",
+                runs.len() - failed,
+                runs.len(),
+                distinct,
+                top.detail
+            );
+        }
+        top.distinct_outputs = Some(distinct);
+        top.runs = Some(runs);
+        Some(top)
+    }
+}

@@ -1,0 +1,451 @@
+//! The supervision loop of one probe: start the program inside its containment, wait for it
+//! (woken at once by a pidfd when it exits), sample the tree, stop it on deadline, stall,
+//! watchdog or interruption, kill every descendant, reap, collect the streams and counters, and
+//! hand everything to [`crate::classify::compose`].
+
+use std::collections::{HashMap, HashSet};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, Once};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::backend::{Containment, Kind};
+use crate::classify::{Ending, Facts, Watch, compose};
+use crate::limits::Progress;
+use crate::output::Drain;
+use crate::result::{Outcome, ProbeResult};
+use crate::sample::{self, ProcSnap};
+use crate::{CancelToken, ProbeError, ProbeSpec, spawn, stacks};
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+/// Main pids of probes in flight in this process (so one probe never reaps another's child).
+static MAINS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn set_subreaper() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Orphaned descendants re-parent to qualify instead of init, so they stay visible and
+        // killable. Best effort: without it the cgroup (if any) still holds them.
+        let _ = nix::sys::prctl::set_child_subreaper(true);
+    });
+}
+
+struct MainGuard(i32);
+impl MainGuard {
+    fn new(pid: i32) -> MainGuard {
+        if let Ok(mut m) = MAINS.lock() {
+            m.push(pid);
+        }
+        MainGuard(pid)
+    }
+}
+impl Drop for MainGuard {
+    fn drop(&mut self) {
+        if let Ok(mut m) = MAINS.lock() {
+            m.retain(|p| *p != self.0);
+        }
+    }
+}
+
+/// A heartbeat file exported as `QUALIFY_HEARTBEAT`; removed on drop.
+struct Heartbeat(PathBuf);
+impl Heartbeat {
+    fn create(tag: &str) -> Result<Heartbeat, ProbeError> {
+        let path = std::env::temp_dir().join(format!("qualify-heartbeat-{tag}"));
+        std::fs::File::create(&path).map_err(|e| {
+            ProbeError::io(format!("creating heartbeat file {}", path.display()), e)
+        })?;
+        Ok(Heartbeat(path))
+    }
+    fn stamp(&self) -> Option<(SystemTime, u64)> {
+        let m = std::fs::metadata(&self.0).ok()?;
+        Some((m.modified().ok()?, m.len()))
+    }
+}
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Non-blocking wait4 on one pid: `Some((status, rusage))` once it has ended.
+fn try_wait(pid: i32) -> Option<(i32, libc::rusage)> {
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: plain syscall with valid pointers.
+    let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+    (r == pid).then_some((status, ru))
+}
+
+fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: plain syscall; on success the fd is ours.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Sleep up to `timeout`, waking early when the pidfd becomes readable (the process ended).
+fn wait_exit_or(pidfd: Option<&OwnedFd>, timeout: Duration) {
+    match pidfd {
+        Some(fd) => {
+            let mut pfd = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, ms) };
+        }
+        None => std::thread::sleep(timeout),
+    }
+}
+
+fn rusage_secs(ru: &libc::rusage) -> (f64, f64) {
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+fn allowed_cpus(limit: Option<f64>) -> f64 {
+    let online = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
+        .map(|set| {
+            (0..nix::sched::CpuSet::count())
+                .filter(|&i| set.is_set(i).unwrap_or(false))
+                .count()
+        })
+        .unwrap_or(1)
+        .max(1) as f64;
+    limit.map(|l| l.min(online)).unwrap_or(online)
+}
+
+fn sample_interval(spec: &ProbeSpec, kind: Kind) -> Duration {
+    let stall = spec.limits.stall();
+    let mut iv = (stall / 20).clamp(Duration::from_millis(10), Duration::from_millis(100));
+    if kind == Kind::Rlimit && spec.limits.memory_bytes.is_some() {
+        iv = iv.min(Duration::from_millis(20));
+    }
+    iv
+}
+
+/// Members of the tree right now.
+fn members(c: &Containment, tag: &str, main: i32) -> Vec<i32> {
+    match c.members() {
+        Some(m) => m,
+        None => sample::tree_by_tag(spawn::TAG_KEY, tag, main),
+    }
+}
+
+/// Reap every zombie child of qualify that no running probe owns as its main process.
+/// Returns the summed CPU seconds of what was reaped.
+fn reap_orphans() -> (f64, f64) {
+    let me = std::process::id() as i32;
+    let mains: Vec<i32> = MAINS.lock().map(|m| m.clone()).unwrap_or_default();
+    let mut user = 0.0;
+    let mut sys = 0.0;
+    let Ok(iter) = procfs::process::all_processes() else {
+        return (0.0, 0.0);
+    };
+    for p in iter.flatten() {
+        let Ok(st) = p.stat() else { continue };
+        if st.ppid == me && st.state == 'Z' && !mains.contains(&st.pid) {
+            if let Some((_, ru)) = try_wait(st.pid) {
+                let (u, s) = rusage_secs(&ru);
+                user += u;
+                sys += s;
+            }
+        }
+    }
+    (user, sys)
+}
+
+fn kill_pid(pid: i32) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+}
+
+pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, ProbeError> {
+    if spec.argv.is_empty() {
+        return Err(ProbeError::EmptyCommand);
+    }
+    set_subreaper();
+    let limits = &spec.limits;
+    let mut containment = Containment::create(spec.backend, limits)?;
+    let tag = format!(
+        "{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    );
+    let heartbeat = match limits.progress {
+        Progress::Heartbeat => Some(Heartbeat::create(&tag)?),
+        _ => None,
+    };
+    let mut extra_env = Vec::new();
+    if let Some(hb) = &heartbeat {
+        extra_env.push(("QUALIFY_HEARTBEAT".to_string(), hb.0.display().to_string()));
+    }
+    let join = containment.join_files()?;
+    let start = Instant::now();
+    let mut child = spawn::spawn(spec, &tag, &join, &extra_env)?;
+    drop(join);
+    let main = child.id() as i32;
+    let _main_guard = MainGuard::new(main);
+    let drain = Drain::start(child.stdout.take(), child.stderr.take());
+    let pidfd = pidfd_open(main);
+    let interval = sample_interval(spec, containment.kind);
+    let deadline = start + limits.timeout();
+    let mut watch = Watch::new(limits, allowed_cpus(limits.cpus), start);
+    let mut seen: HashMap<i32, u64> = HashMap::new(); // pid → starttime, for killing without cgroups
+    let mut main_status: Option<(i32, libc::rusage)> = None;
+    let mut ending = Ending::Exited;
+    let mut stuck_evidence = Value::Null;
+    let mut last_procs: Vec<ProcSnap> = Vec::new();
+    let mut max_memory_current = 0u64;
+
+    loop {
+        wait_exit_or(pidfd.as_ref(), interval);
+        if let Some(st) = try_wait(main) {
+            main_status = Some(st);
+            break;
+        }
+        if cancel.load(Ordering::Relaxed) {
+            ending = Ending::Interrupted;
+            break;
+        }
+        let now = Instant::now();
+        let pids = members(&containment, &tag, main);
+        let procs: Vec<ProcSnap> = pids.iter().filter_map(|&p| sample::read_proc(p)).collect();
+        for p in &procs {
+            seen.entry(p.pid).or_insert(p.starttime);
+        }
+        if containment.kind != Kind::Rlimit {
+            let c = containment.counters();
+            max_memory_current = max_memory_current.max(c.memory_current.unwrap_or(0));
+        }
+        if now >= deadline {
+            let (kind, why) = watch.timeout_kind(now, &procs);
+            ending = Ending::Timeout(kind, why);
+            last_procs = procs;
+            break;
+        }
+        let hb = heartbeat.as_ref().and_then(Heartbeat::stamp);
+        if let Some(stuck) = watch.observe(now, &procs, drain.total_bytes(), hb) {
+            let live: Vec<i32> = procs
+                .iter()
+                .filter(|p| !p.is_zombie())
+                .map(|p| p.pid)
+                .collect();
+            stuck_evidence = stacks::dump(&live);
+            ending = stuck;
+            last_procs = procs;
+            break;
+        }
+        if containment.kind == Kind::Rlimit
+            && let Some(limit) = limits.memory_bytes
+        {
+            let used: u64 = procs.iter().map(|p| p.anon_bytes).sum();
+            if used > limit {
+                ending = Ending::Watchdog { used };
+                last_procs = procs;
+                break;
+            }
+        }
+        last_procs = procs;
+    }
+    let verdict_seconds = start.elapsed().as_secs_f64();
+
+    // Descendants still alive after the main process ended by itself leaked.
+    let mut leaked: Vec<Value> = Vec::new();
+    if main_status.is_some() {
+        for pid in members(&containment, &tag, main) {
+            if pid == main {
+                continue;
+            }
+            if let Some(p) = sample::read_proc(pid)
+                && !p.is_zombie()
+            {
+                seen.entry(p.pid).or_insert(p.starttime);
+                leaked.push(json!({"pid": p.pid, "comm": p.comm}));
+            }
+        }
+    }
+
+    // Kill the whole tree and wait until it is gone.
+    let (orphan_user, orphan_sys) = kill_tree(&containment, &tag, main, &seen);
+    if main_status.is_none() {
+        let give_up = Instant::now() + Duration::from_secs(5);
+        while main_status.is_none() && Instant::now() < give_up {
+            main_status = try_wait(main);
+            if main_status.is_none() {
+                wait_exit_or(pidfd.as_ref(), Duration::from_millis(10));
+            }
+        }
+    }
+    drop(child);
+    let (out, err, streams_closed) = drain.finish(Duration::from_secs(2));
+    let wall = start.elapsed();
+    let counters = containment.counters();
+    let cgroup_paths = containment.paths();
+    let leftover = containment.remove();
+
+    let decision = compose(&Facts {
+        ending: &ending,
+        status: main_status.map(|(s, _)| s),
+        counters: &counters,
+        kind: containment.kind,
+        limits,
+        watch: &watch,
+        leaked: leaked.len(),
+        truncated: out.truncated || err.truncated,
+        wall,
+    });
+
+    let (mut user, mut sys) = main_status
+        .as_ref()
+        .map(|(_, ru)| rusage_secs(ru))
+        .unwrap_or((0.0, 0.0));
+    user += orphan_user;
+    sys += orphan_sys;
+    if let (Some(u), Some(s)) = (counters.cpu_user_usec, counters.cpu_system_usec) {
+        user = u as f64 / 1e6;
+        sys = s as f64 / 1e6;
+    }
+    let rusage_peak = main_status
+        .as_ref()
+        .map(|(_, ru)| ru.ru_maxrss.max(0) as u64 * 1024)
+        .unwrap_or(0);
+    let (peak, peak_basis) = match counters.memory_peak {
+        Some(p) => (Some(p), "cgroup peak usage of the whole tree"),
+        None if max_memory_current > 0 => (
+            Some(max_memory_current),
+            "largest sampled cgroup usage of the whole tree",
+        ),
+        None => (
+            Some(watch.peak_anon.max(rusage_peak)),
+            "largest sampled sum of anonymous RSS over the tree (or the main process's max RSS)",
+        ),
+    };
+
+    let mut evidence = serde_json::Map::new();
+    evidence.insert("verdict_seconds".into(), json!(verdict_seconds));
+    evidence.insert(
+        "sample_interval_ms".into(),
+        json!(interval.as_millis() as u64),
+    );
+    evidence.insert("sampling".into(), watch.stats());
+    evidence.insert(
+        "counters".into(),
+        serde_json::to_value(&counters).unwrap_or(Value::Null),
+    );
+    evidence.insert("peak_memory_basis".into(), json!(peak_basis));
+    if !cgroup_paths.is_empty() {
+        evidence.insert("cgroups".into(), json!(cgroup_paths));
+    }
+    if let Some(w) = &containment.fallback_warning {
+        evidence.insert("backend_fallback".into(), json!(w));
+    }
+    if !leftover.is_empty() {
+        evidence.insert("cgroups_not_removed".into(), json!(leftover));
+    }
+    if !leaked.is_empty() {
+        evidence.insert("leaked".into(), Value::Array(leaked.clone()));
+    }
+    if !streams_closed {
+        evidence.insert(
+            "streams_open".into(),
+            json!("a process outside the tree kept stdout/stderr open; tails taken as they stood"),
+        );
+    }
+    match &ending {
+        Ending::Deadlock(waits, _) => {
+            evidence.insert(
+                "threads".into(),
+                serde_json::to_value(waits).unwrap_or(Value::Null),
+            );
+        }
+        Ending::Livelock { .. } | Ending::Timeout(..) => {
+            let waits = crate::blocking::classify(&last_procs);
+            evidence.insert(
+                "threads".into(),
+                serde_json::to_value(waits).unwrap_or(Value::Null),
+            );
+        }
+        _ => {}
+    }
+    if matches!(ending, Ending::Deadlock(..) | Ending::Livelock { .. }) {
+        evidence.insert("stacks".into(), stuck_evidence);
+    }
+    if decision.outcome == Outcome::Interrupted {
+        evidence.insert("interrupted".into(), json!(true));
+    }
+
+    Ok(ProbeResult {
+        outcome: decision.outcome,
+        exit_code: decision.exit_code,
+        signal: decision.signal,
+        timeout_kind: decision.timeout_kind,
+        detail: decision.detail,
+        flags: decision.flags,
+        wall_seconds: wall.as_secs_f64(),
+        user_seconds: user,
+        system_seconds: sys,
+        peak_memory_bytes: peak,
+        enforcement: containment.enforcement.clone(),
+        limits: limits.clone(),
+        evidence: Value::Object(evidence),
+        stdout_tail: out.tail,
+        stderr_tail: err.tail,
+        stdout_bytes: out.bytes,
+        stderr_bytes: err.bytes,
+        stdout_sha256: out.sha256,
+        runs: None,
+        distinct_outputs: None,
+    })
+}
+
+/// Kill every member of the tree and wait (bounded) until none is left; reap the orphans that
+/// re-parented to qualify. Returns the CPU seconds of reaped orphans.
+fn kill_tree(c: &Containment, tag: &str, main: i32, seen: &HashMap<i32, u64>) -> (f64, f64) {
+    let give_up = Instant::now() + Duration::from_secs(5);
+    let mut user = 0.0;
+    let mut sys = 0.0;
+    // The process group first: it covers children started between two samples.
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(main),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let kernel = c.kill_all();
+    loop {
+        if !kernel {
+            for (&pid, &start) in seen {
+                // Only kill a remembered pid if it is still the same process.
+                if sample::read_proc(pid).is_some_and(|p| p.starttime == start) {
+                    kill_pid(pid);
+                }
+            }
+        }
+        let alive: HashSet<i32> = members(c, tag, main)
+            .into_iter()
+            .filter(|&p| p != main)
+            .filter(|&p| sample::state_and_ppid(p).is_some_and(|(s, _)| s != 'Z'))
+            .collect();
+        for &p in &alive {
+            kill_pid(p);
+        }
+        let (u, s) = reap_orphans();
+        user += u;
+        sys += s;
+        if alive.is_empty() || Instant::now() >= give_up {
+            break;
+        }
+        if kernel {
+            c.kill_all();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (user, sys)
+}

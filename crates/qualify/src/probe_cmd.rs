@@ -1,0 +1,191 @@
+//! `qualify probe`: flags, the human summary and the exit status contract
+//! (0 = ok, 1 = any other outcome, 2 = usage/setup error, 130 = interrupted).
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::Args;
+use qualify_probe::{
+    BackendChoice, Limits, Outcome, ProbeResult, ProbeSpec, Progress, format_bytes, parse_cpus,
+    parse_duration, parse_size,
+};
+
+use crate::EXIT_USAGE;
+
+#[derive(Args, Debug)]
+pub struct ProbeArgs {
+    /// Memory ceiling for the whole process tree (e.g. 256M, 256MiB, 1G).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    memory: Option<u64>,
+    /// CPU ceiling in cores (fractional allowed, e.g. 0.5).
+    #[arg(long, value_name = "N", value_parser = parse_cpus)]
+    cpus: Option<f64>,
+    /// Maximum number of tasks (processes + threads) in the tree.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pids: Option<u64>,
+    /// Deadline for the run (e.g. 30s, 2m).
+    #[arg(long, value_name = "DURATION", default_value = "600s", value_parser = parse_duration)]
+    timeout: std::time::Duration,
+    /// Window without any motion (deadlock) or progress (livelock) before the run is ended.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    stall: std::time::Duration,
+    /// Which signal counts as progress: none, output, heartbeat (exports QUALIFY_HEARTBEAT).
+    #[arg(long, value_name = "SIGNAL", default_value = "none")]
+    progress: Progress,
+    /// Run N times and compare stdout digests.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10000))]
+    repeat: u64,
+    /// Enforcement backend: auto, cgroup2, cgroup1, rlimit.
+    #[arg(long, value_name = "BACKEND", default_value = "auto")]
+    backend: BackendChoice,
+    /// Print one JSON object on stdout instead of the human summary.
+    #[arg(long)]
+    json: bool,
+    /// The command to probe, after `--`.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    command: Vec<OsString>,
+}
+
+pub fn run(args: ProbeArgs) -> ExitCode {
+    let cancel = crate::cancel_on_signals();
+    let limits = Limits {
+        memory_bytes: args.memory,
+        cpus: args.cpus,
+        pids: args.pids,
+        timeout_seconds: args.timeout.as_secs_f64(),
+        stall_seconds: args.stall.as_secs_f64(),
+        progress: args.progress,
+    };
+    let spec = ProbeSpec {
+        argv: args.command,
+        workdir: None,
+        env: Vec::new(),
+        limits,
+        backend: args.backend,
+    };
+    let repeat = args.repeat as usize;
+    let json = args.json;
+    let result = qualify_probe::probe_repeated(&spec, repeat, &cancel, |i, r| {
+        if repeat > 1 && !json {
+            eprintln!(
+                "run {}/{}: {} ({:.2}s)",
+                i + 1,
+                repeat,
+                r.outcome,
+                r.wall_seconds
+            );
+        }
+    });
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("qualify: error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if let Some(w) = result
+        .evidence
+        .get("backend_fallback")
+        .and_then(|v| v.as_str())
+    {
+        eprintln!("qualify: warning: {w}");
+    }
+    if json {
+        match serde_json::to_string(&result) {
+            Ok(s) => {
+                use std::io::Write;
+                let _ = writeln!(std::io::stdout().lock(), "{s}");
+            }
+            Err(e) => {
+                eprintln!("qualify: error: cannot encode result as JSON: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    } else {
+        print_summary(&result);
+    }
+    exit_code(&result)
+}
+
+fn exit_code(r: &ProbeResult) -> ExitCode {
+    match r.outcome {
+        Outcome::Ok => ExitCode::SUCCESS,
+        Outcome::Interrupted => ExitCode::from(130),
+        _ => ExitCode::from(1),
+    }
+}
+
+fn print_summary(r: &ProbeResult) {
+    use std::io::Write;
+    // A closed stdout (e.g. piped into `head`) must not turn a verdict into a panic.
+    let _ = std::io::stdout().lock().write_all(summary(r).as_bytes());
+}
+
+/// The short human summary of a result.
+pub fn summary(r: &ProbeResult) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "outcome: {} — {}", r.outcome, r.detail);
+    let peak = r
+        .peak_memory_bytes
+        .map(format_bytes)
+        .unwrap_or_else(|| "unknown".into());
+    let _ = writeln!(
+        s,
+        "  wall {:.2}s  user {:.2}s  sys {:.2}s  peak memory {peak}",
+        r.wall_seconds, r.user_seconds, r.system_seconds
+    );
+    let e = &r.enforcement;
+    let _ = writeln!(
+        s,
+        "  backend {} (memory: {}, cpus: {}, pids: {}; tree: {})",
+        e.backend,
+        strength(e.memory),
+        strength(e.cpus),
+        strength(e.pids),
+        e.tree
+    );
+    for note in &e.notes {
+        let _ = writeln!(s, "  note: {note}");
+    }
+    if !r.flags.is_empty() {
+        let flags: Vec<&str> = r.flags.iter().map(|f| f.as_str()).collect();
+        let _ = writeln!(s, "  flags: {}", flags.join(", "));
+    }
+    if let Some(n) = r.distinct_outputs {
+        let runs = r.runs.as_ref().map(|v| v.len()).unwrap_or(1);
+        let agree = if n == 1 { "agree" } else { "DIFFER" };
+        let _ = writeln!(
+            s,
+            "  repeats: {runs} runs, {n} distinct stdout digest(s): outputs {agree}"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  output: {} bytes stdout, {} bytes stderr",
+        r.stdout_bytes, r.stderr_bytes
+    );
+    let tail = r.stderr_tail.trim_end();
+    if r.outcome != Outcome::Ok && !tail.is_empty() {
+        let lines: Vec<&str> = tail.lines().collect();
+        let start = lines.len().saturating_sub(5);
+        let _ = writeln!(s, "  last stderr lines:");
+        for l in &lines[start..] {
+            let _ = writeln!(s, "    | {l}");
+        }
+    }
+    s
+}
+
+fn strength(s: qualify_probe::Strength) -> &'static str {
+    match s {
+        qualify_probe::Strength::Kernel => "kernel",
+        qualify_probe::Strength::Watchdog => "watchdog",
+        qualify_probe::Strength::None => "none",
+    }
+}
