@@ -277,11 +277,14 @@ impl Watch {
         if self.samples == 0 {
             return false;
         }
+        // Whole CPUs: a fractional ceiling throttles one thread, it does not oversubscribe it
+        // (and throttled time shows up as run-queue wait).
+        let cpus = self.allowed_cpus.ceil().max(1.0);
         let mean = self.runnable_sum as f64 / self.samples as f64;
-        let crowded = self.samples >= 3 && mean >= 2.0 * self.allowed_cpus + 1.0;
+        let crowded = self.samples >= 3 && mean >= 2.0 * cpus + 1.0;
         let queued = self.wait_ns > self.cpu_ns
             && self.cpu_ns >= 200_000_000
-            && self.max_runnable as f64 > self.allowed_cpus;
+            && self.max_runnable as f64 > cpus;
         crowded || queued
     }
 

@@ -1,0 +1,421 @@
+//! The admission checklist every receipt answers (see DESIGN.md), derived only from what the
+//! run recorded: the claim; facts that exist only in the target; what the probes examined versus
+//! what remains assumed; what the artifact did on timeout, resource exhaustion and partial
+//! failure; and which of artifact, spec, tools, environment and measurements can be traced.
+
+use qualify_probe::{Flag, Outcome, Strength, format_bytes};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::claim::ClaimLevel;
+use crate::gap::Gap;
+use crate::record::{Cell, FunctionalRun, RunRecord, value_text};
+use crate::region::{DimensionCoverage, Tested};
+
+/// Answers to the admission questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checklist {
+    /// Which claim is being made.
+    pub claim: String,
+    /// Which load, concurrency, dependency and resource facts exist only in the target.
+    pub target_only_facts: Vec<String>,
+    /// Which facts the executed probes examined.
+    pub examined_facts: Vec<String>,
+    /// Which facts remain assumptions.
+    pub assumptions: Vec<String>,
+    /// What the artifact did on timeout, resource exhaustion and partial failure.
+    pub failure_behaviour: FailureBehaviour,
+    /// Whether model, tools, prompts, dependencies, hardware, artifact and measurements can be
+    /// traced.
+    pub traceability: Vec<TraceItem>,
+}
+
+/// Observed behaviour under the three failure modes the checklist asks about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureBehaviour {
+    pub timeout: String,
+    pub resource_exhaustion: String,
+    pub partial_failure: String,
+}
+
+/// One traceability question and its answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceItem {
+    /// `artifact`, `spec`, `tools`, `environment`, `hardware`, `dependencies`,
+    /// `model_and_prompts`, `measurements`.
+    pub item: String,
+    pub recorded: bool,
+    pub detail: String,
+}
+
+/// Answer the checklist for `record`.
+pub fn answer(
+    record: &RunRecord,
+    tested: &Tested,
+    dimensions: &[DimensionCoverage],
+    gaps: &[Gap],
+) -> Checklist {
+    Checklist {
+        claim: claim(record.claim),
+        target_only_facts: target_only(dimensions, gaps),
+        examined_facts: examined(record, tested),
+        assumptions: assumptions(record, tested, gaps),
+        failure_behaviour: failure_behaviour(record),
+        traceability: traceability(record, tested),
+    }
+}
+
+fn claim(level: ClaimLevel) -> String {
+    format!("{level}: {}", level.meaning())
+}
+
+fn target_only(dimensions: &[DimensionCoverage], gaps: &[Gap]) -> Vec<String> {
+    let mut out: Vec<String> = gaps
+        .iter()
+        .map(|g| {
+            let waived = match &g.waiver {
+                Some(reason) => format!(" (waived: {reason})"),
+                None => String::new(),
+            };
+            format!("{}: {}{waived}", g.qualified_name(), g.detail)
+        })
+        .collect();
+    out.extend(
+        dimensions
+            .iter()
+            .filter(|d| !d.examined)
+            .map(|d| format!("{}: {} ({})", d.dimension, d.detail, d.material_because)),
+    );
+    if !dimensions
+        .iter()
+        .any(|d| d.dimension == crate::record::Dimension::Dependencies)
+    {
+        out.push(
+            "dependencies: latency, outages, resets and restarts of dependencies were not probed"
+                .to_string(),
+        );
+    }
+    out
+}
+
+fn examined(record: &RunRecord, tested: &Tested) -> Vec<String> {
+    let mut out = Vec::new();
+    if let FunctionalRun::Ran(f) = &record.functional {
+        let junit = match f.junit {
+            Some(j) => format!(
+                "; junit: {} tests, {} failures, {} errors, {} skipped",
+                j.tests, j.failures, j.errors, j.skipped
+            ),
+            None => String::new(),
+        };
+        out.push(format!(
+            "functional: `{}` ended {}{junit}",
+            f.command, f.result.outcome
+        ));
+    }
+    for axis in tested.axes.iter().filter(|a| !a.values.is_empty()) {
+        out.push(format!(
+            "{} axis {} in {} completed cell(s)",
+            axis.kind.as_str(),
+            axis.describe(),
+            axis.cells
+        ));
+    }
+    if !tested.memory_ceilings.is_empty() {
+        let list: Vec<String> = tested
+            .memory_ceilings
+            .iter()
+            .map(|b| format_bytes(*b))
+            .collect();
+        out.push(format!("memory ceiling(s): {}", list.join(", ")));
+    }
+    if !tested.timeouts_seconds.is_empty() {
+        let list: Vec<String> = tested
+            .timeouts_seconds
+            .iter()
+            .map(|s| format!("{s} s"))
+            .collect();
+        out.push(format!("timeout(s): {}", list.join(", ")));
+    }
+    for b in &record.boundaries {
+        out.push(format!("boundary: {}", boundary_text(b)));
+    }
+    out.push(format!(
+        "machine: {} with {} core(s) allowed of {} online, {}, enforcement backend {}",
+        if tested.hostname.is_empty() {
+            "(unnamed host)"
+        } else {
+            &tested.hostname
+        },
+        tested.cores_allowed.unwrap_or(tested.cores_online),
+        tested.cores_online,
+        tested
+            .memory_bytes
+            .map(|m| format!("{} memory", format_bytes(m)))
+            .unwrap_or_else(|| "memory unknown".to_string()),
+        tested.backend
+    ));
+    out
+}
+
+fn boundary_text(b: &Value) -> String {
+    let field = |k: &str| b.get(k).map(value_text).unwrap_or_else(|| "?".to_string());
+    let fixed = match b.get("fixed") {
+        Some(Value::Object(m)) if !m.is_empty() => {
+            let parts: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{k}={}", value_text(v)))
+                .collect();
+            format!(" with {}", parts.join(", "))
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{}{fixed}: last pass {}, first fail {} ({}), {} probe(s)",
+        field("axis"),
+        field("last_pass"),
+        field("first_fail"),
+        field("outcome"),
+        field("probes")
+    )
+}
+
+fn assumptions(record: &RunRecord, tested: &Tested, gaps: &[Gap]) -> Vec<String> {
+    let mut out = Vec::new();
+    if tested.cells_completed > 0 {
+        out.push(
+            "behaviour between and beyond the examined values is assumed, not observed".to_string(),
+        );
+    }
+    for b in &record.boundaries {
+        let axis = b
+            .get("axis")
+            .map(value_text)
+            .unwrap_or_else(|| "?".to_string());
+        let check = match b.get("monotonic") {
+            Some(Value::Bool(true)) => "held in the extra probe beyond the boundary",
+            Some(Value::Bool(false)) => "VIOLATED in the extra probe beyond the boundary",
+            _ => "not checked",
+        };
+        out.push(format!(
+            "failure is monotonic in `{axis}` (boundary search); {check}"
+        ));
+    }
+    for g in gaps {
+        let status = match &g.waiver {
+            Some(reason) => format!("waived: {reason}"),
+            None => "not waived".to_string(),
+        };
+        out.push(format!(
+            "the target's {} behaves as examined here, though {} ({status})",
+            g.qualified_name(),
+            g.detail
+        ));
+    }
+    let watchdog_only = record.cells.iter().any(|c| {
+        c.result.limits.memory_bytes.is_some() && c.result.enforcement.memory != Strength::Kernel
+    });
+    if watchdog_only {
+        out.push(
+            "memory ceilings were not kernel-enforced in every cell: a fast allocation can overshoot between samples"
+                .to_string(),
+        );
+    }
+    if matches!(record.functional, FunctionalRun::NotDeclared) {
+        out.push("results are correct: no functional check was declared".to_string());
+    }
+    out
+}
+
+fn count(cells: &[&Cell], pred: impl Fn(&Cell) -> bool) -> usize {
+    cells.iter().filter(|c| pred(c)).count()
+}
+
+fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
+    let cells: Vec<&Cell> = record.cells.iter().filter(|c| c.completed()).collect();
+    let n = cells.len();
+    if n == 0 {
+        let none = "not observed: no cell completed".to_string();
+        return FailureBehaviour {
+            timeout: none.clone(),
+            resource_exhaustion: none.clone(),
+            partial_failure: none,
+        };
+    }
+    let of = |o: Outcome| count(&cells, |c| c.result.outcome == o);
+    let flagged = |f: Flag| count(&cells, |c| c.result.has_flag(f));
+
+    let (timeouts, deadlocks, livelocks) = (
+        of(Outcome::Timeout),
+        of(Outcome::Deadlock),
+        of(Outcome::Livelock),
+    );
+    let timeout = if timeouts + deadlocks + livelocks == 0 {
+        format!(
+            "no cell reached its deadline or stalled ({n} completed cells); behaviour on timeout not observed"
+        )
+    } else {
+        let mut parts = Vec::new();
+        if timeouts > 0 {
+            let mut kinds: Vec<&str> = cells
+                .iter()
+                .filter(|c| c.result.outcome == Outcome::Timeout)
+                .filter_map(|c| c.result.timeout_kind.map(|k| k.as_str()))
+                .collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            let kinds = if kinds.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", kinds.join(", "))
+            };
+            parts.push(format!("{timeouts} cell(s) ran past the deadline{kinds}"));
+        }
+        if deadlocks > 0 {
+            parts.push(format!("{deadlocks} cell(s) deadlocked"));
+        }
+        if livelocks > 0 {
+            parts.push(format!("{livelocks} cell(s) livelocked"));
+        }
+        format!(
+            "{} (of {n} cells); the artifact did not stop on its own: qualify killed the process tree",
+            parts.join(", ")
+        )
+    };
+
+    let ooms = of(Outcome::OomKilled);
+    let pressure = flagged(Flag::MemoryPressure);
+    let pids = flagged(Flag::PidsLimitHit);
+    let throttled = flagged(Flag::CpuThrottled);
+    let resource_exhaustion = if ooms + pressure + pids + throttled == 0 {
+        "no cell reached a resource ceiling; behaviour under exhaustion not observed".to_string()
+    } else {
+        let mut parts = Vec::new();
+        if ooms > 0 {
+            parts.push(format!(
+                "{ooms} cell(s) were killed at the memory ceiling (did not degrade or shed load)"
+            ));
+        }
+        if pressure > 0 {
+            parts.push(format!(
+                "{pressure} cell(s) ran under memory pressure without being killed"
+            ));
+        }
+        if pids > 0 {
+            parts.push(format!("{pids} cell(s) hit the process/thread limit"));
+        }
+        if throttled > 0 {
+            parts.push(format!("{throttled} cell(s) were CPU-throttled"));
+        }
+        format!("{} (of {n} cells)", parts.join("; "))
+    };
+
+    let exits = of(Outcome::ExitFailure);
+    let crashes = of(Outcome::Crash);
+    let killed = of(Outcome::Killed);
+    let leaked = flagged(Flag::LeakedProcesses);
+    let mut parts = Vec::new();
+    if exits > 0 {
+        parts.push(format!(
+            "{exits} cell(s) stopped with a non-zero exit status"
+        ));
+    }
+    if crashes > 0 {
+        parts.push(format!("{crashes} cell(s) crashed"));
+    }
+    if killed > 0 {
+        parts.push(format!(
+            "{killed} cell(s) were killed by a signal from outside"
+        ));
+    }
+    if leaked > 0 {
+        parts.push(format!(
+            "{leaked} cell(s) left processes behind that qualify had to kill"
+        ));
+    }
+    let observed = if parts.is_empty() {
+        "no partial failure observed".to_string()
+    } else {
+        format!("{} (of {n} cells)", parts.join("; "))
+    };
+    let partial_failure = format!(
+        "{observed}; recovery, retry and reconciliation were not examined: no faults were injected"
+    );
+    FailureBehaviour {
+        timeout,
+        resource_exhaustion,
+        partial_failure,
+    }
+}
+
+fn traceability(record: &RunRecord, tested: &Tested) -> Vec<TraceItem> {
+    let item = |item: &str, recorded: bool, detail: String| TraceItem {
+        item: item.to_string(),
+        recorded,
+        detail,
+    };
+    let artifact = match &record.artifact.executable {
+        Some(e) => item("artifact", true, format!("{} sha256:{}", e.path, e.sha256)),
+        None => item(
+            "artifact",
+            false,
+            format!(
+                "no executable of `{}` could be found and hashed",
+                record.artifact.name
+            ),
+        ),
+    };
+    let cells = record.cells.len();
+    vec![
+        artifact,
+        item(
+            "spec",
+            true,
+            format!("{} sha256:{}", record.spec.path, record.spec.sha256),
+        ),
+        item(
+            "tools",
+            true,
+            format!(
+                "qualify {}; other toolchain versions are not recorded",
+                record.qualify_version
+            ),
+        ),
+        item(
+            "environment",
+            false,
+            format!(
+                "only host `{}` and enforcement backend `{}` are recorded; no OS, kernel or environment fingerprint",
+                tested.hostname, tested.backend
+            ),
+        ),
+        item(
+            "hardware",
+            false,
+            format!(
+                "{} core(s) online, {} node(s){}; CPU model not recorded",
+                tested.cores_online,
+                tested.nodes,
+                tested
+                    .memory_bytes
+                    .map(|m| format!(", {}", format_bytes(m)))
+                    .unwrap_or_default()
+            ),
+        ),
+        item(
+            "dependencies",
+            false,
+            "dependency versions and lockfile digests are not recorded".to_string(),
+        ),
+        item(
+            "model_and_prompts",
+            false,
+            "no development trace was supplied".to_string(),
+        ),
+        item(
+            "measurements",
+            cells > 0,
+            format!("{cells} cell result(s) with stdout digests are kept in this receipt"),
+        ),
+    ]
+}

@@ -1,0 +1,274 @@
+//! The five evidence layers, their statuses and what each can and cannot establish. Each layer
+//! closes only the question it examined; none implies another, and absence of evidence is never
+//! `closed`. [`functional`] and [`envelope`] assess their layer from a run; the other three are
+//! `not_run` until later work fills them.
+
+pub mod envelope;
+pub mod functional;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::record::RunRecord;
+
+/// The five layers, in receipt order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayerName {
+    Functional,
+    Process,
+    Envelope,
+    Performance,
+    Reproducibility,
+}
+
+impl LayerName {
+    pub const ALL: [LayerName; 5] = [
+        LayerName::Functional,
+        LayerName::Process,
+        LayerName::Envelope,
+        LayerName::Performance,
+        LayerName::Reproducibility,
+    ];
+
+    /// The receipt key, e.g. `"envelope"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayerName::Functional => "functional",
+            LayerName::Process => "process",
+            LayerName::Envelope => "envelope",
+            LayerName::Performance => "performance",
+            LayerName::Reproducibility => "reproducibility",
+        }
+    }
+
+    /// What this layer can support when closed.
+    pub fn supports(self) -> &'static str {
+        match self {
+            LayerName::Functional => "correct results for the admitted inputs and assertions",
+            LayerName::Process => {
+                "what was planned, tested, debugged and refined (development trace, commit history)"
+            }
+            LayerName::Envelope => {
+                "which failures (deadlock, livelock, OOM, crash, timeout, oversubscription) occur or not inside the tested region"
+            }
+            LayerName::Performance => {
+                "measured behaviour and fitted scaling as workload and resources change"
+            }
+            LayerName::Reproducibility => {
+                "which artifact, spec, tools, environment and measurements produced the evidence, and whether repeats agree"
+            }
+        }
+    }
+
+    /// What this layer cannot establish on its own, whatever its status.
+    pub fn cannot_establish(self) -> &'static [&'static str] {
+        match self {
+            LayerName::Functional => &[
+                "scalability",
+                "resource safety",
+                "robustness under concurrency",
+            ],
+            LayerName::Process => &[
+                "fitness for deployment",
+                "equivalence with the target environment",
+            ],
+            LayerName::Envelope => &["safety beyond the tested region"],
+            LayerName::Performance => &["correctness", "global optimality"],
+            LayerName::Reproducibility => &[
+                "deterministic generation",
+                "reliability of the process that produced the artifact",
+            ],
+        }
+    }
+}
+
+impl fmt::Display for LayerName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for LayerName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        LayerName::ALL
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown layer `{s}`; expected one of: functional, process, envelope, performance, reproducibility"
+                )
+            })
+    }
+}
+
+/// A layer's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayerStatus {
+    /// Examined; supports the claim for what was examined.
+    Closed,
+    /// Examined, but material dimensions stayed untested.
+    Partial,
+    /// Examined; found a violation.
+    Failed,
+    /// Not examined.
+    NotRun,
+}
+
+impl LayerStatus {
+    pub const ALL: [LayerStatus; 4] = [
+        LayerStatus::Closed,
+        LayerStatus::Partial,
+        LayerStatus::Failed,
+        LayerStatus::NotRun,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayerStatus::Closed => "closed",
+            LayerStatus::Partial => "partial",
+            LayerStatus::Failed => "failed",
+            LayerStatus::NotRun => "not_run",
+        }
+    }
+}
+
+impl fmt::Display for LayerStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for LayerStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        LayerStatus::ALL
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown status `{s}`; expected one of: closed, partial, failed, not_run")
+            })
+    }
+}
+
+/// One layer of a receipt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Layer {
+    pub status: LayerStatus,
+    /// One line saying why the layer has this status.
+    pub summary: String,
+    /// What this layer can support.
+    pub supports: String,
+    /// What it cannot establish on its own.
+    pub cannot_establish: Vec<String>,
+    /// What stayed unexamined.
+    pub untested: Vec<String>,
+    /// Supporting observations (an object).
+    pub evidence: Value,
+}
+
+impl Layer {
+    /// A layer of `name` with its standard `supports` and `cannot_establish`.
+    pub fn new(
+        name: LayerName,
+        status: LayerStatus,
+        summary: impl Into<String>,
+        untested: Vec<String>,
+        evidence: Value,
+    ) -> Layer {
+        Layer {
+            status,
+            summary: summary.into(),
+            supports: name.supports().to_string(),
+            cannot_establish: name
+                .cannot_establish()
+                .iter()
+                .map(|s| (*s).to_string())
+                .collect(),
+            untested,
+            evidence,
+        }
+    }
+}
+
+/// The receipt's `layers`: exactly these five keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Layers {
+    pub functional: Layer,
+    pub process: Layer,
+    pub envelope: Layer,
+    pub performance: Layer,
+    pub reproducibility: Layer,
+}
+
+impl Layers {
+    pub fn get(&self, name: LayerName) -> &Layer {
+        match name {
+            LayerName::Functional => &self.functional,
+            LayerName::Process => &self.process,
+            LayerName::Envelope => &self.envelope,
+            LayerName::Performance => &self.performance,
+            LayerName::Reproducibility => &self.reproducibility,
+        }
+    }
+}
+
+/// Assess all five layers of `record`.
+pub fn assess(
+    record: &RunRecord,
+    tested: &crate::region::Tested,
+    dimensions: &[crate::region::DimensionCoverage],
+) -> Layers {
+    Layers {
+        functional: functional::assess(record),
+        process: process_not_run(),
+        envelope: envelope::assess(record, tested, dimensions),
+        performance: performance_not_run(),
+        reproducibility: reproducibility_not_run(record),
+    }
+}
+
+fn process_not_run() -> Layer {
+    Layer::new(
+        LayerName::Process,
+        LayerStatus::NotRun,
+        "no development trace or history was recorded for this run",
+        vec!["how the artifact was planned, tested, debugged and refined".to_string()],
+        json!({}),
+    )
+}
+
+fn performance_not_run() -> Layer {
+    Layer::new(
+        LayerName::Performance,
+        LayerStatus::NotRun,
+        "no performance references or scaling model were evaluated",
+        vec![
+            "performance against references".to_string(),
+            "scaling with workload and resources".to_string(),
+        ],
+        json!({}),
+    )
+}
+
+fn reproducibility_not_run(record: &RunRecord) -> Layer {
+    Layer::new(
+        LayerName::Reproducibility,
+        LayerStatus::NotRun,
+        "the environment fingerprint and agreement of repeats were not evaluated; only digests are recorded",
+        vec![
+            "environment fingerprint (OS, toolchains, dependencies)".to_string(),
+            "agreement of repeated runs".to_string(),
+        ],
+        json!({
+            "spec_sha256": record.spec.sha256,
+            "artifact_sha256": record.artifact.executable.as_ref().map(|e| &e.sha256),
+            "qualify_version": record.qualify_version,
+        }),
+    )
+}

@@ -1,0 +1,38 @@
+//! `qualify-evidence` turns what a qualification run observed into evidence and judges claims
+//! against it. The glue code fills a [`RunRecord`] (artifact, spec, claim, target, machine, axes,
+//! functional result, cells, boundaries); [`build`] assesses the five evidence layers, the tested
+//! region, the target gap and the admission checklist, and returns the receipt as an in-toto
+//! Statement v1. [`evaluate`] is the claim policy; [`gate::parse`] reads a receipt file back and
+//! refuses a bad one with a message naming the field. Nothing here runs processes or reads specs.
+//!
+//! Modules: [`record`] (input), [`region`] (what was examined), [`layers`] (the five layers),
+//! [`gap`] (target vs tested, waivers), [`checklist`] (admission questions), [`receipt`]
+//! (Statement, digest, file name), [`policy`] (claim levels' requirements), [`gate`] (parsing
+//! receipts for the gate).
+
+pub mod checklist;
+pub mod claim;
+pub mod gap;
+pub mod gate;
+pub mod layers;
+pub mod policy;
+pub mod receipt;
+pub mod record;
+pub mod region;
+
+pub use claim::ClaimLevel;
+pub use gap::{Gap, WaiverUse};
+pub use gate::{Receipt, ReceiptError, check, parse};
+pub use layers::{Layer, LayerName, LayerStatus, Layers};
+pub use policy::{Evidence, GateVerdict, evaluate, required_layers};
+pub use receipt::{
+    PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement, Subject, build, default_file_name,
+    sha256_hex,
+};
+pub use record::{
+    ArtifactRecord, AxisDecl, AxisDomain, AxisKind, Cell, Dimension, FileDigest, FunctionalRecord,
+    FunctionalRun, JunitCounts, Machine, Params, RunRecord, Target, Waiver,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,83 @@
+//! The claim policy: which evidence a claim level needs, and the verdict for one level.
+//! `functional` needs the functional layer closed; `trial` needs functional and envelope closed;
+//! `production` needs all five layers closed and every target gap closed or waived by name with a
+//! reason. Each unmet requirement becomes one reason naming its layer or gap.
+
+use serde::{Deserialize, Serialize};
+
+use crate::claim::ClaimLevel;
+use crate::gap::Gap;
+use crate::layers::{LayerName, LayerStatus};
+
+/// Anything a claim can be judged against: a freshly built predicate or a parsed receipt.
+pub trait Evidence {
+    fn layer_status(&self, layer: LayerName) -> LayerStatus;
+    /// The layer's one-line summary (may be empty).
+    fn layer_summary(&self, layer: LayerName) -> &str;
+    fn gaps(&self) -> &[Gap];
+}
+
+/// Whether one claim level is supported, and why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateVerdict {
+    pub level: ClaimLevel,
+    pub supported: bool,
+    /// One line per unmet requirement, each naming the layer or gap.
+    pub reasons: Vec<String>,
+    /// Gaps this verdict accepted because a waiver names them: `name: reason`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waivers: Vec<String>,
+}
+
+/// The layers `level` needs `closed`.
+pub fn required_layers(level: ClaimLevel) -> &'static [LayerName] {
+    match level {
+        ClaimLevel::Functional => &[LayerName::Functional],
+        ClaimLevel::Trial => &[LayerName::Functional, LayerName::Envelope],
+        ClaimLevel::Production => &LayerName::ALL,
+    }
+}
+
+/// Judge `level` against `evidence`.
+pub fn evaluate<E: Evidence + ?Sized>(evidence: &E, level: ClaimLevel) -> GateVerdict {
+    let mut reasons = Vec::new();
+    for &layer in required_layers(level) {
+        let status = evidence.layer_status(layer);
+        if status == LayerStatus::Closed {
+            continue;
+        }
+        let summary = evidence.layer_summary(layer).trim();
+        let mut reason = format!("{layer} layer is {status} ({level} needs it closed)");
+        if !summary.is_empty() {
+            reason.push_str(": ");
+            reason.push_str(summary);
+        }
+        reasons.push(reason);
+    }
+    let mut waivers = Vec::new();
+    if level == ClaimLevel::Production {
+        for gap in evidence.gaps() {
+            let name = gap.qualified_name();
+            match &gap.waiver {
+                Some(reason) if gap.is_waived() => waivers.push(format!("{name}: {reason}")),
+                _ => reasons.push(format!(
+                    "gap {name}: {} (not waived; production needs every target gap examined or waived by name)",
+                    gap_detail(gap)
+                )),
+            }
+        }
+    }
+    GateVerdict {
+        level,
+        supported: reasons.is_empty(),
+        reasons,
+        waivers,
+    }
+}
+
+fn gap_detail(gap: &Gap) -> String {
+    if !gap.detail.trim().is_empty() {
+        return gap.detail.clone();
+    }
+    format!("target {}, tested {}", gap.target, gap.tested)
+}

@@ -1,0 +1,192 @@
+//! The receipt: an in-toto Statement v1 whose subjects are the artifact executable (when known)
+//! and the spec, and whose predicate (`https://qualify.dev/receipt/v0.1`) holds the claim verdict,
+//! the five layers, target, tested region, gap, waivers, checklist, boundaries and cells. Also owns
+//! the receipt's serialization, digest and default file name.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::checklist::{self, Checklist};
+use crate::gap::{self, Gap, WaiverUse};
+use crate::layers::{self, LayerName, LayerStatus, Layers};
+use crate::policy::{self, Evidence, GateVerdict};
+use crate::record::{ArtifactRecord, Cell, FileDigest, RunRecord, Target};
+use crate::region::{self, Tested};
+
+/// in-toto Statement v1 `_type`.
+pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+/// This receipt format's `predicateType`; bump the version on incompatible changes.
+pub const PREDICATE_TYPE: &str = "https://qualify.dev/receipt/v0.1";
+
+/// An in-toto Statement v1 carrying a qualify receipt.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Statement {
+    #[serde(rename = "_type")]
+    pub statement_type: String,
+    pub subject: Vec<Subject>,
+    #[serde(rename = "predicateType")]
+    pub predicate_type: String,
+    pub predicate: Predicate,
+}
+
+/// A subject: a file name and its digests (`sha256` → lowercase hex).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subject {
+    pub name: String,
+    pub digest: BTreeMap<String, String>,
+}
+
+impl Subject {
+    pub fn sha256(file: &FileDigest) -> Subject {
+        Subject {
+            name: file.path.clone(),
+            digest: BTreeMap::from([("sha256".to_string(), file.sha256.clone())]),
+        }
+    }
+}
+
+/// The receipt predicate.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Predicate {
+    /// The verdict at the spec's claim level.
+    pub claim: GateVerdict,
+    /// The run was interrupted; nothing it did not finish is closed.
+    pub incomplete: bool,
+    pub layers: Layers,
+    pub target: Target,
+    pub tested: Tested,
+    pub gap: Vec<Gap>,
+    pub waivers: Vec<WaiverUse>,
+    pub checklist: Checklist,
+    pub boundaries: Vec<Value>,
+    pub cells: Vec<Cell>,
+    pub run: RunInfo,
+}
+
+/// Who ran what, when.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub artifact: ArtifactRecord,
+    pub spec: FileDigest,
+    pub qualify_version: String,
+    /// RFC 3339, UTC, seconds.
+    pub started: String,
+    pub finished: String,
+    pub keep_going: bool,
+    pub planned_cells: Option<usize>,
+}
+
+impl Evidence for Predicate {
+    fn layer_status(&self, layer: LayerName) -> LayerStatus {
+        self.layers.get(layer).status
+    }
+    fn layer_summary(&self, layer: LayerName) -> &str {
+        &self.layers.get(layer).summary
+    }
+    fn gaps(&self) -> &[Gap] {
+        &self.gap
+    }
+}
+
+impl Evidence for Statement {
+    fn layer_status(&self, layer: LayerName) -> LayerStatus {
+        self.predicate.layer_status(layer)
+    }
+    fn layer_summary(&self, layer: LayerName) -> &str {
+        self.predicate.layer_summary(layer)
+    }
+    fn gaps(&self) -> &[Gap] {
+        self.predicate.gaps()
+    }
+}
+
+/// Build the receipt of `record`. Its `claim` is the policy's verdict at `record.claim`.
+pub fn build(record: &RunRecord) -> Statement {
+    let tested = region::tested(record);
+    let dimensions = region::dimensions(record, &tested);
+    let layers = layers::assess(record, &tested, &dimensions);
+    let (gaps, waivers) = gap::compute(&record.target, &tested, &record.waivers);
+    let checklist = checklist::answer(record, &tested, &dimensions, &gaps);
+    let mut predicate = Predicate {
+        claim: GateVerdict {
+            level: record.claim,
+            supported: false,
+            reasons: Vec::new(),
+            waivers: Vec::new(),
+        },
+        incomplete: record.incomplete,
+        layers,
+        target: record.target.clone(),
+        tested,
+        gap: gaps,
+        waivers,
+        checklist,
+        boundaries: record.boundaries.clone(),
+        cells: record.cells.clone(),
+        run: RunInfo {
+            artifact: record.artifact.clone(),
+            spec: record.spec.clone(),
+            qualify_version: record.qualify_version.clone(),
+            started: rfc3339(record.started),
+            finished: rfc3339(record.finished),
+            keep_going: record.keep_going,
+            planned_cells: record.planned_cells,
+        },
+    };
+    predicate.claim = policy::evaluate(&predicate, record.claim);
+    let mut subject = Vec::with_capacity(2);
+    if let Some(exe) = &record.artifact.executable {
+        subject.push(Subject::sha256(exe));
+    }
+    subject.push(Subject::sha256(&record.spec));
+    Statement {
+        statement_type: STATEMENT_TYPE.to_string(),
+        subject,
+        predicate_type: PREDICATE_TYPE.to_string(),
+        predicate,
+    }
+}
+
+impl Statement {
+    /// The receipt file's text: pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let mut text = serde_json::to_string_pretty(self)?;
+        text.push('\n');
+        Ok(text)
+    }
+}
+
+/// Lowercase hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 0x0f)] as char);
+    }
+    out
+}
+
+/// `2026-11-30T01:02:03Z`.
+pub fn rfc3339(time: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(time).to_string()
+}
+
+/// The default receipt file name: `<UTC time like 20261130T010203Z>-<first 12 hex digits of the
+/// sha256 of the receipt text>.json`.
+pub fn default_file_name(time: SystemTime, receipt_text: &str) -> String {
+    let stamp: String = rfc3339(time)
+        .chars()
+        .filter(|c| *c != '-' && *c != ':')
+        .collect();
+    let digest = sha256_hex(receipt_text.as_bytes());
+    format!("{stamp}-{}.json", &digest[..12])
+}

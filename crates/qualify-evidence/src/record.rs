@@ -1,0 +1,416 @@
+//! The input of this crate: [`RunRecord`], everything one `qualify run` observed, filled in by the
+//! glue code (spec, planner, executor). This crate reads no spec and plans nothing; it only judges
+//! what the record says was run. Also owns [`Params`] (a cell's ordered parameters) and output
+//! trimming for probe results kept in a receipt.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::SystemTime;
+
+use qualify_probe::{Outcome, ProbeResult};
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::claim::ClaimLevel;
+
+/// Everything one run observed, in the order it happened.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    /// qualify's own version, e.g. `env!("CARGO_PKG_VERSION")` of the binary.
+    pub qualify_version: String,
+    pub artifact: ArtifactRecord,
+    /// The spec file and its digest.
+    pub spec: FileDigest,
+    /// The level the spec claims.
+    pub claim: ClaimLevel,
+    pub target: Target,
+    /// Facts of the machine the run happened on.
+    pub machine: Machine,
+    /// The axes the spec declared, in declaration order (examined ranges are computed from the
+    /// cells that actually completed, never taken from the declaration).
+    pub axes: Vec<AxisDecl>,
+    /// Dimensions the spec declares material (axes' kinds, ceilings, explicit declarations).
+    /// Target facts add more: cores > 1 makes concurrency material, nodes > 1 topology, a target
+    /// memory makes memory material, a target workload makes workload material.
+    pub material: Vec<Dimension>,
+    /// `[[waiver]]` entries of the spec.
+    pub waivers: Vec<Waiver>,
+    pub functional: FunctionalRun,
+    /// Operational probing ran even though the functional layer failed (`--keep-going`).
+    pub keep_going: bool,
+    /// Every cell probed, in the order it ran (boundary-search probes included).
+    pub cells: Vec<Cell>,
+    /// How many cells the plan held (before boundary search added probes), when known.
+    pub planned_cells: Option<usize>,
+    /// Boundary-search results; kept as JSON so this crate stays independent of the planner.
+    /// Expected keys: `axis`, `fixed`, `last_pass`, `first_fail`, `outcome`, `probes`,
+    /// `monotonic` (`true` held, `false` violated, absent/null not checked).
+    pub boundaries: Vec<Value>,
+    /// The run was interrupted: whatever did not finish is not closed.
+    pub incomplete: bool,
+    pub started: SystemTime,
+    pub finished: SystemTime,
+}
+
+/// The artifact under qualification.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ArtifactRecord {
+    pub name: String,
+    /// The executable that ran, when one could be found and hashed.
+    pub executable: Option<FileDigest>,
+}
+
+/// A file and its sha256 (lowercase hex).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDigest {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// The environment the claim is about (`[target]`). Every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// Threads/workers/clients the target runs with; defaults to `cores` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u64>,
+    /// Target workload per workload-axis name, e.g. `n → 1e6`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workload: BTreeMap<String, f64>,
+}
+
+impl Target {
+    /// The concurrency the target runs with: `concurrency`, else `cores`.
+    pub fn effective_concurrency(&self) -> Option<u64> {
+        self.concurrency.or(self.cores)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self == &Target::default()
+    }
+}
+
+/// Facts of the machine the run happened on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Machine {
+    pub hostname: String,
+    pub cores_online: u64,
+    /// CPUs this process may run on (affinity / cpuset); `None` when unknown.
+    pub cores_allowed: Option<u64>,
+    /// Always 1 for a local run.
+    pub nodes: u64,
+    pub memory_bytes: Option<u64>,
+    /// Enforcement backend the probes used (`cgroup2`, `cgroup1`, `rlimit`).
+    pub backend: String,
+}
+
+impl Machine {
+    /// The cores the artifact could actually use.
+    pub fn usable_cores(&self) -> u64 {
+        self.cores_allowed.unwrap_or(self.cores_online)
+    }
+}
+
+/// Which operational dimension an axis or a target fact belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dimension {
+    Workload,
+    Concurrency,
+    Memory,
+    Time,
+    Topology,
+    Dependencies,
+}
+
+impl Dimension {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dimension::Workload => "workload",
+            Dimension::Concurrency => "concurrency",
+            Dimension::Memory => "memory",
+            Dimension::Time => "time",
+            Dimension::Topology => "topology",
+            Dimension::Dependencies => "dependencies",
+        }
+    }
+}
+
+impl fmt::Display for Dimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An axis's kind as the spec declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AxisKind {
+    Workload,
+    Concurrency,
+    Memory,
+    Topology,
+    Custom,
+}
+
+impl AxisKind {
+    /// The dimension an axis of this kind examines (`None` for custom axes).
+    pub fn dimension(self) -> Option<Dimension> {
+        match self {
+            AxisKind::Workload => Some(Dimension::Workload),
+            AxisKind::Concurrency => Some(Dimension::Concurrency),
+            AxisKind::Memory => Some(Dimension::Memory),
+            AxisKind::Topology => Some(Dimension::Topology),
+            AxisKind::Custom => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AxisKind::Workload => "workload",
+            AxisKind::Concurrency => "concurrency",
+            AxisKind::Memory => "memory",
+            AxisKind::Topology => "topology",
+            AxisKind::Custom => "custom",
+        }
+    }
+}
+
+/// One declared axis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AxisDecl {
+    pub name: String,
+    pub kind: AxisKind,
+    pub domain: AxisDomain,
+}
+
+/// The values an axis was declared over.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AxisDomain {
+    /// An explicit list (`values = [...]`).
+    Values(Vec<Value>),
+    /// A closed numeric range (`range = [lo, hi]`).
+    Range { min: Value, max: Value },
+}
+
+/// A `[[waiver]]`: one target gap accepted by name, with a reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiver {
+    pub gap: String,
+    pub reason: String,
+}
+
+/// What happened to the functional check.
+#[derive(Debug, Clone)]
+pub enum FunctionalRun {
+    /// The spec has no `[functional]` section.
+    NotDeclared,
+    /// Declared but never started (e.g. the build failed, or the run was interrupted first).
+    NotRun { reason: String },
+    /// It ran.
+    Ran(Box<FunctionalRecord>),
+}
+
+/// The functional probe's result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FunctionalRecord {
+    /// The command as the spec states it.
+    pub command: String,
+    pub result: ProbeResult,
+    /// Test counts read from the JUnit report, when the spec names one.
+    pub junit: Option<JunitCounts>,
+}
+
+/// Test counts of a JUnit report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JunitCounts {
+    pub tests: u64,
+    pub failures: u64,
+    pub errors: u64,
+    pub skipped: u64,
+}
+
+/// One probed point of the operating region.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    pub params: Params,
+    /// As `qualify probe --json` prints it, outputs trimmed (see [`trim_outputs`]).
+    pub result: ProbeResult,
+    /// Probed by a boundary search rather than by the sweep.
+    #[serde(default)]
+    pub boundary: bool,
+}
+
+impl Cell {
+    /// A cell with its result's outputs trimmed to [`KEPT_OUTPUT_BYTES`].
+    pub fn new(params: Params, mut result: ProbeResult, boundary: bool) -> Cell {
+        trim_outputs(&mut result, KEPT_OUTPUT_BYTES);
+        Cell {
+            params,
+            result,
+            boundary,
+        }
+    }
+
+    /// The cell finished (was not cut short by qualify's own interruption).
+    pub fn completed(&self) -> bool {
+        self.result.outcome != Outcome::Interrupted
+    }
+
+    /// `threads=4, n=256`.
+    pub fn label(&self) -> String {
+        if self.params.is_empty() {
+            return "(no parameters)".to_string();
+        }
+        self.params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", value_text(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// How many bytes of each output tail a receipt keeps per probe result.
+pub const KEPT_OUTPUT_BYTES: usize = 2048;
+
+/// Keep only the last `keep` bytes (on a character boundary) of stdout and stderr tails, in the
+/// result and in each of its repeated runs. Byte counts and digests still cover all the output.
+pub fn trim_outputs(result: &mut ProbeResult, keep: usize) {
+    trim_tail(&mut result.stdout_tail, keep);
+    trim_tail(&mut result.stderr_tail, keep);
+    if let Some(runs) = result.runs.as_mut() {
+        for run in runs {
+            trim_outputs(run, keep);
+        }
+    }
+}
+
+fn trim_tail(text: &mut String, keep: usize) {
+    if text.len() <= keep {
+        return;
+    }
+    let mut start = text.len() - keep;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text.replace_range(..start, "");
+}
+
+/// A JSON value as a person reads it: strings without quotes.
+pub(crate) fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A cell's parameters: axis name → value, in axis declaration order. Serializes as a JSON
+/// object whose keys keep that order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params(Vec<(String, Value)>);
+
+impl Params {
+    pub fn new() -> Params {
+        Params(Vec::new())
+    }
+
+    /// Set `name` (replacing an earlier value, keeping its position).
+    pub fn insert(&mut self, name: impl Into<String>, value: Value) {
+        let name = name.into();
+        match self.0.iter_mut().find(|(k, _)| *k == name) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((name, value)),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<K: Into<String>> FromIterator<(K, Value)> for Params {
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Params {
+        let mut params = Params::new();
+        for (k, v) in iter {
+            params.insert(k, v);
+        }
+        params
+    }
+}
+
+impl Serialize for Params {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Params, D::Error> {
+        struct ParamsVisitor;
+        impl<'de> Visitor<'de> for ParamsVisitor {
+            type Value = Params;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object mapping axis names to values")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Params, A::Error> {
+                let mut params = Params::new();
+                while let Some((k, v)) = access.next_entry::<String, Value>()? {
+                    params.insert(k, v);
+                }
+                Ok(params)
+            }
+        }
+        deserializer.deserialize_map(ParamsVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn params_keep_declaration_order_through_json() {
+        let params: Params = [("zeta", json!(1)), ("alpha", json!("x"))]
+            .into_iter()
+            .collect();
+        let text = serde_json::to_string(&params).unwrap();
+        assert_eq!(text, r#"{"zeta":1,"alpha":"x"}"#);
+        let back: Params = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, params);
+    }
+
+    #[test]
+    fn trimming_keeps_the_tail_on_a_char_boundary() {
+        let mut s = "ééééé".to_string(); // 10 bytes
+        trim_tail(&mut s, 3);
+        assert_eq!(s, "é");
+        let mut short = "abc".to_string();
+        trim_tail(&mut short, 10);
+        assert_eq!(short, "abc");
+    }
+}

@@ -1,0 +1,349 @@
+//! The tested region: what the completed cells actually examined (per axis, per dimension), the
+//! machine they ran on, and which dimensions are material. Everything here is computed from cells
+//! that finished; a declaration or a plan never counts as examined.
+
+use std::collections::BTreeSet;
+
+use qualify_probe::{Strength, format_bytes};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::record::{AxisDecl, AxisDomain, AxisKind, Cell, Dimension, RunRecord, value_text};
+
+/// What this machine and the examined ranges covered (the receipt's `tested`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tested {
+    pub hostname: String,
+    pub cores_online: u64,
+    pub cores_allowed: Option<u64>,
+    pub nodes: u64,
+    pub memory_bytes: Option<u64>,
+    pub backend: String,
+    /// Cells that finished (any outcome but `interrupted`).
+    pub cells_completed: usize,
+    /// Cells cut short by qualify's own interruption.
+    pub cells_interrupted: usize,
+    pub axes: Vec<ExaminedAxis>,
+    /// Distinct memory ceilings the completed cells ran under (bytes), ascending.
+    pub memory_ceilings: Vec<u64>,
+    /// Distinct timeouts the completed cells ran under (seconds), ascending.
+    pub timeouts_seconds: Vec<f64>,
+}
+
+/// One axis as the completed cells examined it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExaminedAxis {
+    pub name: String,
+    pub kind: AxisKind,
+    pub declared: AxisDomain,
+    /// Distinct values examined (numeric ascending, otherwise first-seen order).
+    pub values: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<Value>,
+    /// Completed cells that set this axis.
+    pub cells: usize,
+    /// What of the declared domain no completed cell reached, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unexamined: Option<String>,
+}
+
+impl ExaminedAxis {
+    /// Largest numeric value examined.
+    pub fn max_f64(&self) -> Option<f64> {
+        self.max.as_ref().and_then(Value::as_f64)
+    }
+
+    /// `threads 1, 2, 4 (3 values)` or `n 256..65536 (12 values)`.
+    pub fn describe(&self) -> String {
+        if self.values.is_empty() {
+            return format!("{} not examined", self.name);
+        }
+        let count = self.values.len();
+        let plural = if count == 1 { "value" } else { "values" };
+        if count > 6
+            && let (Some(min), Some(max)) = (&self.min, &self.max)
+        {
+            return format!(
+                "{} {}..{} ({count} {plural})",
+                self.name,
+                value_text(min),
+                value_text(max)
+            );
+        }
+        let list: Vec<String> = self.values.iter().map(value_text).collect();
+        format!("{} {} ({count} {plural})", self.name, list.join(", "))
+    }
+}
+
+/// A material dimension and whether the completed cells examined it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DimensionCoverage {
+    pub dimension: Dimension,
+    /// Why it is material (spec declaration, axis, target fact).
+    pub material_because: String,
+    pub examined: bool,
+    /// The examined range in words, or why it is untested.
+    pub detail: String,
+}
+
+/// Compute the tested region of `record`.
+pub fn tested(record: &RunRecord) -> Tested {
+    let completed: Vec<&Cell> = record.cells.iter().filter(|c| c.completed()).collect();
+    let axes = record
+        .axes
+        .iter()
+        .map(|axis| examine_axis(axis, &completed))
+        .collect();
+    let mut memory_ceilings: Vec<u64> = completed
+        .iter()
+        .filter_map(|c| c.result.limits.memory_bytes)
+        .collect();
+    memory_ceilings.sort_unstable();
+    memory_ceilings.dedup();
+    let mut timeouts_seconds: Vec<f64> = completed
+        .iter()
+        .map(|c| c.result.limits.timeout_seconds)
+        .collect();
+    timeouts_seconds.sort_by(f64::total_cmp);
+    timeouts_seconds.dedup();
+    Tested {
+        hostname: record.machine.hostname.clone(),
+        cores_online: record.machine.cores_online,
+        cores_allowed: record.machine.cores_allowed,
+        nodes: record.machine.nodes,
+        memory_bytes: record.machine.memory_bytes,
+        backend: record.machine.backend.clone(),
+        cells_completed: completed.len(),
+        cells_interrupted: record.cells.len() - completed.len(),
+        axes,
+        memory_ceilings,
+        timeouts_seconds,
+    }
+}
+
+fn examine_axis(axis: &AxisDecl, completed: &[&Cell]) -> ExaminedAxis {
+    let mut values: Vec<Value> = Vec::new();
+    let mut cells = 0;
+    for cell in completed {
+        if let Some(v) = cell.params.get(&axis.name) {
+            cells += 1;
+            if !values.iter().any(|seen| same_value(seen, v)) {
+                values.push(v.clone());
+            }
+        }
+    }
+    let numeric = !values.is_empty() && values.iter().all(Value::is_number);
+    let (min, max) = if numeric {
+        values.sort_by(|a, b| num(a).total_cmp(&num(b)));
+        (values.first().cloned(), values.last().cloned())
+    } else {
+        (None, None)
+    };
+    let unexamined = unexamined(&axis.domain, &values, min.as_ref(), max.as_ref());
+    ExaminedAxis {
+        name: axis.name.clone(),
+        kind: axis.kind,
+        declared: axis.domain.clone(),
+        values,
+        min,
+        max,
+        cells,
+        unexamined,
+    }
+}
+
+fn unexamined(
+    declared: &AxisDomain,
+    values: &[Value],
+    min: Option<&Value>,
+    max: Option<&Value>,
+) -> Option<String> {
+    match declared {
+        AxisDomain::Values(list) => {
+            let missing: Vec<String> = list
+                .iter()
+                .filter(|d| !values.iter().any(|v| same_value(v, d)))
+                .map(value_text)
+                .collect();
+            if missing.is_empty() {
+                None
+            } else {
+                Some(format!(
+                    "declared value(s) {} never completed",
+                    missing.join(", ")
+                ))
+            }
+        }
+        AxisDomain::Range { min: lo, max: hi } => {
+            let (Some(lo_n), Some(hi_n)) = (lo.as_f64(), hi.as_f64()) else {
+                return None;
+            };
+            let (Some(got_lo), Some(got_hi)) = (min.map(num), max.map(num)) else {
+                return Some(format!(
+                    "declared range {}..{} never examined",
+                    value_text(lo),
+                    value_text(hi)
+                ));
+            };
+            let mut parts = Vec::new();
+            if got_lo > lo_n {
+                parts.push(format!(
+                    "{}..{}",
+                    value_text(lo),
+                    min.map(value_text).unwrap_or_default()
+                ));
+            }
+            if got_hi < hi_n {
+                parts.push(format!(
+                    "{}..{}",
+                    max.map(value_text).unwrap_or_default(),
+                    value_text(hi)
+                ));
+            }
+            if parts.is_empty() {
+                None
+            } else {
+                Some(format!(
+                    "declared range {}..{}: {} not examined",
+                    value_text(lo),
+                    value_text(hi),
+                    parts.join(" and ")
+                ))
+            }
+        }
+    }
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+/// Equal as JSON, with numbers compared by value (`4` equals `4.0`).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) if a.is_number() && b.is_number() => x == y,
+        _ => a == b,
+    }
+}
+
+/// The material dimensions of `record`, each with whether it was examined.
+pub fn dimensions(record: &RunRecord, tested: &Tested) -> Vec<DimensionCoverage> {
+    let mut because: Vec<(Dimension, String)> = Vec::new();
+    let mut add = |d: Dimension, why: String| {
+        if !because.iter().any(|(seen, _)| *seen == d) {
+            because.push((d, why));
+        }
+    };
+    for d in &record.material {
+        add(*d, "declared material by the spec".to_string());
+    }
+    for axis in &record.axes {
+        if let Some(d) = axis.kind.dimension() {
+            add(d, format!("the spec declares axis `{}`", axis.name));
+        }
+    }
+    let target = &record.target;
+    if let Some(c) = target.effective_concurrency().filter(|c| *c > 1) {
+        let what = if target.concurrency.is_some() {
+            "concurrency"
+        } else {
+            "cores"
+        };
+        add(Dimension::Concurrency, format!("the target has {c} {what}"));
+    }
+    if let Some(n) = target.nodes.filter(|n| *n > 1) {
+        add(Dimension::Topology, format!("the target has {n} nodes"));
+    }
+    if let Some(m) = target.memory_bytes {
+        add(
+            Dimension::Memory,
+            format!("the target has {} of memory", format_bytes(m)),
+        );
+    }
+    if let Some(axis) = target.workload.keys().next() {
+        add(
+            Dimension::Workload,
+            format!("the target states a workload for `{axis}`"),
+        );
+    }
+    let mut out: Vec<DimensionCoverage> = because
+        .into_iter()
+        .map(|(dimension, material_because)| {
+            let (examined, detail) = match examined(dimension, record, tested) {
+                Some(range) => (true, range),
+                None => (false, untested_detail(dimension)),
+            };
+            DimensionCoverage {
+                dimension,
+                material_because,
+                examined,
+                detail,
+            }
+        })
+        .collect();
+    out.sort_by_key(|d| d.dimension);
+    out
+}
+
+fn untested_detail(d: Dimension) -> String {
+    match d {
+        Dimension::Concurrency => "no concurrency axis was examined".to_string(),
+        Dimension::Workload => "no workload axis was examined".to_string(),
+        Dimension::Topology => "no topology axis was examined; every cell ran on one node".to_string(),
+        Dimension::Memory => {
+            "no memory axis and no enforced memory ceiling: behaviour at the memory limit was not examined".to_string()
+        }
+        Dimension::Time => "no cell completed under a timeout".to_string(),
+        Dimension::Dependencies => {
+            "no dependency faults (latency, outages, resets, restarts) were injected".to_string()
+        }
+    }
+}
+
+/// The examined range of `d`, or `None` when no completed cell examined it.
+fn examined(d: Dimension, record: &RunRecord, tested: &Tested) -> Option<String> {
+    let by_kind = |kind: AxisKind| -> Option<String> {
+        let parts: Vec<String> = tested
+            .axes
+            .iter()
+            .filter(|a| a.kind == kind && !a.values.is_empty())
+            .map(ExaminedAxis::describe)
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    };
+    match d {
+        Dimension::Workload => by_kind(AxisKind::Workload),
+        Dimension::Concurrency => by_kind(AxisKind::Concurrency),
+        Dimension::Topology => by_kind(AxisKind::Topology),
+        Dimension::Memory => {
+            if let Some(axes) = by_kind(AxisKind::Memory) {
+                return Some(axes);
+            }
+            let enforced: BTreeSet<u64> = record
+                .cells
+                .iter()
+                .filter(|c| c.completed() && c.result.enforcement.memory != Strength::None)
+                .filter_map(|c| c.result.limits.memory_bytes)
+                .collect();
+            if enforced.is_empty() {
+                return None;
+            }
+            let list: Vec<String> = enforced.iter().map(|b| format_bytes(*b)).collect();
+            Some(format!("memory ceiling {}", list.join(", ")))
+        }
+        Dimension::Time => {
+            if tested.timeouts_seconds.is_empty() {
+                return None;
+            }
+            let list: Vec<String> = tested
+                .timeouts_seconds
+                .iter()
+                .map(|s| format!("{s} s"))
+                .collect();
+            Some(format!("timeout {}", list.join(", ")))
+        }
+        Dimension::Dependencies => None,
+    }
+}

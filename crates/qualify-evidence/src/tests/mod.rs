@@ -1,0 +1,152 @@
+//! Unit tests over the public surface, with record fixtures shared by all of them.
+
+mod gap;
+mod gate;
+mod layers;
+mod policy;
+mod receipt;
+
+use std::time::{Duration, SystemTime};
+
+use qualify_probe::{Enforcement, Limits, Outcome, ProbeResult, Strength};
+use serde_json::{Value, json};
+
+use crate::claim::ClaimLevel;
+use crate::record::*;
+
+/// A probe result with `outcome`, run under a kernel-enforced 2 GiB ceiling and a 60 s timeout.
+pub fn probe(outcome: Outcome) -> ProbeResult {
+    ProbeResult {
+        outcome,
+        exit_code: match outcome {
+            Outcome::Ok => Some(0),
+            Outcome::ExitFailure => Some(1),
+            _ => None,
+        },
+        signal: None,
+        timeout_kind: None,
+        detail: format!("ended {outcome}"),
+        flags: Vec::new(),
+        wall_seconds: 0.5,
+        user_seconds: 0.25,
+        system_seconds: 0.0,
+        peak_memory_bytes: Some(1 << 20),
+        enforcement: Enforcement {
+            backend: "cgroup2".to_string(),
+            memory: Strength::Kernel,
+            cpus: Strength::None,
+            pids: Strength::None,
+            tree: "cgroup".to_string(),
+            notes: Vec::new(),
+        },
+        limits: Limits {
+            memory_bytes: Some(2 << 30),
+            timeout_seconds: 60.0,
+            ..Limits::default()
+        },
+        evidence: json!({}),
+        stdout_tail: String::new(),
+        stderr_tail: String::new(),
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        stdout_sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+            .to_string(),
+        runs: None,
+        distinct_outputs: None,
+    }
+}
+
+pub fn cell(params: &[(&str, Value)], outcome: Outcome) -> Cell {
+    Cell::new(
+        params.iter().map(|(k, v)| (*k, v.clone())).collect(),
+        probe(outcome),
+        false,
+    )
+}
+
+pub fn functional_ok() -> FunctionalRun {
+    FunctionalRun::Ran(Box::new(FunctionalRecord {
+        command: "make test".to_string(),
+        result: probe(Outcome::Ok),
+        junit: None,
+    }))
+}
+
+pub fn functional_with(outcome: Outcome, junit: Option<JunitCounts>) -> FunctionalRun {
+    FunctionalRun::Ran(Box::new(FunctionalRecord {
+        command: "make test".to_string(),
+        result: probe(outcome),
+        junit,
+    }))
+}
+
+/// A trial run on a 2-core machine with no target: axis `threads` (concurrency, values 1 and 2)
+/// and `n` (workload, range 256..1024), four passing cells, functional ok.
+pub fn record() -> RunRecord {
+    let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let mut cells = Vec::new();
+    for t in [1, 2] {
+        for n in [256, 1024] {
+            cells.push(cell(&[("threads", json!(t)), ("n", json!(n))], Outcome::Ok));
+        }
+    }
+    RunRecord {
+        qualify_version: "0.1.0".to_string(),
+        artifact: ArtifactRecord {
+            name: "tiled-gemm".to_string(),
+            executable: Some(FileDigest {
+                path: "gemm".to_string(),
+                sha256: "a".repeat(64),
+            }),
+        },
+        spec: FileDigest {
+            path: "qualify.toml".to_string(),
+            sha256: "b".repeat(64),
+        },
+        claim: ClaimLevel::Trial,
+        target: Target::default(),
+        machine: Machine {
+            hostname: "box".to_string(),
+            cores_online: 2,
+            cores_allowed: Some(2),
+            nodes: 1,
+            memory_bytes: Some(24 << 30),
+            backend: "cgroup2".to_string(),
+        },
+        axes: vec![
+            AxisDecl {
+                name: "threads".to_string(),
+                kind: AxisKind::Concurrency,
+                domain: AxisDomain::Values(vec![json!(1), json!(2)]),
+            },
+            AxisDecl {
+                name: "n".to_string(),
+                kind: AxisKind::Workload,
+                domain: AxisDomain::Range {
+                    min: json!(256),
+                    max: json!(1024),
+                },
+            },
+        ],
+        material: Vec::new(),
+        waivers: Vec::new(),
+        functional: functional_ok(),
+        keep_going: false,
+        cells,
+        planned_cells: Some(4),
+        boundaries: Vec::new(),
+        incomplete: false,
+        started: start,
+        finished: start + Duration::from_secs(30),
+    }
+}
+
+/// The 192-core, 2-node, 768 GiB target of the design notes.
+pub fn big_target() -> Target {
+    Target {
+        cores: Some(192),
+        nodes: Some(2),
+        memory_bytes: Some(768 << 30),
+        ..Target::default()
+    }
+}

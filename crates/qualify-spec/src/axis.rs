@@ -1,0 +1,478 @@
+//! `[[axis]]`: one dimension of the operating region — its name (the `{placeholder}`), its kind,
+//! and its domain: listed `values`, or a numeric `range = [lo, hi]` with a lattice given by
+//! `scale` and `step`. `search = "boundary"` asks for the failure boundary instead of a sweep
+//! and needs an ordered numeric axis. An axis of kind `memory` holds sizes (in bytes) and sets
+//! the memory ceiling of each cell.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops;
+
+use serde::{Deserialize, Serialize};
+use toml::{Spanned, Value};
+
+use crate::check::{Checker, describe};
+use crate::range::{Number, NumericRange, Scale};
+use crate::template::is_placeholder_name;
+
+/// The most points a swept range (one without `search`) may expand to.
+pub const MAX_SWEEP_POINTS: usize = 1000;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Axis {
+    pub name: String,
+    pub kind: AxisKind,
+    pub domain: Domain,
+    pub search: Option<Search>,
+}
+
+impl Axis {
+    /// Whether every point is a number (ranges always are), so the axis is ordered.
+    pub fn is_numeric(&self) -> bool {
+        match &self.domain {
+            Domain::Values(values) => values.iter().all(AxisValue::is_numeric),
+            Domain::Range(_) => true,
+        }
+    }
+
+    /// Whether the axis sets each cell's memory ceiling (kind `memory`; values are bytes).
+    pub fn sets_memory_ceiling(&self) -> bool {
+        self.kind == AxisKind::Memory
+    }
+
+    /// The points a sweep visits: the values as listed (sorted ascending on a search axis), or
+    /// every lattice point of the range. A search range can be huge: use its bounds and
+    /// [`NumericRange::between`] instead.
+    pub fn points(&self) -> Vec<AxisValue> {
+        match &self.domain {
+            Domain::Values(values) => values.clone(),
+            Domain::Range(range) => range.points().map(AxisValue::from).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AxisKind {
+    /// Input size, data volume, queue depth.
+    Workload,
+    /// Threads, workers, clients.
+    Concurrency,
+    /// The memory ceiling of each cell, in bytes.
+    Memory,
+    /// Processes, ranks, nodes, placement.
+    Topology,
+    /// Anything else the command takes.
+    Custom,
+}
+
+impl AxisKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AxisKind::Workload => "workload",
+            AxisKind::Concurrency => "concurrency",
+            AxisKind::Memory => "memory",
+            AxisKind::Topology => "topology",
+            AxisKind::Custom => "custom",
+        }
+    }
+}
+
+impl fmt::Display for AxisKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Search {
+    /// Gallop and bisect for the largest passing and the smallest failing value.
+    Boundary,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Domain {
+    Values(Vec<AxisValue>),
+    Range(NumericRange),
+}
+
+/// One value of an axis; rendered into placeholders by its `Display`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum AxisValue {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl AxisValue {
+    pub fn is_numeric(&self) -> bool {
+        !matches!(self, AxisValue::Str(_))
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            AxisValue::Int(n) => Some(*n as f64),
+            AxisValue::Float(x) => Some(*x),
+            AxisValue::Str(_) => None,
+        }
+    }
+
+    pub fn as_number(&self) -> Option<Number> {
+        match self {
+            AxisValue::Int(n) => Some(Number::Int(*n)),
+            AxisValue::Float(x) => Some(Number::Float(*x)),
+            AxisValue::Str(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for AxisValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AxisValue::Int(n) => write!(f, "{n}"),
+            AxisValue::Float(x) => write!(f, "{x}"),
+            AxisValue::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<Number> for AxisValue {
+    fn from(n: Number) -> AxisValue {
+        match n {
+            Number::Int(n) => AxisValue::Int(n),
+            Number::Float(x) => AxisValue::Float(x),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAxis {
+    name: Spanned<String>,
+    kind: Spanned<AxisKind>,
+    values: Option<Spanned<Vec<Spanned<Value>>>>,
+    range: Option<Spanned<Vec<Spanned<Value>>>>,
+    search: Option<Spanned<Search>>,
+    step: Option<Spanned<Value>>,
+    scale: Option<Spanned<Scale>>,
+}
+
+impl RawAxis {
+    pub(crate) fn name(&self) -> &str {
+        self.name.get_ref()
+    }
+}
+
+/// A checked axis and where its name was written.
+pub(crate) struct CheckedAxis {
+    pub axis: Axis,
+    pub name_span: ops::Range<usize>,
+}
+
+pub(crate) fn check_all(raw: Vec<RawAxis>, ck: &mut Checker<'_>) -> Vec<CheckedAxis> {
+    let mut first_seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut memory_axis: Option<usize> = None;
+    let mut checked = Vec::new();
+    for raw in raw {
+        let name = raw.name.get_ref().clone();
+        let name_span = raw.name.span();
+        if !is_placeholder_name(&name) {
+            ck.error_help(
+                name_span.clone(),
+                format!("axis name {name:?} cannot be used as a placeholder"),
+                "use letters, digits, `_` and `-`, starting with a letter or `_`",
+            );
+        }
+        if let Some(first) = first_seen.get(&name) {
+            let help = format!("the first axis `{name}` is at {}", ck.position(*first));
+            ck.error_help(
+                name_span.clone(),
+                format!("duplicate axis name `{name}`"),
+                help,
+            );
+        } else {
+            first_seen.insert(name.clone(), name_span.start);
+        }
+        let kind = *raw.kind.get_ref();
+        if kind == AxisKind::Memory {
+            if let Some(first) = memory_axis {
+                let help = format!(
+                    "the first memory axis is at {}; one ceiling per cell needs one memory axis",
+                    ck.position(first)
+                );
+                ck.error_help(raw.kind.span(), "more than one axis of kind `memory`", help);
+            } else {
+                memory_axis = Some(raw.kind.span().start);
+            }
+        }
+        if let Some(axis) = check_one(raw, kind, ck) {
+            checked.push(CheckedAxis { axis, name_span });
+        }
+    }
+    checked
+}
+
+fn check_one(raw: RawAxis, kind: AxisKind, ck: &mut Checker<'_>) -> Option<Axis> {
+    let name = raw.name.get_ref().clone();
+    let domain = match (raw.values, raw.range) {
+        (None, None) => {
+            ck.error_help(
+                raw.name.span(),
+                format!("axis `{name}` has neither `values` nor `range`"),
+                "give values = [1, 2, 4] (the points to run) or range = [lo, hi] (numeric bounds)",
+            );
+            return None;
+        }
+        (Some(_), Some(range)) => {
+            ck.error_help(
+                range.span(),
+                format!("axis `{name}` has both `values` and `range`"),
+                "keep one: values lists the points to run, range gives numeric bounds",
+            );
+            return None;
+        }
+        (Some(values), None) => {
+            for (key, given) in [
+                ("step", raw.step.as_ref().map(Spanned::span)),
+                ("scale", raw.scale.as_ref().map(Spanned::span)),
+            ] {
+                if let Some(span) = given {
+                    ck.error_help(
+                        span,
+                        format!("`{key}` applies only to an axis with `range`"),
+                        "remove it, or replace values with range = [lo, hi]",
+                    );
+                }
+            }
+            Domain::Values(check_values(&name, kind, values, ck)?)
+        }
+        (None, Some(range)) => Domain::Range(check_range(
+            &name,
+            kind,
+            range,
+            raw.step,
+            raw.scale,
+            raw.search.is_some(),
+            ck,
+        )?),
+    };
+    let mut axis = Axis {
+        name,
+        kind,
+        domain,
+        search: raw.search.as_ref().map(|s| *s.get_ref()),
+    };
+    if let Some(search) = raw.search.as_ref().filter(|_| !axis.is_numeric()) {
+        ck.error_help(
+            search.span(),
+            format!(
+                "search = \"boundary\" needs an ordered numeric axis, but axis `{}` has non-numeric values",
+                axis.name
+            ),
+            "use numeric values or a range = [lo, hi], or drop search to sweep the listed values",
+        );
+        return None;
+    }
+    if let (Some(_), Domain::Values(values)) = (axis.search, &mut axis.domain) {
+        values.sort_by(|a, b| {
+            a.as_f64()
+                .unwrap_or(0.0)
+                .total_cmp(&b.as_f64().unwrap_or(0.0))
+        });
+    }
+    Some(axis)
+}
+
+fn check_values(
+    name: &str,
+    kind: AxisKind,
+    values: Spanned<Vec<Spanned<Value>>>,
+    ck: &mut Checker<'_>,
+) -> Option<Vec<AxisValue>> {
+    if values.get_ref().is_empty() {
+        ck.error_help(
+            values.span(),
+            format!("axis `{name}` has no values"),
+            "list at least one value, e.g. values = [1, 2, 4], or give range = [lo, hi]",
+        );
+        return None;
+    }
+    let mut out: Vec<AxisValue> = Vec::new();
+    let mut ok = true;
+    for value in values.get_ref() {
+        let converted = if kind == AxisKind::Memory {
+            ck.size(value).map(|bytes| AxisValue::Int(bytes as i64))
+        } else {
+            axis_value(value, ck)
+        };
+        match converted {
+            Some(v) if out.iter().any(|seen| same(seen, &v)) => {
+                ck.error(
+                    value.span(),
+                    format!("duplicate value `{v}` in axis `{name}`"),
+                );
+                ok = false;
+            }
+            Some(v) => out.push(v),
+            None => ok = false,
+        }
+    }
+    ok.then_some(out)
+}
+
+fn same(a: &AxisValue, b: &AxisValue) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+fn axis_value(value: &Spanned<Value>, ck: &mut Checker<'_>) -> Option<AxisValue> {
+    match value.get_ref() {
+        Value::String(s) => Some(AxisValue::Str(s.clone())),
+        other => number(value, other, "expected an integer, a float or a string", ck)
+            .map(AxisValue::from),
+    }
+}
+
+fn number(
+    spanned: &Spanned<Value>,
+    value: &Value,
+    expected: &str,
+    ck: &mut Checker<'_>,
+) -> Option<Number> {
+    match value {
+        Value::Integer(n) => Some(Number::Int(*n)),
+        Value::Float(x) if x.is_finite() => Some(Number::Float(*x)),
+        Value::Float(x) => {
+            ck.error(
+                spanned.span(),
+                format!("invalid value: found float `{x}`, expected a finite number"),
+            );
+            None
+        }
+        other => {
+            ck.error(
+                spanned.span(),
+                format!("wrong type: found {}, {expected}", describe(other)),
+            );
+            None
+        }
+    }
+}
+
+/// A range bound or linear step: a size (bytes) on a memory axis, a number otherwise.
+fn bound(value: &Spanned<Value>, kind: AxisKind, ck: &mut Checker<'_>) -> Option<Number> {
+    if kind == AxisKind::Memory {
+        ck.size(value).map(|bytes| Number::Int(bytes as i64))
+    } else {
+        number(value, value.get_ref(), "expected a number", ck)
+    }
+}
+
+fn check_range(
+    name: &str,
+    kind: AxisKind,
+    range: Spanned<Vec<Spanned<Value>>>,
+    step: Option<Spanned<Value>>,
+    scale: Option<Spanned<Scale>>,
+    searched: bool,
+    ck: &mut Checker<'_>,
+) -> Option<NumericRange> {
+    let span = range.span();
+    let [lo, hi] = range.get_ref().as_slice() else {
+        ck.error_help(
+            span,
+            format!(
+                "range of axis `{name}` must have two elements [lo, hi], found {}",
+                range.get_ref().len()
+            ),
+            "write range = [lo, hi], e.g. range = [256, 65536]",
+        );
+        return None;
+    };
+    let (lo, hi) = (bound(lo, kind, ck), bound(hi, kind, ck));
+    let (lo, hi) = (lo?, hi?);
+    if lo.as_f64() > hi.as_f64() {
+        ck.error_help(
+            span,
+            format!("range of axis `{name}` is empty: lo {lo} is greater than hi {hi}"),
+            format!("write range = [lo, hi] with lo <= hi, e.g. range = [{hi}, {lo}]"),
+        );
+        return None;
+    }
+    let scale_value = scale.as_ref().map_or(Scale::Linear, |s| *s.get_ref());
+    if scale_value == Scale::Log && lo.as_f64() <= 0.0 {
+        let scale_span = scale.as_ref().map_or(span.clone(), Spanned::span);
+        ck.error_help(
+            scale_span,
+            format!(
+                "scale = \"log\" needs a positive lower bound, but axis `{name}` starts at {lo}"
+            ),
+            "raise lo above 0 or use scale = \"linear\"",
+        );
+        return None;
+    }
+    let step = match (&step, scale_value) {
+        (Some(s), Scale::Linear) => {
+            let n = bound(s, kind, ck)?;
+            if n.as_f64() <= 0.0 {
+                ck.error(
+                    s.span(),
+                    format!("step of axis `{name}` must be positive, found {n}"),
+                );
+                return None;
+            }
+            n
+        }
+        (Some(s), Scale::Log) => {
+            let n = number(s, s.get_ref(), "expected a factor greater than 1", ck)?;
+            if n.as_f64() <= 1.0 {
+                ck.error_help(
+                    s.span(),
+                    format!(
+                        "step of log-scale axis `{name}` must be a factor greater than 1, found {n}"
+                    ),
+                    "on scale = \"log\" each point is the previous one times step, e.g. step = 2",
+                );
+                return None;
+            }
+            n
+        }
+        (None, Scale::Log) => Number::Int(2),
+        (None, Scale::Linear) => match (lo, hi) {
+            (Number::Int(_), Number::Int(_)) => Number::Int(1),
+            _ => {
+                ck.error_help(
+                    span,
+                    format!("range of axis `{name}` has float bounds but no `step`"),
+                    "add step = ... (the spacing of points), or scale = \"log\"",
+                );
+                return None;
+            }
+        },
+    };
+    let range = NumericRange {
+        lo,
+        hi,
+        step,
+        scale: scale_value,
+    };
+    if !searched {
+        let count = range.points().take(MAX_SWEEP_POINTS + 1).count();
+        if count > MAX_SWEEP_POINTS {
+            ck.error_help(
+                span,
+                format!(
+                    "range of axis `{name}` would sweep more than {MAX_SWEEP_POINTS} points"
+                ),
+                "add search = \"boundary\" to search it, a larger step, scale = \"log\", or list values",
+            );
+            return None;
+        }
+    }
+    Some(range)
+}

@@ -1,0 +1,267 @@
+//! The validation context: collects diagnostics at source spans, and converts the spanned raw
+//! values that several sections share (sizes, durations, CPU counts, positive integers,
+//! templates) into checked values, reporting what was expected when they are not.
+
+use std::ops::Range;
+use std::path::Path;
+use std::time::Duration;
+
+use toml::{Spanned, Value};
+
+use crate::error::{Diagnostic, diagnostic_at};
+use crate::template::{LITERAL_BRACES_HELP, Placeholder, placeholders};
+
+pub(crate) struct Checker<'a> {
+    pub text: &'a str,
+    path: &'a Path,
+    diagnostics: Vec<Diagnostic>,
+    /// How many templates had malformed braces (their placeholders are unknown).
+    pub malformed_templates: usize,
+}
+
+/// A placeholder found in a template, with its byte offset in the spec source.
+#[derive(Debug, Clone)]
+pub(crate) struct PlaceholderUse {
+    pub name: String,
+    pub offset: usize,
+    /// The character before the placeholder is `$` (a shell variable was probably meant).
+    pub after_dollar: bool,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(text: &'a str, path: &'a Path) -> Checker<'a> {
+        Checker {
+            text,
+            path,
+            diagnostics: Vec::new(),
+            malformed_templates: 0,
+        }
+    }
+
+    pub fn error(&mut self, span: Range<usize>, message: impl Into<String>) {
+        self.push(span.start, message.into(), None);
+    }
+
+    pub fn error_help(
+        &mut self,
+        span: Range<usize>,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) {
+        self.push(span.start, message.into(), Some(help.into()));
+    }
+
+    fn push(&mut self, offset: usize, message: String, help: Option<String>) {
+        self.diagnostics
+            .push(diagnostic_at(self.text, self.path, offset, message, help));
+    }
+
+    /// `"line:col"` of a byte offset, for help lines that point elsewhere.
+    pub fn position(&self, offset: usize) -> String {
+        let (line, column) = crate::error::line_col(self.text, offset);
+        format!("{line}:{column}")
+    }
+
+    /// The diagnostics collected so far, in file order.
+    pub fn finish(mut self) -> Vec<Diagnostic> {
+        self.diagnostics
+            .sort_by_key(|d| (d.line, d.column, d.message.clone()));
+        self.diagnostics
+    }
+
+    /// A memory size: a size string (`512MiB`, `1.5G`) or a positive integer (bytes).
+    pub fn size(&mut self, value: &Spanned<Value>) -> Option<u64> {
+        let hint = "expected a size such as 512M, 256MiB, 1.5G or 1000000 (bytes)";
+        match value.get_ref() {
+            Value::String(text) => match qualify_probe::parse_size(text) {
+                Ok(bytes) => Some(bytes),
+                Err(message) => {
+                    self.error(value.span(), message);
+                    None
+                }
+            },
+            Value::Integer(n) if *n >= 1 => Some(*n as u64),
+            Value::Integer(n) => {
+                self.error(
+                    value.span(),
+                    format!("invalid size `{n}`: must be at least 1 byte; {hint}"),
+                );
+                None
+            }
+            other => {
+                self.error(
+                    value.span(),
+                    format!("wrong type: found {}, {hint}", describe(other)),
+                );
+                None
+            }
+        }
+    }
+
+    /// A duration: a duration string (`30s`, `2m`) or a positive number of seconds.
+    pub fn duration(&mut self, value: &Spanned<Value>) -> Option<Duration> {
+        let hint = "expected a duration such as 30s, 2m, 1h30m or 500ms";
+        let seconds = match value.get_ref() {
+            Value::String(text) => {
+                return match qualify_probe::parse_duration(text) {
+                    Ok(d) => Some(d),
+                    Err(message) => {
+                        self.error(value.span(), message);
+                        None
+                    }
+                };
+            }
+            Value::Integer(n) => *n as f64,
+            Value::Float(x) => *x,
+            other => {
+                self.error(
+                    value.span(),
+                    format!("wrong type: found {}, {hint}", describe(other)),
+                );
+                return None;
+            }
+        };
+        if seconds.is_finite() && seconds > 0.0 && seconds < 1e12 {
+            Some(Duration::from_secs_f64(seconds))
+        } else {
+            self.error(
+                value.span(),
+                format!("invalid duration `{seconds}`: must be positive; {hint}"),
+            );
+            None
+        }
+    }
+
+    /// A CPU ceiling in cores: a number or a numeric string, at least 0.01.
+    pub fn cpus(&mut self, value: &Spanned<Value>) -> Option<f64> {
+        let text = match value.get_ref() {
+            Value::String(text) => text.clone(),
+            Value::Integer(n) => n.to_string(),
+            Value::Float(x) => x.to_string(),
+            other => {
+                self.error(
+                    value.span(),
+                    format!(
+                        "wrong type: found {}, expected a number of cores such as 0.5 or 2",
+                        describe(other)
+                    ),
+                );
+                return None;
+            }
+        };
+        match qualify_probe::parse_cpus(&text) {
+            Ok(cpus) => Some(cpus),
+            Err(message) => {
+                self.error(value.span(), message);
+                None
+            }
+        }
+    }
+
+    /// A positive integer (`what` names it in the message).
+    pub fn positive(&mut self, value: &Spanned<i64>, what: &str) -> Option<u64> {
+        match *value.get_ref() {
+            n if n >= 1 => Some(n as u64),
+            n => {
+                self.error(
+                    value.span(),
+                    format!("{what} must be a positive integer, found {n}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// A non-empty string (`what` names it in the message).
+    pub fn non_empty(&mut self, value: &Spanned<String>, what: &str) -> String {
+        if value.get_ref().trim().is_empty() {
+            self.error(value.span(), format!("{what} must not be empty"));
+        }
+        value.get_ref().clone()
+    }
+
+    /// The placeholders of a template string held at `span` in the source, reporting malformed
+    /// braces at their own position.
+    pub fn template(&mut self, template: &str, span: Range<usize>) -> Vec<PlaceholderUse> {
+        match placeholders(template) {
+            Ok(found) => found
+                .into_iter()
+                .map(|p| self.placeholder_use(template, &span, p))
+                .collect(),
+            Err(error) => {
+                self.malformed_templates += 1;
+                let token = &template[error.offset..error.offset + 1];
+                let offset = self.string_offset(&span, template, error.offset, token);
+                self.push(
+                    offset,
+                    error.message.clone(),
+                    Some(LITERAL_BRACES_HELP.to_string()),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn placeholder_use(
+        &self,
+        template: &str,
+        span: &Range<usize>,
+        p: Placeholder,
+    ) -> PlaceholderUse {
+        let token = &template[p.start..p.end];
+        PlaceholderUse {
+            offset: self.string_offset(span, template, p.start, token),
+            after_dollar: template[..p.start].ends_with('$'),
+            name: p.name,
+        }
+    }
+
+    /// Map a byte offset inside a string value to its offset in the source. Exact for literal
+    /// strings and for basic strings without escapes; otherwise the first occurrence of `token`
+    /// in the source string, or the string's start.
+    fn string_offset(
+        &self,
+        span: &Range<usize>,
+        value: &str,
+        offset_in_value: usize,
+        token: &str,
+    ) -> usize {
+        let Some(raw) = self.text.get(span.clone()) else {
+            return span.start;
+        };
+        let delimiter = ["\"\"\"", "'''", "\"", "'"]
+            .into_iter()
+            .find(|d| raw.starts_with(d) && raw.len() >= 2 * d.len() && raw.ends_with(d));
+        if let Some(d) = delimiter {
+            let mut start = d.len();
+            let mut inner = &raw[d.len()..raw.len() - d.len()];
+            if d.len() == 3 {
+                // A newline right after the opening delimiter is not part of the value.
+                for newline in ["\r\n", "\n"] {
+                    if let Some(rest) = inner.strip_prefix(newline) {
+                        inner = rest;
+                        start += newline.len();
+                        break;
+                    }
+                }
+            }
+            if inner == value {
+                return span.start + start + offset_in_value;
+            }
+        }
+        raw.find(token).map_or(span.start, |i| span.start + i)
+    }
+}
+
+/// How a TOML value is named in messages: `integer `3``, `string "x"`, `array`.
+pub(crate) fn describe(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("string {s:?}"),
+        Value::Integer(n) => format!("integer `{n}`"),
+        Value::Float(x) => format!("float `{x}`"),
+        Value::Boolean(b) => format!("boolean `{b}`"),
+        Value::Datetime(d) => format!("datetime `{d}`"),
+        Value::Array(_) => "array".to_string(),
+        Value::Table(_) => "table".to_string(),
+    }
+}

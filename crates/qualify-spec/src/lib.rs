@@ -1,0 +1,40 @@
+//! `qualify-spec` owns `qualify.toml`: the model of a spec (artifact, claim, target, functional
+//! tests, limits, axes, waivers), its loading and validation — every problem reported as
+//! `path:line:col: error: message` with a help line, all semantic problems at once — and the
+//! `{placeholder}` rendering that turns an axis assignment into a command line and environment.
+//!
+//! Entry points: [`Spec::load`] and [`Spec::parse`]; [`render`] and [`CommandLine`] for cells;
+//! [`STARTER_SPEC`] for `qualify init`. Each config element has its own module with its raw
+//! (TOML, spanned) form, its checked form and its checks.
+
+mod artifact;
+mod axis;
+mod check;
+mod claim;
+mod command;
+mod error;
+mod functional;
+mod limits;
+mod range;
+mod spec;
+mod starter;
+mod target;
+pub mod template;
+mod waiver;
+
+pub use artifact::Artifact;
+pub use axis::{Axis, AxisKind, AxisValue, Domain, MAX_SWEEP_POINTS, Search};
+pub use claim::{Claim, ClaimLevel};
+pub use command::{CommandLine, SHELL};
+pub use error::{Diagnostic, SpecError};
+pub use functional::Functional;
+pub use limits::SpecLimits;
+pub use range::{Number, NumericRange, Points, Scale};
+pub use spec::Spec;
+pub use starter::STARTER_SPEC;
+pub use target::Target;
+pub use template::render;
+pub use waiver::Waiver;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,106 @@
+//! `[limits]`: the ceilings and watch windows every cell starts from, with the same meaning and
+//! parsers as `qualify probe`'s flags; [`SpecLimits::to_probe_limits`] turns them into the probe
+//! engine's [`qualify_probe::Limits`].
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use qualify_probe::Progress;
+use serde::{Deserialize, Serialize, Serializer};
+use toml::{Spanned, Value};
+
+use crate::check::Checker;
+
+/// The spec's limits as written (`None` = not set: the probe's default applies).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SpecLimits {
+    pub memory_bytes: Option<u64>,
+    pub cpus: Option<f64>,
+    pub pids: Option<u64>,
+    #[serde(rename = "timeout_seconds", serialize_with = "seconds")]
+    pub timeout: Option<Duration>,
+    #[serde(rename = "stall_seconds", serialize_with = "seconds")]
+    pub stall: Option<Duration>,
+    pub progress: Option<Progress>,
+}
+
+impl SpecLimits {
+    /// The probe limits these stand for; unset fields take the probe's defaults.
+    pub fn to_probe_limits(&self) -> qualify_probe::Limits {
+        let defaults = qualify_probe::Limits::default();
+        qualify_probe::Limits {
+            memory_bytes: self.memory_bytes,
+            cpus: self.cpus,
+            pids: self.pids,
+            timeout_seconds: self
+                .timeout
+                .map_or(defaults.timeout_seconds, |d| d.as_secs_f64()),
+            stall_seconds: self
+                .stall
+                .map_or(defaults.stall_seconds, |d| d.as_secs_f64()),
+            progress: self.progress.unwrap_or(defaults.progress),
+        }
+    }
+}
+
+fn seconds<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    d.map(|d| d.as_secs_f64()).serialize(s)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLimits {
+    memory: Option<Spanned<Value>>,
+    cpus: Option<Spanned<Value>>,
+    pids: Option<Spanned<i64>>,
+    timeout: Option<Spanned<Value>>,
+    stall: Option<Spanned<Value>>,
+    progress: Option<Spanned<String>>,
+}
+
+pub(crate) fn check(raw: RawLimits, ck: &mut Checker<'_>) -> SpecLimits {
+    SpecLimits {
+        memory_bytes: raw.memory.and_then(|m| ck.size(&m)),
+        cpus: raw.cpus.and_then(|c| ck.cpus(&c)),
+        pids: raw.pids.and_then(|p| ck.positive(&p, "limits.pids")),
+        timeout: raw.timeout.and_then(|t| ck.duration(&t)),
+        stall: raw.stall.and_then(|s| ck.duration(&s)),
+        progress: raw
+            .progress
+            .and_then(|p| match Progress::from_str(p.get_ref()) {
+                Ok(progress) => Some(progress),
+                Err(message) => {
+                    ck.error(p.span(), message);
+                    None
+                }
+            }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unset_limits_take_the_probe_defaults() {
+        assert_eq!(
+            SpecLimits::default().to_probe_limits(),
+            qualify_probe::Limits::default()
+        );
+        let set = SpecLimits {
+            memory_bytes: Some(1 << 30),
+            cpus: Some(1.5),
+            pids: Some(64),
+            timeout: Some(Duration::from_secs(60)),
+            stall: Some(Duration::from_secs(5)),
+            progress: Some(Progress::Output),
+        }
+        .to_probe_limits();
+        assert_eq!(set.memory_bytes, Some(1 << 30));
+        assert_eq!(set.cpus, Some(1.5));
+        assert_eq!(set.pids, Some(64));
+        assert_eq!(set.timeout_seconds, 60.0);
+        assert_eq!(set.stall_seconds, 5.0);
+        assert_eq!(set.progress, Progress::Output);
+    }
+}

@@ -1,0 +1,232 @@
+//! The whole spec: [`Spec`], its loading ([`Spec::load`], [`Spec::parse`]), and the checks that
+//! span sections — every placeholder names an axis, every axis is used by a placeholder or sets
+//! a ceiling, a `production` claim has a `[target]`, the workdir exists.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::artifact::{self, Artifact, RawArtifact};
+use crate::axis::{self, Axis, AxisValue, RawAxis};
+use crate::check::{Checker, PlaceholderUse};
+use crate::claim::{Claim, ClaimLevel, RawClaim};
+use crate::error::{SpecError, from_toml};
+use crate::functional::{self, Functional, RawFunctional};
+use crate::limits::{self, RawLimits, SpecLimits};
+use crate::target::{self, RawTarget, Target};
+use crate::template::is_placeholder_name;
+use crate::waiver::{self, RawWaiver, Waiver};
+
+/// A checked `qualify.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Spec {
+    /// The spec file's path as given.
+    pub path: PathBuf,
+    /// The directory `workdir` is resolved against: the spec file's directory (absolute when
+    /// loaded from disk).
+    pub dir: PathBuf,
+    pub artifact: Artifact,
+    pub claim: Claim,
+    pub target: Option<Target>,
+    pub functional: Option<Functional>,
+    pub limits: SpecLimits,
+    /// In the order written.
+    pub axes: Vec<Axis>,
+    pub waivers: Vec<Waiver>,
+    /// The spec's text, as read (for digests).
+    #[serde(skip)]
+    pub source: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    artifact: RawArtifact,
+    claim: RawClaim,
+    target: Option<RawTarget>,
+    functional: Option<RawFunctional>,
+    limits: Option<RawLimits>,
+    #[serde(default)]
+    axis: Vec<RawAxis>,
+    #[serde(default)]
+    waiver: Vec<RawWaiver>,
+}
+
+impl Spec {
+    /// Read and check the spec at `path`. `workdir` is resolved against the file's directory
+    /// (made absolute) and must exist.
+    pub fn load(path: impl AsRef<Path>) -> Result<Spec, SpecError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        check(&text, path, &parent(&absolute), true)
+    }
+
+    /// Check spec text as if read from `path`, without touching the file system: `workdir` is
+    /// resolved lexically against `path`'s directory and need not exist.
+    pub fn parse(text: &str, path: impl AsRef<Path>) -> Result<Spec, SpecError> {
+        let path = path.as_ref();
+        check(text, path, &parent(path), false)
+    }
+
+    /// The axis called `name`.
+    pub fn axis(&self, name: &str) -> Option<&Axis> {
+        self.axes.iter().find(|a| a.name == name)
+    }
+
+    /// The axis that sets each cell's memory ceiling (kind `memory`), if any.
+    pub fn ceiling_axis(&self) -> Option<&Axis> {
+        self.axes.iter().find(|a| a.sets_memory_ceiling())
+    }
+
+    /// The probe limits of the cell whose axis values are `params`: `[limits]` (or the probe's
+    /// defaults), with the memory ceiling taken from the memory axis's value when there is one.
+    pub fn limits_for(&self, params: &BTreeMap<String, AxisValue>) -> qualify_probe::Limits {
+        let mut limits = self.limits.to_probe_limits();
+        if let Some(AxisValue::Int(bytes)) =
+            self.ceiling_axis().and_then(|axis| params.get(&axis.name))
+        {
+            limits.memory_bytes = u64::try_from(*bytes).ok();
+        }
+        limits
+    }
+}
+
+fn parent(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, SpecError> {
+    let raw: RawSpec =
+        toml::from_str(text).map_err(|e| SpecError::Invalid(vec![from_toml(&e, text, path)]))?;
+    let mut ck = Checker::new(text, path);
+
+    let level = raw.claim.level;
+    let checked = artifact::check(raw.artifact, dir, &mut ck);
+    if check_fs {
+        let workdir = &checked.artifact.workdir;
+        let problem = match std::fs::metadata(workdir) {
+            Ok(meta) if meta.is_dir() => None,
+            Ok(_) => Some("is not a directory"),
+            Err(_) => Some("does not exist"),
+        };
+        if let Some(problem) = problem {
+            ck.error_help(
+                checked.workdir_span.clone(),
+                format!("artifact.workdir `{}` {problem}", workdir.display()),
+                "workdir is relative to the directory holding the spec file",
+            );
+        }
+    }
+    let target = raw.target.map(|t| target::check(t, &mut ck));
+    let functional = raw
+        .functional
+        .map(|f| functional::check(f, &checked.artifact.workdir, &mut ck));
+    let limits = raw
+        .limits
+        .map(|l| limits::check(l, &mut ck))
+        .unwrap_or_default();
+    let declared: BTreeSet<String> = raw.axis.iter().map(|a| a.name().to_string()).collect();
+    let axes = axis::check_all(raw.axis, &mut ck);
+    let waivers = waiver::check(raw.waiver, &mut ck);
+
+    for missing in checked.uses.iter().filter(|u| !declared.contains(&u.name)) {
+        let help = missing_axis_help(missing, &declared);
+        ck.error_help(
+            missing.offset..missing.offset,
+            format!(
+                "placeholder `{{{}}}` has no axis named `{}`",
+                missing.name, missing.name
+            ),
+            help,
+        );
+    }
+    if ck.malformed_templates == 0 {
+        let used: BTreeSet<&str> = checked.uses.iter().map(|u| u.name.as_str()).collect();
+        for a in axes
+            .iter()
+            .filter(|a| !a.axis.sets_memory_ceiling() && !used.contains(a.axis.name.as_str()))
+        {
+            ck.error_help(
+                a.name_span.clone(),
+                format!(
+                    "axis `{}` is not used: no `{{{}}}` placeholder in artifact.command or artifact.env",
+                    a.axis.name, a.axis.name
+                ),
+                format!(
+                    "put {{{}}} where the command takes this value, or remove the axis (only kind = \"memory\" axes need no placeholder: they set the memory ceiling)",
+                    a.axis.name
+                ),
+            );
+        }
+    }
+    if *level.get_ref() == ClaimLevel::Production && target.is_none() {
+        ck.error_help(
+            level.span(),
+            "claim level `production` needs a [target] table: the environment the claim is about",
+            "add [target] with cores, nodes and/or memory, or claim level = \"trial\"",
+        );
+    }
+
+    let diagnostics = ck.finish();
+    if !diagnostics.is_empty() {
+        return Err(SpecError::Invalid(diagnostics));
+    }
+    Ok(Spec {
+        path: path.to_path_buf(),
+        dir: dir.to_path_buf(),
+        artifact: checked.artifact,
+        claim: Claim {
+            level: level.into_inner(),
+        },
+        target,
+        functional,
+        limits,
+        axes: axes.into_iter().map(|a| a.axis).collect(),
+        waivers,
+        source: text.to_string(),
+    })
+}
+
+fn missing_axis_help(missing: &PlaceholderUse, declared: &BTreeSet<String>) -> String {
+    let name = &missing.name;
+    if missing.after_dollar {
+        return format!(
+            "for a shell variable write ${{{{{name}}}}} (doubled braces are literal) or ${name}"
+        );
+    }
+    let near = |d: &&String| {
+        name.len() >= 3 && is_placeholder_name(d) && edit_distance(d, name) <= name.len() / 3
+    };
+    if let Some(close) = declared.iter().find(near) {
+        return format!("did you mean {{{close}}}?");
+    }
+    format!(
+        "declare an [[axis]] with name = \"{name}\", or write {{{{{name}}}}} for literal braces"
+    )
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}

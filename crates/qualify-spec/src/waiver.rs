@@ -1,0 +1,41 @@
+//! `[[waiver]]`: a target gap the user accepts by name, with the reason. Kept for the gate;
+//! this crate only checks that both fields are present and non-empty and that no gap is waived
+//! twice.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use crate::check::Checker;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Waiver {
+    /// The gap's name as the receipt lists it (e.g. `cores`).
+    pub gap: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWaiver {
+    gap: Spanned<String>,
+    reason: Spanned<String>,
+}
+
+pub(crate) fn check(raw: Vec<RawWaiver>, ck: &mut Checker<'_>) -> Vec<Waiver> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    raw.into_iter()
+        .map(|w| {
+            let gap = ck.non_empty(&w.gap, "waiver.gap");
+            let reason = ck.non_empty(&w.reason, "waiver.reason");
+            if let Some(first) = seen.get(&gap) {
+                let help = format!("first waived at {}", ck.position(*first));
+                ck.error_help(w.gap.span(), format!("gap `{gap}` is waived twice"), help);
+            } else {
+                seen.insert(gap.clone(), w.gap.span().start);
+            }
+            Waiver { gap, reason }
+        })
+        .collect()
+}
