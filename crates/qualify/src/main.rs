@@ -1,7 +1,13 @@
 //! `qualify`: the command-line front end. Thin by design: argument parsing, signal handling,
 //! output formatting and exit codes; the work lives in the library crates.
 
+mod gate_cmd;
+mod host;
+mod init_cmd;
+mod junit;
 mod probe_cmd;
+mod report;
+mod run_cmd;
 
 use std::process::ExitCode;
 
@@ -25,6 +31,12 @@ struct Cli {
 enum Command {
     /// Run one command under resource ceilings and classify how it ended.
     Probe(probe_cmd::ProbeArgs),
+    /// Qualify an artifact against the claim in a spec: probe its operating region, write a receipt.
+    Run(run_cmd::RunArgs),
+    /// Accept or refuse a claim level against a receipt.
+    Gate(gate_cmd::GateArgs),
+    /// Write a commented starter qualify.toml.
+    Init(init_cmd::InitArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +50,9 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Probe(args) => probe_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args),
+        Command::Gate(args) => gate_cmd::run(args),
+        Command::Init(args) => init_cmd::run(args),
     }
 }
 
@@ -55,4 +70,14 @@ pub fn cancel_on_signals() -> qualify_probe::CancelToken {
         }
     }
     token
+}
+
+/// Write to stdout, ignoring a closed pipe (e.g. output piped into `head`).
+pub fn print_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = out.write_all(b"\n");
+    }
 }

@@ -1,0 +1,30 @@
+//! `qualify-plan` turns axes into work and runs it: swept axes expand to the cartesian product of
+//! cells, boundary axes are searched (gallop from the low end, then bisect, then one probe to
+//! test monotonicity) for the largest passing and smallest failing value per combination of the
+//! other axes, and an executor runs the cells through a [`CellRunner`] (the probe engine in
+//! production, closures in tests) with `--jobs` parallelism that never lets CPU demands overlap,
+//! memoization, progress and cancellation.
+//!
+//! Map: [`value`] (values and cell parameters), [`axis`] (input axes and their points),
+//! [`plan`] (validation and expansion), `search` (the boundary search state machine),
+//! `schedule` (the CPU budget), [`execute`] (the executor and its record). The crate knows
+//! nothing about the TOML spec or the receipt; both are built on top of these types.
+
+pub mod axis;
+pub mod execute;
+pub mod plan;
+mod schedule;
+mod search;
+pub mod value;
+
+#[cfg(test)]
+mod tests;
+
+pub use axis::{Axis, AxisKind, Domain, SearchMode, range_sweep_points};
+pub use execute::{
+    Boundary, CellResult, CellRole, CellRunner, DemandFn, ExecuteOptions, ExecutedCell, Execution,
+    Expectation, MonotonicCheck, ProgressEvent, ProgressFn, axis_demand, passed,
+};
+pub use plan::{MAX_CELLS, Plan, PlanError, SearchSpec};
+pub use search::{DEFAULT_SEARCH_SLACK, MONOTONICITY_ASSUMPTION};
+pub use value::{Params, Value};

@@ -1,0 +1,284 @@
+//! What people see at the end of `qualify run`: the layer table, a failure map over two axes
+//! (one symbol per outcome, coloured on a terminal), the boundaries, the gap and the verdict.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::io::IsTerminal;
+use std::path::Path;
+
+use qualify_evidence as ev;
+use qualify_probe::Outcome;
+use serde_json::Value;
+
+/// One symbol per outcome, in legend order.
+const SYMBOLS: [(Outcome, char, &str); 9] = [
+    (Outcome::Ok, '.', "32"),
+    (Outcome::ExitFailure, 'x', "31"),
+    (Outcome::Crash, 'C', "31;1"),
+    (Outcome::OomKilled, 'M', "35;1"),
+    (Outcome::Deadlock, 'D', "33;1"),
+    (Outcome::Livelock, 'L', "33"),
+    (Outcome::Timeout, 'T', "34;1"),
+    (Outcome::Killed, 'K', "31"),
+    (Outcome::Interrupted, '?', "90"),
+];
+
+fn symbol(o: Outcome) -> (char, &'static str) {
+    SYMBOLS
+        .iter()
+        .find(|(x, _, _)| *x == o)
+        .map(|(_, c, col)| (*c, *col))
+        .unwrap_or(('?', "0"))
+}
+
+/// Severity for merging several cells into one map square: any failure beats ok.
+fn severity(o: Outcome) -> u8 {
+    match o {
+        Outcome::Ok => 0,
+        Outcome::Interrupted => 1,
+        _ => 2,
+    }
+}
+
+pub fn summary(
+    statement: &ev::Statement,
+    record: &ev::RunRecord,
+    verdict: &ev::GateVerdict,
+    receipt: &Path,
+) -> String {
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let paint = |code: &str, text: &str| {
+        if color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    };
+    let mut s = String::new();
+    let p = &statement.predicate;
+    let _ = writeln!(
+        s,
+        "\nqualify: {} — claim {}",
+        record.artifact.name, record.claim
+    );
+    if p.incomplete {
+        let _ = writeln!(
+            s,
+            "{}",
+            paint(
+                "33;1",
+                "INCOMPLETE: interrupted; nothing unfinished is closed"
+            )
+        );
+    }
+    let _ = writeln!(s, "\nlayers:");
+    for name in ev::LayerName::ALL {
+        let layer = p.layers.get(name);
+        let status = layer.status.as_str();
+        let code = match status {
+            "closed" => "32",
+            "failed" => "31;1",
+            "partial" => "33",
+            _ => "90",
+        };
+        let _ = writeln!(
+            s,
+            "  {:<16} {}  {}",
+            name.as_str(),
+            paint(code, &format!("{status:<8}")),
+            layer.summary
+        );
+    }
+    failure_map(&mut s, record, &paint);
+    if !p.boundaries.is_empty() {
+        let _ = writeln!(s, "\nboundaries:");
+        for b in &p.boundaries {
+            let _ = writeln!(s, "  {}", boundary_line(b));
+        }
+    }
+    if !p.gap.is_empty() {
+        let _ = writeln!(s, "\ntarget gap:");
+        for g in &p.gap {
+            let line = serde_json::to_value(g)
+                .ok()
+                .and_then(|v| v.get("detail").and_then(Value::as_str).map(str::to_string))
+                .unwrap_or_default();
+            let _ = writeln!(s, "  - {line}");
+        }
+    }
+    let _ = writeln!(s);
+    if verdict.supported {
+        let _ = writeln!(
+            s,
+            "{}",
+            paint(
+                "32;1",
+                &format!("verdict: {} claim SUPPORTED", record.claim)
+            )
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "{}",
+            paint(
+                "31;1",
+                &format!("verdict: {} claim NOT SUPPORTED", record.claim)
+            )
+        );
+        for r in &verdict.reasons {
+            let _ = writeln!(s, "  - {r}");
+        }
+    }
+    for w in &verdict.waivers {
+        let _ = writeln!(s, "  waived: {w}");
+    }
+    let _ = writeln!(s, "receipt: {}", receipt.display());
+    s
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "—".into(),
+        other => other.to_string(),
+    }
+}
+
+fn boundary_line(b: &Value) -> String {
+    let axis = b.get("axis").map(text_of).unwrap_or_default();
+    let fixed = b
+        .get("fixed")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", text_of(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    let last = b.get("last_pass").map(text_of).unwrap_or_default();
+    let first = b.get("first_fail").map(text_of).unwrap_or_default();
+    let outcome = b.get("outcome").map(text_of).unwrap_or_default();
+    let probes = b.get("probes").and_then(Value::as_u64).unwrap_or(0);
+    let mono = match b.get("monotonic").and_then(Value::as_bool) {
+        Some(true) => "monotonicity check agreed".to_string(),
+        Some(false) => {
+            let at = b
+                .get("monotonic_check")
+                .and_then(|c| c.get("value"))
+                .map(text_of)
+                .unwrap_or_default();
+            format!("NOT monotonic: the check at {axis}={at} contradicts the boundary")
+        }
+        None => "monotonicity not checked".into(),
+    };
+    let fixed = if fixed.is_empty() {
+        String::new()
+    } else {
+        format!(" [{fixed}]")
+    };
+    if b.get("first_fail").is_none_or(Value::is_null) {
+        format!("{axis}{fixed}: passed up to {last}, no failure found ({probes} probes; {mono})")
+    } else {
+        format!(
+            "{axis}{fixed}: last pass {last}, first fail {first} ({outcome}) after {probes} probes; {mono}"
+        )
+    }
+}
+
+fn sort_values(vals: &BTreeSet<String>) -> Vec<String> {
+    let mut v: Vec<String> = vals.iter().cloned().collect();
+    v.sort_by(|a, b| match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x.total_cmp(&y),
+        _ => a.cmp(b),
+    });
+    v
+}
+
+/// A compact grid over the first two axes with more than one examined value.
+fn failure_map(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str) -> String) {
+    if record.cells.is_empty() {
+        return;
+    }
+    let mut values: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for c in &record.cells {
+        for (k, v) in c.params.iter() {
+            values.entry(k.to_string()).or_default().insert(text_of(v));
+        }
+    }
+    let axes: Vec<&str> = record
+        .axes
+        .iter()
+        .map(|a| a.name.as_str())
+        .filter(|n| values.get(*n).is_some_and(|v| v.len() > 1))
+        .take(2)
+        .collect();
+    if axes.is_empty() {
+        return;
+    }
+    let (row_axis, col_axis) = match axes.as_slice() {
+        [r, c] => (*r, Some(*c)),
+        [r] => (*r, None),
+        _ => return,
+    };
+    let rows = sort_values(&values[row_axis]);
+    let cols = col_axis
+        .map(|c| sort_values(&values[c]))
+        .unwrap_or_else(|| vec![String::new()]);
+    let mut grid: BTreeMap<(String, String), Outcome> = BTreeMap::new();
+    for c in &record.cells {
+        let Some(r) = c.params.get(row_axis).map(text_of) else {
+            continue;
+        };
+        let col = col_axis
+            .and_then(|a| c.params.get(a).map(text_of))
+            .unwrap_or_default();
+        let o = c.result.outcome;
+        grid.entry((r, col))
+            .and_modify(|e| {
+                if severity(o) > severity(*e) {
+                    *e = o;
+                }
+            })
+            .or_insert(o);
+    }
+    let width = cols.iter().map(String::len).max().unwrap_or(1).max(1);
+    let label = rows
+        .iter()
+        .map(String::len)
+        .max()
+        .unwrap_or(1)
+        .max(row_axis.len());
+    let _ = writeln!(
+        s,
+        "\nfailure map ({row_axis} ↓{}):",
+        col_axis.map(|c| format!(", {c} →")).unwrap_or_default()
+    );
+    if col_axis.is_some() {
+        let header: Vec<String> = cols.iter().map(|c| format!("{c:>width$}")).collect();
+        let _ = writeln!(s, "  {:>label$}  {}", "", header.join(" "));
+    }
+    let mut seen = BTreeSet::new();
+    for r in &rows {
+        let mut line = format!("  {r:>label$}  ");
+        for c in &cols {
+            match grid.get(&(r.clone(), c.clone())) {
+                Some(o) => {
+                    let (ch, code) = symbol(*o);
+                    seen.insert(o.as_str());
+                    let cell = format!("{ch:>width$}");
+                    line.push_str(&paint(code, &cell));
+                }
+                None => line.push_str(&format!("{:>width$}", "·")),
+            }
+            line.push(' ');
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+    }
+    let legend: Vec<String> = SYMBOLS
+        .iter()
+        .filter(|(o, _, _)| seen.contains(o.as_str()))
+        .map(|(o, c, _)| format!("{c} {}", o.as_str()))
+        .collect();
+    let _ = writeln!(s, "  legend: {}  · not examined", legend.join("  "));
+}

@@ -1,0 +1,566 @@
+//! `qualify run [SPEC]`: the main job. Load and check the spec, build, run the functional
+//! command, expand and execute the plan (sweeps and boundary searches) through the probe engine,
+//! write the layered receipt, print the layer table, failure map, boundaries and verdict.
+//!
+//! Exit status: 0 the receipt supports the spec's claim, 1 it does not, 2 spec or setup error,
+//! 130 interrupted (a receipt marked incomplete is still written).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use qualify_evidence as ev;
+use qualify_plan as plan;
+use qualify_probe::{BackendChoice, CancelToken, Outcome, ProbeError, ProbeResult, ProbeSpec};
+use qualify_spec::{AxisValue, Domain, Number, Scale, Search, Spec};
+
+use crate::{EXIT_USAGE, junit, report};
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The spec to run.
+    #[arg(default_value = "qualify.toml")]
+    spec: PathBuf,
+    /// Where to write the receipt (default .qualify/receipts/<UTC time>-<digest>.json).
+    #[arg(long, value_name = "PATH")]
+    receipt: Option<PathBuf>,
+    /// Run up to N cells side by side, never letting their CPU demands overlap.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    jobs: u64,
+    /// Probe the operating region even when the functional command failed.
+    #[arg(long)]
+    keep_going: bool,
+    /// Enforcement backend for every probe: auto, cgroup2, cgroup1, rlimit.
+    #[arg(long, value_name = "BACKEND", default_value = "auto")]
+    backend: BackendChoice,
+    /// Print the receipt (JSON) on stdout instead of the summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A probe that could not start at all (command not found, backend missing): stops the run.
+type SetupFailure = Mutex<Option<ProbeError>>;
+
+pub fn run(args: RunArgs) -> ExitCode {
+    let cancel = crate::cancel_on_signals();
+    let spec = match Spec::load(&args.spec) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match execute(&spec, &args, &cancel) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("qualify: error: {msg}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode, String> {
+    let started = SystemTime::now();
+    let workdir = spec.artifact.workdir.clone();
+    let base = |argv: Vec<String>| ProbeSpec {
+        argv: argv.into_iter().map(Into::into).collect(),
+        workdir: Some(workdir.clone()),
+        env: Vec::new(),
+        limits: spec.limits.to_probe_limits(),
+        backend: args.backend,
+    };
+    let say = |msg: &str| {
+        if !args.json {
+            eprintln!("{msg}");
+        }
+    };
+
+    // Build once, as a probe under the spec's limits.
+    if let Some(build) = &spec.artifact.build {
+        say(&format!("building: {build}"));
+        let r = probe_or_setup_error(&base(build.argv()), cancel)?;
+        if r.outcome == Outcome::Interrupted {
+            return Ok(ExitCode::from(130));
+        }
+        if r.outcome != Outcome::Ok {
+            return Err(format!(
+                "the build command `{build}` failed ({}: {}); fix the build first\n{}",
+                r.outcome,
+                r.detail,
+                last_lines(&r.stderr_tail, 10)
+            ));
+        }
+    }
+
+    // Functional first.
+    let functional = match &spec.functional {
+        None => ev::FunctionalRun::NotDeclared,
+        Some(f) => {
+            say(&format!("functional: {}", f.command));
+            let result = probe_or_setup_error(&base(f.command.argv()), cancel)?;
+            let junit = match &f.junit {
+                Some(path) if result.outcome != Outcome::Interrupted => Some(junit::read(path)?),
+                _ => None,
+            };
+            ev::FunctionalRun::Ran(Box::new(ev::FunctionalRecord {
+                command: f.command.to_string(),
+                result,
+                junit,
+            }))
+        }
+    };
+    let functional_ok = match &functional {
+        ev::FunctionalRun::Ran(rec) => {
+            rec.result.outcome == Outcome::Ok
+                && rec.junit.is_none_or(|j| j.failures == 0 && j.errors == 0)
+        }
+        _ => true,
+    };
+    let interrupted_early = match &functional {
+        ev::FunctionalRun::Ran(rec) => rec.result.outcome == Outcome::Interrupted,
+        _ => false,
+    };
+
+    // The plan.
+    let axes: Vec<plan::Axis> = spec.axes.iter().map(plan_axis).collect();
+    let the_plan = plan::Plan::new(axes).map_err(|e| format!("{}: {e}", spec.path.display()))?;
+    let planned = the_plan.estimated_cells();
+    let mut execution = None;
+    let setup_failure: SetupFailure = Mutex::new(None);
+    if interrupted_early || cancel.load(Ordering::Relaxed) {
+        say("interrupted before the operating region was probed");
+    } else if !functional_ok && !args.keep_going {
+        say("functional layer failed: no operational probing (pass --keep-going to probe anyway)");
+    } else {
+        execution = Some(run_plan(
+            spec,
+            args,
+            &the_plan,
+            planned,
+            cancel,
+            &setup_failure,
+        ));
+    }
+    if let Ok(mut slot) = setup_failure.lock()
+        && let Some(e) = slot.take()
+    {
+        return Err(format!("a cell could not be probed: {e}"));
+    }
+
+    // The record and the receipt.
+    let cancelled = cancel.load(Ordering::Relaxed);
+    let functional = match functional {
+        ev::FunctionalRun::NotDeclared => ev::FunctionalRun::NotDeclared,
+        other if execution.is_none() && !functional_ok && !args.keep_going => other,
+        other => other,
+    };
+    let cells: Vec<ev::Cell> = execution
+        .as_ref()
+        .map(|x| {
+            x.cells
+                .iter()
+                .map(|c| {
+                    ev::Cell::new(
+                        evidence_params(&c.params),
+                        c.result.clone(),
+                        c.role.is_boundary_probe(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let boundaries: Vec<serde_json::Value> = execution
+        .as_ref()
+        .map(|x| {
+            x.boundaries
+                .iter()
+                .filter_map(|b| serde_json::to_value(b).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let incomplete = cancelled
+        || interrupted_early
+        || execution
+            .as_ref()
+            .is_some_and(|x| !x.complete || x.cancelled);
+    let backend = cells
+        .first()
+        .map(|c| c.result.enforcement.backend.clone())
+        .or_else(|| match &functional {
+            ev::FunctionalRun::Ran(r) => Some(r.result.enforcement.backend.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "none".into());
+    let record = ev::RunRecord {
+        qualify_version: env!("CARGO_PKG_VERSION").to_string(),
+        artifact: ev::ArtifactRecord {
+            name: spec.artifact.name.clone(),
+            executable: artifact_executable(spec),
+        },
+        spec: ev::FileDigest {
+            path: spec.path.display().to_string(),
+            sha256: ev::sha256_hex(spec.source.as_bytes()),
+        },
+        claim: claim_level(spec.claim.level),
+        target: spec
+            .target
+            .as_ref()
+            .map(|t| ev::Target {
+                cores: t.cores,
+                nodes: t.nodes,
+                memory_bytes: t.memory_bytes,
+                ..ev::Target::default()
+            })
+            .unwrap_or_default(),
+        machine: crate::host::machine(backend),
+        axes: spec.axes.iter().map(axis_decl).collect(),
+        material: Vec::new(),
+        waivers: spec
+            .waivers
+            .iter()
+            .map(|w| ev::Waiver {
+                gap: w.gap.clone(),
+                reason: w.reason.clone(),
+            })
+            .collect(),
+        functional,
+        keep_going: args.keep_going,
+        cells,
+        planned_cells: Some(planned),
+        boundaries,
+        incomplete,
+        started,
+        finished: SystemTime::now(),
+    };
+    let statement = ev::build(&record);
+    let text = statement
+        .to_json()
+        .map_err(|e| format!("cannot encode the receipt: {e}"))?;
+    let path = match &args.receipt {
+        Some(p) => p.clone(),
+        None => {
+            Path::new(".qualify/receipts").join(ev::default_file_name(SystemTime::now(), &text))
+        }
+    };
+    write_receipt(&path, &text)?;
+    let verdict = ev::evaluate(&statement, record.claim);
+
+    if args.json {
+        crate::print_stdout(&text);
+    } else {
+        crate::print_stdout(&report::summary(&statement, &record, &verdict, &path));
+    }
+    Ok(if incomplete {
+        ExitCode::from(130)
+    } else if verdict.supported {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn probe_or_setup_error(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, String> {
+    qualify_probe::probe(spec, cancel).map_err(|e| e.to_string())
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| format!("  | {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn write_receipt(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    // Write then rename: an interrupted write never leaves half a receipt.
+    let tmp = path.with_extension("json.partial");
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn run_plan(
+    spec: &Spec,
+    args: &RunArgs,
+    the_plan: &plan::Plan,
+    planned: usize,
+    cancel: &CancelToken,
+    setup_failure: &SetupFailure,
+) -> plan::Execution {
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(planned as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  {wide_msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let runner = |params: &plan::Params| -> ProbeResult {
+        let map = spec_params(params);
+        let probe_spec = ProbeSpec {
+            argv: spec
+                .artifact
+                .argv(&map)
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+            workdir: Some(spec.artifact.workdir.clone()),
+            env: spec
+                .artifact
+                .env(&map)
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+            limits: spec.limits_for(&map),
+            backend: args.backend,
+        };
+        match qualify_probe::probe(&probe_spec, cancel) {
+            Ok(r) => r,
+            Err(e) => {
+                if let Ok(mut slot) = setup_failure.lock()
+                    && slot.is_none()
+                {
+                    *slot = Some(e);
+                }
+                cancel.store(true, Ordering::SeqCst);
+                interrupted_result(&probe_spec)
+            }
+        }
+    };
+    let cores = crate::host::allowed_cores();
+    let concurrency_axis = spec
+        .axes
+        .iter()
+        .find(|a| a.kind == qualify_spec::AxisKind::Concurrency)
+        .map(|a| a.name.clone());
+    let cpus = spec.limits.cpus;
+    let demand = move |p: &plan::Params| -> usize {
+        let from_axis = concurrency_axis
+            .as_ref()
+            .map(|a| plan::axis_demand(a.clone())(p))
+            .unwrap_or(1);
+        let from_ceiling = cpus.map(|c| c.ceil() as usize).unwrap_or(from_axis);
+        from_axis.min(from_ceiling).max(1)
+    };
+    let started = Instant::now();
+    let progress_bar = bar.clone();
+    let opts = plan::ExecuteOptions::new()
+        .jobs(args.jobs as usize)
+        .cores(cores)
+        .demand(demand)
+        .cancel(cancel.clone())
+        .on_progress(move |ev| match ev {
+            plan::ProgressEvent::Started {
+                params,
+                total_estimate,
+                ..
+            } => {
+                progress_bar.set_length(*total_estimate as u64);
+                progress_bar.set_message(format!("running {params}"));
+            }
+            plan::ProgressEvent::Finished {
+                params,
+                result,
+                finished,
+                total_estimate,
+                ..
+            } => {
+                progress_bar.set_length(*total_estimate as u64);
+                progress_bar.set_position(*finished as u64);
+                if result.outcome != Outcome::Ok {
+                    progress_bar.println(format!(
+                        "  {params}: {} — {}",
+                        result.outcome, result.detail
+                    ));
+                }
+            }
+        });
+    let execution = the_plan.execute(&runner, &opts);
+    bar.finish_and_clear();
+    if !args.json {
+        eprintln!(
+            "probed {} cell(s) in {:.1}s",
+            execution.cells.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    execution
+}
+
+/// The result recorded for a cell that could not start because the run is stopping.
+fn interrupted_result(spec: &ProbeSpec) -> ProbeResult {
+    ProbeResult {
+        outcome: Outcome::Interrupted,
+        exit_code: None,
+        signal: None,
+        timeout_kind: None,
+        detail: "not probed: the run was stopping".into(),
+        flags: Vec::new(),
+        wall_seconds: 0.0,
+        user_seconds: 0.0,
+        system_seconds: 0.0,
+        peak_memory_bytes: None,
+        enforcement: qualify_probe::Enforcement {
+            backend: spec.backend.to_string(),
+            memory: qualify_probe::Strength::None,
+            cpus: qualify_probe::Strength::None,
+            pids: qualify_probe::Strength::None,
+            tree: "none".into(),
+            notes: Vec::new(),
+        },
+        limits: spec.limits.clone(),
+        evidence: serde_json::Value::Null,
+        stdout_tail: String::new(),
+        stderr_tail: String::new(),
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        stdout_sha256: String::new(),
+        runs: None,
+        distinct_outputs: None,
+    }
+}
+
+fn claim_level(l: qualify_spec::ClaimLevel) -> ev::ClaimLevel {
+    match l {
+        qualify_spec::ClaimLevel::Functional => ev::ClaimLevel::Functional,
+        qualify_spec::ClaimLevel::Trial => ev::ClaimLevel::Trial,
+        qualify_spec::ClaimLevel::Production => ev::ClaimLevel::Production,
+    }
+}
+
+fn plan_kind(k: qualify_spec::AxisKind) -> plan::AxisKind {
+    match k {
+        qualify_spec::AxisKind::Workload => plan::AxisKind::Workload,
+        qualify_spec::AxisKind::Concurrency => plan::AxisKind::Concurrency,
+        qualify_spec::AxisKind::Memory => plan::AxisKind::Memory,
+        qualify_spec::AxisKind::Topology => plan::AxisKind::Topology,
+        qualify_spec::AxisKind::Custom => plan::AxisKind::Custom,
+    }
+}
+
+fn evidence_kind(k: qualify_spec::AxisKind) -> ev::AxisKind {
+    match k {
+        qualify_spec::AxisKind::Workload => ev::AxisKind::Workload,
+        qualify_spec::AxisKind::Concurrency => ev::AxisKind::Concurrency,
+        qualify_spec::AxisKind::Memory => ev::AxisKind::Memory,
+        qualify_spec::AxisKind::Topology => ev::AxisKind::Topology,
+        qualify_spec::AxisKind::Custom => ev::AxisKind::Custom,
+    }
+}
+
+fn plan_value(v: &AxisValue) -> plan::Value {
+    match v {
+        AxisValue::Int(i) => plan::Value::Int(*i),
+        AxisValue::Float(f) => plan::Value::Float(*f),
+        AxisValue::Str(s) => plan::Value::Text(s.clone()),
+    }
+}
+
+fn spec_value(v: &plan::Value) -> AxisValue {
+    match v {
+        plan::Value::Int(i) => AxisValue::Int(*i),
+        plan::Value::Float(f) => AxisValue::Float(*f),
+        plan::Value::Text(s) => AxisValue::Str(s.clone()),
+    }
+}
+
+fn json_value(v: &AxisValue) -> serde_json::Value {
+    match v {
+        AxisValue::Int(i) => serde_json::json!(i),
+        AxisValue::Float(f) => serde_json::json!(f),
+        AxisValue::Str(s) => serde_json::json!(s),
+    }
+}
+
+fn spec_params(p: &plan::Params) -> BTreeMap<String, AxisValue> {
+    p.iter()
+        .map(|(k, v)| (k.to_string(), spec_value(v)))
+        .collect()
+}
+
+fn evidence_params(p: &plan::Params) -> ev::Params {
+    let mut out = ev::Params::new();
+    for (k, v) in p.iter() {
+        out.insert(k, json_value(&spec_value(v)));
+    }
+    out
+}
+
+/// A spec axis as the planner sees it. A unit-step integer range searched for a boundary is
+/// bisected over integers; every other range is the spec's lattice of points.
+fn plan_axis(a: &qualify_spec::Axis) -> plan::Axis {
+    let domain = match &a.domain {
+        Domain::Values(vals) => plan::Domain::Values(vals.iter().map(plan_value).collect()),
+        Domain::Range(r) => match (r.lo, r.hi, r.step, r.scale, a.search) {
+            (
+                Number::Int(lo),
+                Number::Int(hi),
+                Number::Int(1),
+                Scale::Linear,
+                Some(Search::Boundary),
+            ) => plan::Domain::Range { lo, hi },
+            _ => plan::Domain::Values(a.points().iter().map(plan_value).collect()),
+        },
+    };
+    let axis = plan::Axis::new(a.name.clone(), plan_kind(a.kind), domain);
+    if a.search == Some(Search::Boundary) {
+        axis.boundary()
+    } else {
+        axis
+    }
+}
+
+fn axis_decl(a: &qualify_spec::Axis) -> ev::AxisDecl {
+    let domain = match &a.domain {
+        Domain::Values(vals) => ev::AxisDomain::Values(vals.iter().map(json_value).collect()),
+        Domain::Range(r) => ev::AxisDomain::Range {
+            min: json_value(&AxisValue::from(r.lo)),
+            max: json_value(&AxisValue::from(r.hi)),
+        },
+    };
+    ev::AxisDecl {
+        name: a.name.clone(),
+        kind: evidence_kind(a.kind),
+        domain,
+    }
+}
+
+/// The artifact's executable, where one can be found: the first word of the command (an array's
+/// first element), resolved against the workdir or PATH.
+fn artifact_executable(spec: &Spec) -> Option<ev::FileDigest> {
+    let first = match &spec.artifact.command {
+        qualify_spec::CommandLine::Argv(v) => v.first()?.clone(),
+        qualify_spec::CommandLine::Shell(s) => s.split_whitespace().next()?.to_string(),
+    };
+    if first.contains('{') {
+        return None;
+    }
+    let path = if first.contains('/') {
+        spec.artifact.workdir.join(&first)
+    } else {
+        let paths = std::env::var_os("PATH")?;
+        std::env::split_paths(&paths)
+            .map(|d| d.join(&first))
+            .find(|p| p.is_file())?
+    };
+    let bytes = std::fs::read(&path).ok()?;
+    Some(ev::FileDigest {
+        path: path.display().to_string(),
+        sha256: ev::sha256_hex(&bytes),
+    })
+}
