@@ -42,12 +42,7 @@ pub struct ProbeArgs {
     #[arg(long)]
     json: bool,
     /// The command to probe, after `--`.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<OsString>,
 }
 

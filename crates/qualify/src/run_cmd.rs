@@ -551,7 +551,7 @@ fn artifact_executable(spec: &Spec) -> Option<ev::FileDigest> {
         return None;
     }
     let path = if first.contains('/') {
-        spec.artifact.workdir.join(&first)
+        spec.artifact.workdir.join(first.trim_start_matches("./"))
     } else {
         let paths = std::env::var_os("PATH")?;
         std::env::split_paths(&paths)

@@ -1,0 +1,492 @@
+//! Helpers for the `qualify probe` integration tests: the corpus compiled once per test binary,
+//! running the real binary with `--json`, backend detection, and checks that nothing (processes,
+//! cgroups) outlives a probe.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const QUALIFY: &str = env!("CARGO_BIN_EXE_qualify");
+
+/// The corpus sources in the repository.
+pub fn corpus_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus")
+}
+
+/// The directory with the compiled corpus (every `corpus/*.c` built once per test binary).
+pub fn corpus_bin() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus");
+        std::fs::create_dir_all(&out).expect("create corpus output dir");
+        let mut sources: Vec<PathBuf> = std::fs::read_dir(corpus_src())
+            .expect("read corpus/")
+            .map(|e| e.expect("corpus entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "c"))
+            .collect();
+        sources.sort();
+        assert!(!sources.is_empty(), "no C programs in corpus/");
+        for src in sources {
+            let name = src.file_stem().unwrap().to_string_lossy().into_owned();
+            // Build under a temporary name and rename, so a concurrent test binary never runs a
+            // half-written executable.
+            let tmp = out.join(format!(".{name}.{}", std::process::id()));
+            let status = Command::new("cc")
+                .args(["-O1", "-pthread", "-o"])
+                .arg(&tmp)
+                .arg(&src)
+                .status()
+                .unwrap_or_else(|e| panic!("cannot run cc for {}: {e}", src.display()));
+            assert!(status.success(), "cc failed for {}", src.display());
+            std::fs::rename(&tmp, out.join(&name)).expect("rename compiled program");
+        }
+        out
+    })
+}
+
+/// Path of a compiled corpus C program.
+pub fn bin(name: &str) -> String {
+    let p = corpus_bin().join(name);
+    assert!(p.exists(), "corpus program {name} missing");
+    p.to_string_lossy().into_owned()
+}
+
+/// Path of a corpus Python script (run it with `python3`).
+pub fn py(name: &str) -> String {
+    corpus_src().join(name).to_string_lossy().into_owned()
+}
+
+/// A scratch path for this test run (pid files and the like).
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scratch");
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir.join(format!("{name}.{}", std::process::id()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serialisation of tests that must not disturb each other.
+
+/// Held by tests that burn CPU (spinners, oversubscription, throttling, floods), so that on a
+/// small machine they do not distort each other's verdicts.
+pub fn cpu_heavy() -> MutexGuard<'static, ()> {
+    static CPU: Mutex<()> = Mutex::new(());
+    CPU.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Every probe holds this for reading; the leftover-cgroup check holds it for writing, so it
+/// looks at the hierarchy only while no probe of this test binary is running.
+static PROBES: RwLock<()> = RwLock::new(());
+
+pub fn probe_guard() -> RwLockReadGuard<'static, ()> {
+    baseline_cgroups();
+    PROBES.read().unwrap_or_else(|e| e.into_inner())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running the binary.
+
+/// One finished `qualify` invocation.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    /// The parsed JSON result (`Value::Null` when stdout was not JSON).
+    pub json: Value,
+    /// Wall time as seen by the test, including qualify's own start-up and teardown.
+    pub elapsed: Duration,
+}
+
+impl Run {
+    pub fn outcome(&self) -> &str {
+        self.json["outcome"].as_str().unwrap_or("<none>")
+    }
+    pub fn flags(&self) -> Vec<String> {
+        self.json["flags"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|f| f.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.flags().iter().any(|f| f == flag)
+    }
+    pub fn str_field(&self, field: &str) -> Option<&str> {
+        self.json[field].as_str()
+    }
+    pub fn f64_field(&self, field: &str) -> f64 {
+        self.json[field]
+            .as_f64()
+            .unwrap_or_else(|| panic!("field {field} missing or not a number\n{self}"))
+    }
+    pub fn u64_field(&self, field: &str) -> u64 {
+        self.json[field]
+            .as_u64()
+            .unwrap_or_else(|| panic!("field {field} missing or not an integer\n{self}"))
+    }
+    pub fn wall(&self) -> f64 {
+        self.f64_field("wall_seconds")
+    }
+    pub fn enforcement(&self, what: &str) -> &str {
+        self.json["enforcement"][what].as_str().unwrap_or("<none>")
+    }
+    /// The evidence object as lower-case text, for loose "mentions" checks.
+    pub fn evidence_text(&self) -> String {
+        self.json["evidence"].to_string().to_lowercase()
+    }
+
+    /// Assert the outcome, with the whole result in the failure message.
+    #[track_caller]
+    pub fn expect_outcome(&self, outcome: &str) -> &Self {
+        assert_eq!(self.outcome(), outcome, "unexpected outcome\n{self}");
+        self
+    }
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "unexpected exit status of qualify\n{self}");
+        self
+    }
+    #[track_caller]
+    pub fn expect_flag(&self, flag: &str) -> &Self {
+        assert!(self.has_flag(flag), "flag {flag} missing\n{self}");
+        self
+    }
+    #[track_caller]
+    pub fn expect_no_flag(&self, flag: &str) -> &Self {
+        assert!(!self.has_flag(flag), "unexpected flag {flag}\n{self}");
+        self
+    }
+    #[track_caller]
+    pub fn expect_backend(&self, backend: &str) -> &Self {
+        assert_eq!(
+            self.enforcement("backend"),
+            backend,
+            "ran on another backend than requested\n{self}"
+        );
+        self
+    }
+}
+
+impl fmt::Display for Run {
+    /// The result for a failure message, with the output tails shortened.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut shown = self.json.clone();
+        for tail in ["stdout_tail", "stderr_tail"] {
+            let short = shown[tail].as_str().filter(|s| s.len() > 600).map(|s| {
+                let cut = s.char_indices().nth_back(600).map_or(0, |(i, _)| i);
+                format!("…{}", &s[cut..])
+            });
+            if let Some(short) = short {
+                shown[tail] = Value::String(short);
+            }
+        }
+        if let Some(runs) = shown.get_mut("runs").and_then(Value::as_array_mut) {
+            for r in runs {
+                r["stdout_tail"] = Value::String("…".into());
+                r["stderr_tail"] = Value::String("…".into());
+                r["evidence"] = Value::String("…".into());
+            }
+        }
+        let pretty = serde_json::to_string_pretty(&shown).unwrap_or_default();
+        let stdout = if self.json.is_null() {
+            self.stdout.as_str()
+        } else {
+            "<json above>"
+        };
+        write!(
+            f,
+            "qualify exit status: {}  (elapsed {:.2}s)\n--- result ---\n{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code,
+            self.elapsed.as_secs_f64(),
+            pretty,
+            stdout,
+            self.stderr.trim_end()
+        )
+    }
+}
+
+/// Run `qualify <args>` to completion (no JSON parsing expectations).
+pub fn qualify(args: &[&str]) -> Run {
+    let _probing = probe_guard();
+    let start = Instant::now();
+    let child = Command::new(QUALIFY)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run qualify");
+    record_qualify_pid(child.id());
+    let out = child.wait_with_output().expect("wait for qualify");
+    let elapsed = start.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    record_evidence_cgroups(&json);
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout,
+        stderr,
+        json,
+        elapsed,
+    }
+}
+
+/// `qualify probe --backend B --json <opts> -- <cmd>`; panics unless the output is one JSON
+/// object.
+pub fn probe(backend: &str, opts: &[&str], cmd: &[&str]) -> Run {
+    let mut args = vec!["probe", "--backend", backend, "--json"];
+    args.extend_from_slice(opts);
+    args.push("--");
+    args.extend_from_slice(cmd);
+    let run = qualify(&args);
+    assert!(
+        run.json.is_object(),
+        "`qualify {}` did not print a JSON object\n{run}",
+        args.join(" ")
+    );
+    run
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backends.
+
+/// Whether `--backend NAME` works on this host: a probe of `true` that exits 2 means the host
+/// lacks it. Decided once per backend and test binary.
+pub fn backend_available(name: &str) -> bool {
+    static CACHE: Mutex<Vec<(String, bool)>> = Mutex::new(Vec::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, ok)) = cache.iter().find(|(n, _)| n == name) {
+        return *ok;
+    }
+    let run = qualify(&["probe", "--backend", name, "--json", "--", "true"]);
+    let ok = run.code != 2;
+    if !ok {
+        eprintln!(
+            "backend {name} unavailable here: {}",
+            run.stderr.lines().next().unwrap_or("")
+        );
+    }
+    cache.push((name.to_owned(), ok));
+    ok
+}
+
+/// Whether a backend is one of the cgroup ones.
+pub fn is_cgroup(backend: &str) -> bool {
+    backend.starts_with("cgroup")
+}
+
+/// The strength a memory/pids ceiling must be enforced with on this backend.
+pub fn expected_memory_strength(backend: &str) -> &'static str {
+    if is_cgroup(backend) {
+        "kernel"
+    } else {
+        "watchdog"
+    }
+}
+
+/// Define one `#[test]` per backend for each listed rule function `fn rule(backend: &str)`:
+/// `rule::rlimit` always runs, `rule::cgroup1` / `rule::cgroup2` run where the host has them and
+/// otherwise print "skipping: backend X unavailable" and pass.
+macro_rules! on_every_backend {
+    ($($rule:ident),* $(,)?) => {$(
+        mod $rule {
+            #[test]
+            fn rlimit() {
+                super::$rule("rlimit");
+            }
+            #[test]
+            fn cgroup1() {
+                if crate::common::backend_available("cgroup1") {
+                    super::$rule("cgroup1");
+                } else {
+                    println!("skipping: backend cgroup1 unavailable");
+                }
+            }
+            #[test]
+            fn cgroup2() {
+                if crate::common::backend_available("cgroup2") {
+                    super::$rule("cgroup2");
+                } else {
+                    println!("skipping: backend cgroup2 unavailable");
+                }
+            }
+        }
+    )*};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes and cgroups that must not outlive a probe.
+
+/// Whether a process is gone (no /proc entry, or only a zombie/dead entry), waiting up to
+/// `grace` for it to be reaped.
+pub fn process_gone(pid: u32, grace: Duration) -> bool {
+    let deadline = Instant::now() + grace;
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
+            });
+        match state.as_deref() {
+            None | Some("Z") | Some("X") => return true,
+            Some(_) if Instant::now() >= deadline => return false,
+            Some(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// Every (transitive) descendant of `pid`: (pid, comm).
+pub fn descendants(pid: u32) -> Vec<(u32, String)> {
+    let mut parent_of = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+                continue;
+            };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                continue;
+            };
+            let comm = stat[open + 1..close].to_owned();
+            let ppid = stat[close + 1..]
+                .split_whitespace()
+                .nth(1)
+                .and_then(|s| s.parse::<u32>().ok())
+                .unwrap_or(0);
+            parent_of.push((p, ppid, comm));
+        }
+    }
+    let mut found = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        for (p, ppid, comm) in &parent_of {
+            if *ppid == parent {
+                found.push((*p, comm.clone()));
+                frontier.push(*p);
+            }
+        }
+    }
+    found
+}
+
+/// Directories named `qualify-*` anywhere under /sys/fs/cgroup/*.
+pub fn qualify_cgroups() -> BTreeSet<PathBuf> {
+    fn walk(dir: &Path, depth: usize, found: &mut BTreeSet<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            if !ft.is_dir() {
+                continue;
+            }
+            let path = e.path();
+            if e.file_name().to_string_lossy().starts_with("qualify-") {
+                found.insert(path.clone());
+            }
+            if depth < 8 {
+                walk(&path, depth + 1, found);
+            }
+        }
+    }
+    let mut found = BTreeSet::new();
+    walk(Path::new("/sys/fs/cgroup"), 0, &mut found);
+    found
+}
+
+/// Pids of every qualify process this test binary started, and every cgroup path their results
+/// named in `evidence`: together they tell our cgroups from those of other qualify runs that may
+/// share the machine (other test binaries, other people).
+static OUR_PIDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+static OUR_CGROUPS: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// Remember a qualify process started by this test binary.
+pub fn record_qualify_pid(pid: u32) {
+    OUR_PIDS.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+}
+
+/// Remember every cgroup path mentioned anywhere in a result's `evidence`.
+pub fn record_evidence_cgroups(result: &Value) {
+    fn walk(v: &Value, found: &mut BTreeSet<PathBuf>) {
+        match v {
+            Value::String(s) if s.starts_with("/sys/fs/cgroup/") => {
+                found.insert(PathBuf::from(s));
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, found)),
+            Value::Object(o) => o.values().for_each(|x| walk(x, found)),
+            _ => {}
+        }
+    }
+    let mut ours = OUR_CGROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    walk(&result["evidence"], &mut ours);
+    if let Some(runs) = result["runs"].as_array() {
+        for r in runs {
+            walk(&r["evidence"], &mut ours);
+        }
+    }
+}
+
+/// Whether a `qualify-*` cgroup belongs to this test binary: its name carries the pid of one of
+/// our qualify processes (e.g. `qualify-4242-0`), or one of our results named it.
+fn is_ours(path: &Path) -> bool {
+    if OUR_CGROUPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(path)
+    {
+        return true;
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let pids = OUR_PIDS.lock().unwrap_or_else(|e| e.into_inner());
+    name.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|t| t.parse::<u32>().ok())
+        .any(|n| pids.contains(&n))
+}
+
+/// The `qualify-*` cgroups that existed before this test binary probed anything (left by
+/// others; not ours to judge).
+fn baseline_cgroups() -> &'static BTreeSet<PathBuf> {
+    static BASELINE: OnceLock<BTreeSet<PathBuf>> = OnceLock::new();
+    BASELINE.get_or_init(qualify_cgroups)
+}
+
+/// Assert that no cgroup made by this test binary's qualify runs is left (a `qualify-*` directory
+/// carrying one of their pids, or any cgroup a result named in its evidence). Waits until no
+/// probe of this binary is running, and gives teardown a few seconds.
+#[track_caller]
+pub fn assert_no_leftover_cgroups() {
+    let baseline = baseline_cgroups();
+    let _quiet = PROBES.write().unwrap_or_else(|e| e.into_inner());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut left: BTreeSet<PathBuf> = qualify_cgroups()
+            .into_iter()
+            .filter(|p| !baseline.contains(p) && is_ours(p))
+            .collect();
+        let named = OUR_CGROUPS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        left.extend(named.into_iter().filter(|p| p.exists()));
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() >= deadline {
+            panic!("cgroups left behind after the probe: {left:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
