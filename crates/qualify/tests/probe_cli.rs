@@ -10,6 +10,7 @@
 mod common;
 
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -885,4 +886,47 @@ fn usage_forced_backend_unavailable() {
     if !checked {
         println!("skipping: every cgroup backend is available on this host");
     }
+}
+
+/// Without writable cgroups (an ordinary user on this host), `auto` falls back to rlimit with one
+/// warning line, and the result says so.
+#[test]
+fn auto_falls_back_to_rlimit_with_a_one_line_warning_without_writable_cgroups() {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !root || !setpriv.exists() {
+        eprintln!("skipping: needs root and setpriv to run qualify as an ordinary user");
+        return;
+    }
+    let out = Command::new(setpriv)
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .args([
+            common::QUALIFY,
+            "probe",
+            "--json",
+            "--memory",
+            "64M",
+            "--",
+            "true",
+        ])
+        .output()
+        .expect("run qualify as nobody");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("Permission denied") && out.stdout.is_empty() {
+        eprintln!("skipping: the test binary is not reachable by an ordinary user: {stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "exactly one warning line expected: {stderr}"
+    );
+    assert!(warnings[0].contains("rlimit"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON result");
+    assert_eq!(v["enforcement"]["backend"], "rlimit");
+    assert_eq!(v["enforcement"]["memory"], "watchdog");
+    assert!(v["evidence"]["backend_fallback"].is_string());
 }
