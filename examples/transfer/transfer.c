@@ -1,6 +1,7 @@
 /* transfer: T workers move money around a ring of T accounts. Worker i locks its own account,
  * then its neighbour's (i+1 mod T) — the textbook lock-order bug. One worker never contends;
- * from two workers on, every worker can hold its own lock while waiting for its neighbour's.
+ * from two workers on, every worker holds its own lock while waiting for its neighbour's (a
+ * start barrier in the first round makes the circular wait certain rather than likely).
  * Usage: transfer --threads T --rounds R    prints the (conserved) total balance
  *        transfer --check                    single-threaded self-test (the functional check) */
 #include <pthread.h>
@@ -12,11 +13,13 @@
 typedef struct { pthread_mutex_t lock; long balance; } account_t;
 static account_t *accounts;
 static int nthreads, rounds;
+static pthread_barrier_t start_line; /* every worker holds its own lock before the first transfer */
 
 static void *worker(void *arg) {
     int me = (int)(long)arg, next = (me + 1) % nthreads;
     for (int r = 0; r < rounds; r++) {
         pthread_mutex_lock(&accounts[me].lock);
+        if (r == 0) pthread_barrier_wait(&start_line);
         usleep(1000); /* "validate the transfer" while holding the first lock */
         pthread_mutex_lock(&accounts[next].lock);
         accounts[me].balance -= 1;
@@ -37,6 +40,7 @@ static long run(int threads, int r) {
         return 100;
     }
     pthread_t t[256];
+    pthread_barrier_init(&start_line, NULL, (unsigned)threads);
     for (long i = 0; i < threads; i++) pthread_create(&t[i], NULL, worker, (void *)i);
     for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
     long total = 0;

@@ -435,7 +435,10 @@ pub fn compose(f: &Facts) -> Decision {
                 Outcome::Killed,
                 format!("{status_text}, a signal qualify did not send"),
             ),
-            None => (Outcome::Killed, "ended without a wait status".into()),
+            None => (
+                Outcome::Killed,
+                "ended, but its wait status was lost (reaped elsewhere)".into(),
+            ),
         },
     };
 

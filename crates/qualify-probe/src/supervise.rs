@@ -23,6 +23,9 @@ use crate::{CancelToken, ProbeError, ProbeSpec, spawn, stacks};
 static SEQ: AtomicU64 = AtomicU64::new(0);
 /// Main pids of probes in flight in this process (so one probe never reaps another's child).
 static MAINS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// Held from spawn until the new main pid is in [`MAINS`], and while orphans are reaped: a main
+/// process that exits at once must never be mistaken for an orphan by a concurrent probe.
+static SPAWNING: Mutex<()> = Mutex::new(());
 
 fn set_subreaper() {
     static ONCE: Once = Once::new();
@@ -71,14 +74,21 @@ impl Drop for Heartbeat {
     }
 }
 
-/// Non-blocking wait4 on one pid: `Some((status, rusage))` once it has ended.
-fn try_wait(pid: i32) -> Option<(i32, libc::rusage)> {
+/// Non-blocking wait4 on one pid: `Some((Some(status), rusage))` once it has ended,
+/// `Some((None, zero))` if it is no longer our child to wait for (its status is lost).
+fn try_wait(pid: i32) -> Option<(Option<i32>, libc::rusage)> {
     let mut status = 0;
     // SAFETY: zeroed rusage is a valid out-parameter.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: plain syscall with valid pointers.
     let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
-    (r == pid).then_some((status, ru))
+    if r == pid {
+        return Some((Some(status), ru));
+    }
+    if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+        return Some((None, ru));
+    }
+    None
 }
 
 fn pidfd_open(pid: i32) -> Option<OwnedFd> {
@@ -142,6 +152,7 @@ fn members(c: &Containment, tag: &str, main: i32) -> Vec<i32> {
 /// Returns the summed CPU seconds of what was reaped.
 fn reap_orphans() -> (f64, f64) {
     let me = std::process::id() as i32;
+    let _spawning = SPAWNING.lock();
     let mains: Vec<i32> = MAINS.lock().map(|m| m.clone()).unwrap_or_default();
     let mut user = 0.0;
     let mut sys = 0.0;
@@ -151,7 +162,7 @@ fn reap_orphans() -> (f64, f64) {
     for p in iter.flatten() {
         let Ok(st) = p.stat() else { continue };
         if st.ppid == me && st.state == 'Z' && !mains.contains(&st.pid) {
-            if let Some((_, ru)) = try_wait(st.pid) {
+            if let Some((Some(_), ru)) = try_wait(st.pid) {
                 let (u, s) = rusage_secs(&ru);
                 user += u;
                 sys += s;
@@ -190,17 +201,19 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     }
     let join = containment.join_files()?;
     let start = Instant::now();
+    let spawning = SPAWNING.lock();
     let mut child = spawn::spawn(spec, &tag, &join, &extra_env)?;
-    drop(join);
     let main = child.id() as i32;
     let _main_guard = MainGuard::new(main);
+    drop(spawning);
+    drop(join);
     let drain = Drain::start(child.stdout.take(), child.stderr.take());
     let pidfd = pidfd_open(main);
     let interval = sample_interval(spec, containment.kind);
     let deadline = start + limits.timeout();
     let mut watch = Watch::new(limits, allowed_cpus(limits.cpus), start);
     let mut seen: HashMap<i32, u64> = HashMap::new(); // pid → starttime, for killing without cgroups
-    let mut main_status: Option<(i32, libc::rusage)> = None;
+    let mut main_status: Option<(Option<i32>, libc::rusage)> = None;
     let mut ending = Ending::Exited;
     let mut stuck_evidence = Value::Null;
     let mut last_procs: Vec<ProcSnap> = Vec::new();
@@ -294,7 +307,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
 
     let decision = compose(&Facts {
         ending: &ending,
-        status: main_status.map(|(s, _)| s),
+        status: main_status.and_then(|(s, _)| s),
         counters: &counters,
         kind: containment.kind,
         limits,

@@ -32,8 +32,8 @@ pub fn run(args: GateArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let verdict = match qualify_evidence::check(&text, args.claim) {
-        Ok(v) => v,
+    let receipt = match qualify_evidence::parse(&text) {
+        Ok(r) => r,
         Err(e) => {
             eprintln!(
                 "qualify: error: {} is not a valid receipt: {e}",
@@ -42,6 +42,12 @@ pub fn run(args: GateArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    let verdict = receipt.evaluate(args.claim);
+    if receipt.incomplete && !args.json {
+        eprintln!(
+            "note: this receipt is from an interrupted run: only what finished counts as evidence"
+        );
+    }
     let out = if args.json {
         serde_json::to_string(&verdict).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     } else {

@@ -81,13 +81,13 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
     };
 
     // Build once, as a probe under the spec's limits.
+    let mut interrupted_in_build = false;
     if let Some(build) = &spec.artifact.build {
         say(&format!("building: {build}"));
         let r = probe_or_setup_error(&base(build.argv()), cancel)?;
         if r.outcome == Outcome::Interrupted {
-            return Ok(ExitCode::from(130));
-        }
-        if r.outcome != Outcome::Ok {
+            interrupted_in_build = true;
+        } else if r.outcome != Outcome::Ok {
             return Err(format!(
                 "the build command `{build}` failed ({}: {}); fix the build first\n{}",
                 r.outcome,
@@ -100,6 +100,9 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
     // Functional first.
     let functional = match &spec.functional {
         None => ev::FunctionalRun::NotDeclared,
+        Some(_) if interrupted_in_build => ev::FunctionalRun::NotRun {
+            reason: "the run was interrupted during the build step".into(),
+        },
         Some(f) => {
             say(&format!("functional: {}", f.command));
             let result = probe_or_setup_error(&base(f.command.argv()), cancel)?;
@@ -121,10 +124,11 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
         }
         _ => true,
     };
-    let interrupted_early = match &functional {
-        ev::FunctionalRun::Ran(rec) => rec.result.outcome == Outcome::Interrupted,
-        _ => false,
-    };
+    let interrupted_early = interrupted_in_build
+        || match &functional {
+            ev::FunctionalRun::Ran(rec) => rec.result.outcome == Outcome::Interrupted,
+            _ => false,
+        };
 
     // The plan.
     let axes: Vec<plan::Axis> = spec.axes.iter().map(plan_axis).collect();
@@ -154,11 +158,6 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
 
     // The record and the receipt.
     let cancelled = cancel.load(Ordering::Relaxed);
-    let functional = match functional {
-        ev::FunctionalRun::NotDeclared => ev::FunctionalRun::NotDeclared,
-        other if execution.is_none() && !functional_ok && !args.keep_going => other,
-        other => other,
-    };
     let cells: Vec<ev::Cell> = execution
         .as_ref()
         .map(|x| {
