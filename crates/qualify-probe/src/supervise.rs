@@ -200,9 +200,13 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         extra_env.push(("QUALIFY_HEARTBEAT".to_string(), hb.0.display().to_string()));
     }
     let join = containment.join_files()?;
-    let start = Instant::now();
     let spawning = SPAWNING.lock();
+    let launch = Instant::now();
     let mut child = spawn::spawn(spec, &tag, &join, &extra_env)?;
+    // The clock starts once exec succeeded: joining cgroups before exec (a cgroup migration can
+    // wait on RCU for milliseconds) is qualify's time, not the program's.
+    let start = Instant::now();
+    let launch_seconds = (start - launch).as_secs_f64();
     let main = child.id() as i32;
     let _main_guard = MainGuard::new(main);
     drop(spawning);
@@ -269,7 +273,10 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         }
         last_procs = procs;
     }
-    let verdict_seconds = start.elapsed().as_secs_f64();
+    // Wall time ends when the main process ended (or qualify decided to stop it), not after the
+    // clean-up below: killing stragglers, reaping and removing cgroups is qualify's time.
+    let ended = start.elapsed();
+    let verdict_seconds = ended.as_secs_f64();
 
     // Descendants still alive after the main process ended by itself leaked.
     let mut leaked: Vec<Value> = Vec::new();
@@ -300,7 +307,8 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     }
     drop(child);
     let (out, err, streams_closed) = drain.finish(Duration::from_secs(2));
-    let wall = start.elapsed();
+    let wall = ended;
+    let cleanup_seconds = (start.elapsed() - ended).as_secs_f64();
     let counters = containment.counters();
     let cgroup_paths = containment.paths();
     let leftover = containment.remove();
@@ -345,6 +353,8 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
 
     let mut evidence = serde_json::Map::new();
     evidence.insert("verdict_seconds".into(), json!(verdict_seconds));
+    evidence.insert("cleanup_seconds".into(), json!(cleanup_seconds));
+    evidence.insert("launch_seconds".into(), json!(launch_seconds));
     evidence.insert(
         "sample_interval_ms".into(),
         json!(interval.as_millis() as u64),
