@@ -55,15 +55,39 @@ pub enum ReceiptError {
     UnknownClaimLevel { found: String },
     #[error("`predicate.gap[{index}]` is not a gap entry: {message}")]
     BadGap { index: usize, message: String },
-    #[error("this is a signed DSSE envelope; this version of qualify reads unsigned receipts only")]
-    SignedEnvelope,
+    /// A DSSE envelope that is malformed or whose payload is not JSON.
+    #[error("the DSSE envelope is not readable: {message}")]
+    BadEnvelope { message: String },
+    /// A signature was required (`--key`) and did not verify; the message names the check.
+    #[error("{0}")]
+    Signature(qualify_trust::VerifyError),
+    /// A signature was required (`--key`) but the receipt is a bare Statement.
+    #[error(
+        "the receipt is not signed, but a signature was required (--key): sign receipts with `qualify run --sign KEY`"
+    )]
+    SignatureRequired,
+}
+
+impl ReceiptError {
+    /// The receipt was readable but its signature is missing or wrong (as opposed to a receipt
+    /// that cannot be read at all).
+    pub fn is_signature_failure(&self) -> bool {
+        matches!(
+            self,
+            ReceiptError::Signature(_) | ReceiptError::SignatureRequired
+        )
+    }
 }
 
 /// How the receipt reached the gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Signing {
     /// A bare Statement.
     Unsigned,
+    /// A DSSE envelope whose payload was read WITHOUT checking its signature (no key given).
+    SignedUnchecked { keyids: Vec<String> },
+    /// A DSSE envelope whose signature verified with the given key.
+    Verified { keyid: String },
 }
 
 /// A receipt as the gate reads it.
@@ -100,16 +124,32 @@ impl Evidence for Receipt {
     fn gaps(&self) -> &[Gap] {
         &self.gaps
     }
+    fn holdout_unmet(&self) -> Option<String> {
+        let functional = self
+            .statement
+            .pointer("/predicate/layers/functional/evidence")?;
+        crate::holdout::unmet(functional)
+    }
 }
 
-/// Parse and check a receipt file's text.
+/// Parse and check a receipt file's text. A signed (DSSE) receipt's payload is read without
+/// checking its signature ([`Signing::SignedUnchecked`]); use [`parse_with_key`] to require one.
 pub fn parse(text: &str) -> Result<Receipt, ReceiptError> {
+    parse_with_key(text, None)
+}
+
+/// Parse and check a receipt file's text; with `key`, require a DSSE envelope whose signature
+/// verifies with it (payload type `application/vnd.in-toto+json`).
+pub fn parse_with_key(
+    text: &str,
+    key: Option<&qualify_trust::PublicKey>,
+) -> Result<Receipt, ReceiptError> {
     let doc: Value = serde_json::from_str(text).map_err(|e| ReceiptError::NotJson {
         line: e.line(),
         column: e.column(),
         message: strip_position(&e.to_string()),
     })?;
-    let (statement, signing) = unwrap_envelope(doc)?;
+    let (statement, signing) = unwrap_envelope(doc, key)?;
     let top = as_object(&statement, "(top level)")?;
 
     let statement_type = as_str(field(top, "_type", "_type")?, "_type")?;
@@ -178,16 +218,48 @@ pub fn check(text: &str, level: ClaimLevel) -> Result<GateVerdict, ReceiptError>
     Ok(parse(text)?.evaluate(level))
 }
 
-/// Take the Statement out of whatever wraps it. Today only bare Statements are accepted; a DSSE
-/// envelope (`payloadType`, `payload`, `signatures`) is recognised and refused by name.
-fn unwrap_envelope(doc: Value) -> Result<(Value, Signing), ReceiptError> {
-    let is_dsse = doc
-        .as_object()
-        .is_some_and(|o| o.contains_key("payloadType") && o.contains_key("payload"));
-    if is_dsse {
-        return Err(ReceiptError::SignedEnvelope);
+/// Take the Statement out of whatever wraps it: a bare Statement as it is; a DSSE envelope
+/// (`payloadType`, `payload`, `signatures`) verified with `key` when one is given, else read
+/// unchecked. With `key`, a bare Statement is refused.
+fn unwrap_envelope(
+    doc: Value,
+    key: Option<&qualify_trust::PublicKey>,
+) -> Result<(Value, Signing), ReceiptError> {
+    if !qualify_trust::dsse::is_envelope(&doc) {
+        return match key {
+            Some(_) => Err(ReceiptError::SignatureRequired),
+            None => Ok((doc, Signing::Unsigned)),
+        };
     }
-    Ok((doc, Signing::Unsigned))
+    let envelope =
+        qualify_trust::Envelope::from_value(doc).map_err(|e| ReceiptError::BadEnvelope {
+            message: e.to_string(),
+        })?;
+    let (payload, signing) = match key {
+        Some(key) => {
+            let payload = envelope
+                .verify(key, qualify_trust::IN_TOTO_PAYLOAD_TYPE)
+                .map_err(ReceiptError::Signature)?;
+            (payload, Signing::Verified { keyid: key.keyid() })
+        }
+        None => {
+            let payload = envelope
+                .payload_unverified()
+                .map_err(|e| ReceiptError::BadEnvelope {
+                    message: e.to_string(),
+                })?;
+            (
+                payload,
+                Signing::SignedUnchecked {
+                    keyids: envelope.keyids(),
+                },
+            )
+        }
+    };
+    let statement = serde_json::from_slice(&payload).map_err(|e| ReceiptError::BadEnvelope {
+        message: format!("the payload is not a JSON Statement: {e}"),
+    })?;
+    Ok((statement, signing))
 }
 
 fn parse_layers(

@@ -14,6 +14,7 @@ pub mod checklist;
 pub mod claim;
 pub mod gap;
 pub mod gate;
+pub mod holdout;
 pub mod layers;
 pub mod policy;
 pub mod receipt;
@@ -23,6 +24,8 @@ pub mod region;
 pub use claim::ClaimLevel;
 pub use gap::{Gap, WaiverUse};
 pub use gate::{Receipt, ReceiptError, check, parse};
+pub use holdout::{HoldoutCheck, HoldoutRun};
+pub use layers::process::{GitSummary, ProcessRecord, TraceSummary};
 pub use layers::{Layer, LayerName, LayerStatus, Layers};
 pub use policy::{Evidence, GateVerdict, evaluate, required_layers};
 pub use receipt::{

@@ -15,6 +15,11 @@ pub trait Evidence {
     /// The layer's one-line summary (may be empty).
     fn layer_summary(&self, layer: LayerName) -> &str;
     fn gaps(&self) -> &[Gap];
+    /// Why the spec's held-out requirement (`holdout = "required"`) is unmet, if it is; see
+    /// [`crate::holdout::unmet`].
+    fn holdout_unmet(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Whether one claim level is supported, and why not.
@@ -55,6 +60,11 @@ pub fn evaluate<E: Evidence + ?Sized>(evidence: &E, level: ClaimLevel) -> GateVe
         reasons.push(reason);
     }
     let mut waivers = Vec::new();
+    if level == ClaimLevel::Production
+        && let Some(why) = evidence.holdout_unmet()
+    {
+        reasons.push(format!("functional layer (held-out): {why}"));
+    }
     if level == ClaimLevel::Production {
         for gap in evidence.gaps() {
             let name = gap.qualified_name();

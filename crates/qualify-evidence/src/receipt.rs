@@ -65,6 +65,12 @@ pub struct Predicate {
     pub boundaries: Vec<Value>,
     pub cells: Vec<Cell>,
     pub run: RunInfo,
+    /// The environment fingerprint (OS, CPU, tools, git, lockfiles, redacted environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<qualify_trust::Fingerprint>,
+    /// Statistics, models, scaling, checks and predictions of `[performance]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub performance: Option<Value>,
 }
 
 /// Who ran what, when.
@@ -90,6 +96,9 @@ impl Evidence for Predicate {
     fn gaps(&self) -> &[Gap] {
         &self.gap
     }
+    fn holdout_unmet(&self) -> Option<String> {
+        crate::holdout::unmet(&self.layers.functional.evidence)
+    }
 }
 
 impl Evidence for Statement {
@@ -101,6 +110,9 @@ impl Evidence for Statement {
     }
     fn gaps(&self) -> &[Gap] {
         self.predicate.gaps()
+    }
+    fn holdout_unmet(&self) -> Option<String> {
+        self.predicate.holdout_unmet()
     }
 }
 
@@ -136,6 +148,8 @@ pub fn build(record: &RunRecord) -> Statement {
             keep_going: record.keep_going,
             planned_cells: record.planned_cells,
         },
+        environment: record.environment.clone(),
+        performance: record.performance.clone(),
     };
     predicate.claim = policy::evaluate(&predicate, record.claim);
     let mut subject = Vec::with_capacity(2);

@@ -38,6 +38,14 @@ pub struct RunRecord {
     /// `[[waiver]]` entries of the spec.
     pub waivers: Vec<Waiver>,
     pub functional: FunctionalRun,
+    /// Held-out checks (`--holdout DIR`) and whether the spec requires them.
+    pub holdout: crate::holdout::HoldoutRun,
+    /// Development trace and git history (`--trace`, `--since`): the process layer's input.
+    pub process: crate::layers::process::ProcessRecord,
+    /// The environment fingerprint of this run (`None`: not collected), and the spec's
+    /// `[reproducibility]` declaration: the reproducibility layer's input.
+    pub environment: Option<qualify_trust::Fingerprint>,
+    pub reproducibility: crate::layers::reproducibility::ReproducibilityDecl,
     /// Operational probing ran even though the functional layer failed (`--keep-going`).
     pub keep_going: bool,
     /// Every cell probed, in the order it ran (boundary-search probes included).
@@ -48,6 +56,8 @@ pub struct RunRecord {
     /// Expected keys: `axis`, `fixed`, `last_pass`, `first_fail`, `outcome`, `probes`,
     /// `monotonic` (`true` held, `false` violated, absent/null not checked).
     pub boundaries: Vec<Value>,
+    /// `predicate.performance` as `qualify-perf` serialized it (`None`: no `[performance]`).
+    pub performance: Option<Value>,
     /// The run was interrupted: whatever did not finish is not closed.
     pub incomplete: bool,
     pub started: SystemTime,
@@ -247,6 +257,9 @@ pub struct Cell {
     /// Probed by a boundary search rather than by the sweep.
     #[serde(default)]
     pub boundary: bool,
+    /// A regression control from the ledger (an earlier failure re-run), not a plan cell.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub control: bool,
 }
 
 impl Cell {
@@ -257,6 +270,7 @@ impl Cell {
             params,
             result,
             boundary,
+            control: false,
         }
     }
 

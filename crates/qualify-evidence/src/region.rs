@@ -28,6 +28,60 @@ pub struct Tested {
     pub memory_ceilings: Vec<u64>,
     /// Distinct timeouts the completed cells ran under (seconds), ascending.
     pub timeouts_seconds: Vec<f64>,
+    /// The topology the completed cells examined, when the spec has topology axes or a cell ran
+    /// in a Slurm allocation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TestedTopology>,
+}
+
+/// The largest topology the completed cells examined (the receipt's `tested.topology`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestedTopology {
+    /// Nodes of the largest allocation a completed cell ran in (1 for a local run: a `nodes`
+    /// axis value alone does not make a run multi-node).
+    pub nodes: u64,
+    /// Largest rank (task) count: a topology axis other than `nodes`, or a Slurm allocation's
+    /// tasks.
+    pub ranks: u64,
+    /// Cores per node of the machine the run was recorded on.
+    pub cores_per_node: u64,
+}
+
+/// Nodes and tasks of the Slurm allocation a cell ran in (`evidence.slurm`), if it did.
+fn allocation(cell: &Cell) -> Option<(u64, u64)> {
+    let slurm = cell.result.evidence.get("slurm")?;
+    Some((
+        slurm.get("nodes")?.as_u64()?,
+        slurm.get("ntasks").and_then(Value::as_u64).unwrap_or(1),
+    ))
+}
+
+fn tested_topology(record: &RunRecord, completed: &[&Cell]) -> Option<TestedTopology> {
+    let rank_axes: Vec<&str> = record
+        .axes
+        .iter()
+        .filter(|a| a.kind == AxisKind::Topology && a.name != "nodes")
+        .map(|a| a.name.as_str())
+        .collect();
+    let allocations: Vec<(u64, u64)> = completed.iter().filter_map(|c| allocation(c)).collect();
+    if rank_axes.is_empty() && allocations.is_empty() {
+        return None;
+    }
+    let axis_ranks = completed
+        .iter()
+        .flat_map(|c| rank_axes.iter().filter_map(|a| c.params.get(a)?.as_u64()))
+        .max();
+    let alloc_ranks = allocations.iter().map(|a| a.1).max();
+    Some(TestedTopology {
+        nodes: allocations
+            .iter()
+            .map(|a| a.0)
+            .max()
+            .unwrap_or(0)
+            .max(record.machine.nodes),
+        ranks: axis_ranks.max(alloc_ranks).unwrap_or(0),
+        cores_per_node: record.machine.usable_cores(),
+    })
 }
 
 /// One axis as the completed cells examined it.
@@ -108,11 +162,14 @@ pub fn tested(record: &RunRecord) -> Tested {
         .collect();
     timeouts_seconds.sort_by(f64::total_cmp);
     timeouts_seconds.dedup();
+    let topology = tested_topology(record, &completed);
     Tested {
         hostname: record.machine.hostname.clone(),
         cores_online: record.machine.cores_online,
         cores_allowed: record.machine.cores_allowed,
-        nodes: record.machine.nodes,
+        nodes: topology
+            .as_ref()
+            .map_or(record.machine.nodes, |t| t.nodes.max(record.machine.nodes)),
         memory_bytes: record.machine.memory_bytes,
         backend: record.machine.backend.clone(),
         cells_completed: completed.len(),
@@ -120,6 +177,7 @@ pub fn tested(record: &RunRecord) -> Tested {
         axes,
         memory_ceilings,
         timeouts_seconds,
+        topology,
     }
 }
 

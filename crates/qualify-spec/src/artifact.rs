@@ -26,12 +26,32 @@ pub struct Artifact {
     pub build: Option<CommandLine>,
     /// Extra environment for every cell; values are templates ([`Artifact::env`]).
     pub env: BTreeMap<String, String>,
+    /// Prefixed to the command of every cell (e.g. `mpirun --oversubscribe -n {ranks}`), words
+    /// split on whitespace after placeholder substitution; a string command then runs as
+    /// `/bin/sh -c …` under the launcher (once per rank).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<String>,
 }
 
 impl Artifact {
     /// The argv of the cell whose axis values are `params`.
     pub fn argv<V: fmt::Display>(&self, params: &BTreeMap<String, V>) -> Vec<String> {
-        self.command.render(params).argv()
+        let mut argv = self.launcher_argv(params);
+        argv.extend(self.command.render(params).argv());
+        argv
+    }
+
+    /// The launcher's words for the cell whose axis values are `params` (empty without one).
+    pub fn launcher_argv<V: fmt::Display>(&self, params: &BTreeMap<String, V>) -> Vec<String> {
+        self.launcher
+            .as_deref()
+            .map(|l| {
+                render(l, params)
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The environment of the cell whose axis values are `params`, values rendered.
@@ -51,6 +71,7 @@ pub(crate) struct RawArtifact {
     workdir: Option<Spanned<String>>,
     build: Option<Spanned<RawCommand>>,
     env: Option<BTreeMap<String, Spanned<EnvValue>>>,
+    launcher: Option<Spanned<String>>,
 }
 
 /// An environment value: a string, or a number or boolean taken as its TOML text.
@@ -138,6 +159,12 @@ pub(crate) fn check(raw: RawArtifact, spec_dir: &Path, ck: &mut Checker<'_>) -> 
         env.insert(key, value.text);
     }
 
+    let launcher = raw.launcher.map(|l| {
+        let text = ck.non_empty(&l, "artifact.launcher");
+        uses.extend(ck.template(&text, l.span()));
+        text
+    });
+
     CheckedArtifact {
         artifact: Artifact {
             name,
@@ -145,6 +172,7 @@ pub(crate) fn check(raw: RawArtifact, spec_dir: &Path, ck: &mut Checker<'_>) -> 
             workdir,
             build,
             env,
+            launcher,
         },
         uses,
         workdir_span,

@@ -1,5 +1,6 @@
 //! `[functional]`: the test command that must pass before any operational probing, and the
-//! optional JUnit report it writes (resolved against the artifact's workdir).
+//! optional JUnit report it writes (resolved against the artifact's workdir), and whether held-out
+//! checks are required for a production claim (`holdout = "required"`).
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,19 @@ pub struct Functional {
     /// Where the command writes its JUnit XML report: the artifact's workdir joined with the
     /// written path.
     pub junit: Option<PathBuf>,
+    /// `holdout = "required"`: production needs held-out checks (`--holdout`) run and passed.
+    pub holdout: Holdout,
+}
+
+/// Whether held-out checks are required for a production claim.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Holdout {
+    /// Held-out checks run when given; production does not require them.
+    #[default]
+    Optional,
+    /// Production requires held-out checks to have run and passed.
+    Required,
 }
 
 #[derive(Debug, Deserialize)]
@@ -23,6 +37,7 @@ pub struct Functional {
 pub(crate) struct RawFunctional {
     command: Spanned<RawCommand>,
     junit: Option<Spanned<String>>,
+    holdout: Option<Spanned<String>>,
 }
 
 pub(crate) fn check(raw: RawFunctional, workdir: &Path, ck: &mut Checker<'_>) -> Functional {
@@ -36,5 +51,24 @@ pub(crate) fn check(raw: RawFunctional, workdir: &Path, ck: &mut Checker<'_>) ->
     let junit = raw
         .junit
         .map(|j| workdir.join(ck.non_empty(&j, "functional.junit")));
-    Functional { command, junit }
+    let holdout = match raw.holdout {
+        None => Holdout::Optional,
+        Some(h) => match h.get_ref().as_str() {
+            "required" => Holdout::Required,
+            "optional" => Holdout::Optional,
+            other => {
+                ck.error_help(
+                    h.span(),
+                    format!("functional.holdout is `{other}`"),
+                    "write holdout = \"required\" (production needs held-out checks to pass) or \"optional\"",
+                );
+                Holdout::Optional
+            }
+        },
+    };
+    Functional {
+        command,
+        junit,
+        holdout,
+    }
 }

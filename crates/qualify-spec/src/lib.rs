@@ -12,9 +12,12 @@ mod axis;
 mod check;
 mod claim;
 mod command;
+mod environment;
 mod error;
+mod executor;
 mod functional;
 mod limits;
+mod performance;
 mod range;
 mod spec;
 mod starter;
@@ -26,9 +29,14 @@ pub use artifact::Artifact;
 pub use axis::{Axis, AxisKind, AxisValue, Domain, MAX_SWEEP_POINTS, Search};
 pub use claim::{Claim, ClaimLevel};
 pub use command::{CommandLine, SHELL};
+pub use environment::{Environment, Reproducibility};
 pub use error::{Diagnostic, SpecError};
-pub use functional::Functional;
+pub use executor::{Executor, ExecutorKind};
+pub use functional::{Functional, Holdout};
 pub use limits::SpecLimits;
+pub use performance::{
+    BUILTIN_METRICS, Better, ExpectRule, PerfExpect, PerfMetric, PerfReference, Performance,
+};
 pub use range::{Number, NumericRange, Points, Scale};
 pub use spec::Spec;
 pub use starter::STARTER_SPEC;

@@ -11,9 +11,12 @@ use crate::artifact::{self, Artifact, RawArtifact};
 use crate::axis::{self, Axis, AxisValue, RawAxis};
 use crate::check::{Checker, PlaceholderUse};
 use crate::claim::{Claim, ClaimLevel, RawClaim};
+use crate::environment::{self, Environment, RawEnvironment, RawReproducibility, Reproducibility};
 use crate::error::{SpecError, from_toml};
+use crate::executor::{self, Executor, RawExecutor};
 use crate::functional::{self, Functional, RawFunctional};
 use crate::limits::{self, RawLimits, SpecLimits};
+use crate::performance::{self, Performance, RawPerformance};
 use crate::target::{self, RawTarget, Target};
 use crate::template::is_placeholder_name;
 use crate::waiver::{self, RawWaiver, Waiver};
@@ -34,6 +37,14 @@ pub struct Spec {
     /// In the order written.
     pub axes: Vec<Axis>,
     pub waivers: Vec<Waiver>,
+    /// `[performance]`: repeated measurement, metrics, scaling checks (absent: one run per cell).
+    pub performance: Option<Performance>,
+    /// `[executor]`: where cells run (default: this machine).
+    pub executor: Executor,
+    /// `[environment]`: extra facts for the environment fingerprint (tool version commands).
+    pub environment: Environment,
+    /// `[reproducibility]`: repeats per cell, declared nondeterminism and its tolerance check.
+    pub reproducibility: Reproducibility,
     /// The spec's text, as read (for digests).
     #[serde(skip)]
     pub source: String,
@@ -51,6 +62,10 @@ struct RawSpec {
     axis: Vec<RawAxis>,
     #[serde(default)]
     waiver: Vec<RawWaiver>,
+    performance: Option<RawPerformance>,
+    executor: Option<RawExecutor>,
+    environment: Option<RawEnvironment>,
+    reproducibility: Option<RawReproducibility>,
 }
 
 impl Spec {
@@ -136,6 +151,24 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
     let declared: BTreeSet<String> = raw.axis.iter().map(|a| a.name().to_string()).collect();
     let axes = axis::check_all(raw.axis, &mut ck);
     let waivers = waiver::check(raw.waiver, &mut ck);
+    let performance = raw
+        .performance
+        .map(|p| performance::check(p, &axes_of(&axes), &mut ck));
+    let executor = raw
+        .executor
+        .map(|e| executor::check(e, &mut ck))
+        .unwrap_or_default();
+    let environment = raw
+        .environment
+        .map(|e| environment::check_environment(e, &mut ck))
+        .unwrap_or_default();
+    let reproducibility = raw
+        .reproducibility
+        .map(|r| environment::check_reproducibility(r, &mut ck))
+        .unwrap_or_else(|| Reproducibility {
+            repeat: 1,
+            ..Reproducibility::default()
+        });
 
     for missing in checked.uses.iter().filter(|u| !declared.contains(&u.name)) {
         let help = missing_axis_help(missing, &declared);
@@ -191,6 +224,10 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         limits,
         axes: axes.into_iter().map(|a| a.axis).collect(),
         waivers,
+        performance,
+        executor,
+        environment,
+        reproducibility,
         source: text.to_string(),
     })
 }
@@ -229,4 +266,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+fn axes_of(checked: &[axis::CheckedAxis]) -> Vec<Axis> {
+    checked.iter().map(|a| a.axis.clone()).collect()
 }

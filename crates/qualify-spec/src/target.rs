@@ -1,16 +1,23 @@
-//! `[target]`: the environment the claim is about (cores, nodes, memory). Every field is
-//! optional; a `production` claim needs the table.
+//! `[target]`: the environment the claim is about (cores, nodes, memory, concurrency, workload
+//! per workload axis: `workload = { n = 1e6 }`). Every field is optional; a `production` claim
+//! needs the table. A workload key that names no axis is never examined, so it stays a gap.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use toml::{Spanned, Value};
 
 use crate::check::Checker;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Target {
     pub cores: Option<u64>,
     pub nodes: Option<u64>,
     pub memory_bytes: Option<u64>,
+    /// Threads/workers/clients the target runs with (the gap uses `cores` when absent).
+    pub concurrency: Option<u64>,
+    /// Target workload per workload-axis name.
+    pub workload: BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -19,6 +26,8 @@ pub(crate) struct RawTarget {
     cores: Option<Spanned<i64>>,
     nodes: Option<Spanned<i64>>,
     memory: Option<Spanned<Value>>,
+    concurrency: Option<Spanned<i64>>,
+    workload: Option<BTreeMap<String, Spanned<Value>>>,
 }
 
 pub(crate) fn check(raw: RawTarget, ck: &mut Checker<'_>) -> Target {
@@ -26,5 +35,31 @@ pub(crate) fn check(raw: RawTarget, ck: &mut Checker<'_>) -> Target {
         cores: raw.cores.and_then(|c| ck.positive(&c, "target.cores")),
         nodes: raw.nodes.and_then(|n| ck.positive(&n, "target.nodes")),
         memory_bytes: raw.memory.and_then(|m| ck.size(&m)),
+        concurrency: raw
+            .concurrency
+            .and_then(|c| ck.positive(&c, "target.concurrency")),
+        workload: raw
+            .workload
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(axis, v)| {
+                let x = match v.get_ref() {
+                    Value::Integer(i) => Some(*i as f64),
+                    Value::Float(f) => Some(*f),
+                    _ => None,
+                };
+                match x {
+                    Some(x) if x > 0.0 && x.is_finite() => Some((axis, x)),
+                    _ => {
+                        ck.error_help(
+                            v.span(),
+                            format!("target.workload.{axis} must be a positive number"),
+                            "give the workload the target runs at on that axis, e.g. workload = { n = 1000000 }",
+                        );
+                        None
+                    }
+                }
+            })
+            .collect(),
     }
 }

@@ -150,6 +150,7 @@ reason = "single node only"
             cores: Some(192),
             nodes: Some(2),
             memory_bytes: Some(768 << 30),
+            ..Target::default()
         })
     );
     let functional = spec.functional.as_ref().unwrap();
@@ -357,7 +358,7 @@ fn unknown_keys_name_the_table_and_the_expected_keys() {
     let e = error(&text);
     assert_eq!(
         e,
-        "dir/qualify.toml:3:1: error: unknown key `work_dir` in [artifact]\n  help: expected one of: name, command, workdir, build, env"
+        "dir/qualify.toml:3:1: error: unknown key `work_dir` in [artifact]\n  help: expected one of: name, command, workdir, build, env, launcher"
     );
 
     let text = format!("retries = 3\n{BASE}");

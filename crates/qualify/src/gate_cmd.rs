@@ -1,5 +1,9 @@
 //! `qualify gate RECEIPT --claim LEVEL`: accept or refuse a claim against a receipt.
 //! Exit 0 supported, 1 refused (one line per unmet requirement), 2 unreadable or invalid receipt.
+//! With `--key PUB` the receipt must be a DSSE envelope whose signature verifies with that key;
+//! a missing or failing signature refuses the claim (exit 1) and names the failed check. Without
+//! `--key` a signed receipt's payload is read and the output says the signature was not checked.
+//! `--vsa FILE` writes a SLSA Verification Summary Attestation for an accepted claim.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +23,12 @@ pub struct GateArgs {
     /// Print the verdict as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Require a valid signature by this public key (PREFIX.pub from `qualify keygen`).
+    #[arg(long, value_name = "PUB")]
+    key: Option<PathBuf>,
+    /// When the claim is accepted, write a SLSA Verification Summary Attestation (v1) here.
+    #[arg(long, value_name = "FILE")]
+    vsa: Option<PathBuf>,
 }
 
 pub fn run(args: GateArgs) -> ExitCode {
@@ -32,8 +42,18 @@ pub fn run(args: GateArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let receipt = match qualify_evidence::parse(&text) {
+    let key = match crate::trust_gate::load_key(args.key.as_deref()) {
+        Ok(k) => k,
+        Err(msg) => {
+            eprintln!("qualify: error: {msg}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let receipt = match qualify_evidence::gate::parse_with_key(&text, key.as_ref()) {
         Ok(r) => r,
+        Err(e) if e.is_signature_failure() => {
+            return crate::trust_gate::refuse_signature(&args.receipt, args.claim, &e, args.json);
+        }
         Err(e) => {
             eprintln!(
                 "qualify: error: {} is not a valid receipt: {e}",
@@ -49,7 +69,7 @@ pub fn run(args: GateArgs) -> ExitCode {
         );
     }
     let out = if args.json {
-        serde_json::to_string(&verdict).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+        crate::trust_gate::json_verdict(&verdict, &receipt)
     } else {
         let mut s = String::new();
         if verdict.supported {
@@ -71,7 +91,18 @@ pub fn run(args: GateArgs) -> ExitCode {
         }
         s
     };
+    let mut out = out;
+    if !args.json {
+        out.push_str(&crate::trust_gate::notes(&receipt));
+    }
     crate::print_stdout(&out);
+    if verdict.supported
+        && let Some(path) = &args.vsa
+        && let Err(msg) = crate::trust_gate::write_vsa(path, &args.receipt, &receipt, args.claim)
+    {
+        eprintln!("qualify: error: {msg}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     if verdict.supported {
         ExitCode::SUCCESS
     } else {

@@ -1,13 +1,23 @@
 //! `qualify`: the command-line front end. Thin by design: argument parsing, signal handling,
 //! output formatting and exit codes; the work lives in the library crates.
 
+mod factory;
 mod gate_cmd;
 mod host;
 mod init_cmd;
 mod junit;
+mod keygen_cmd;
+mod ledger_cmd;
+mod perf_run;
 mod probe_cmd;
 mod report;
+mod report_cmd;
 mod run_cmd;
+mod slurm_exec;
+mod topology;
+mod trust_gate;
+mod trust_run;
+mod verify_cmd;
 
 use std::process::ExitCode;
 
@@ -37,6 +47,14 @@ enum Command {
     Gate(gate_cmd::GateArgs),
     /// Write a commented starter qualify.toml.
     Init(init_cmd::InitArgs),
+    /// Write a signing key pair: PREFIX (private, mode 0600) and PREFIX.pub.
+    Keygen(keygen_cmd::KeygenArgs),
+    /// Check a signed receipt's signature and, with --artifact, its subject digest.
+    Verify(verify_cmd::VerifyArgs),
+    /// Render a receipt: self-contained HTML, Markdown, JUnit XML, Extra-P JSON Lines.
+    Report(report_cmd::ReportArgs),
+    /// Read the ledger of receipts: list, show, stats, verify, controls.
+    Ledger(ledger_cmd::LedgerArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +71,10 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(args),
         Command::Gate(args) => gate_cmd::run(args),
         Command::Init(args) => init_cmd::run(args),
+        Command::Keygen(args) => keygen_cmd::run(args),
+        Command::Verify(args) => verify_cmd::run(args),
+        Command::Report(args) => report_cmd::run(args),
+        Command::Ledger(args) => ledger_cmd::run(args),
     }
 }
 

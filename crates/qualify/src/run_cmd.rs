@@ -41,6 +41,36 @@ pub struct RunArgs {
     /// Print the receipt (JSON) on stdout instead of the summary.
     #[arg(long)]
     json: bool,
+    /// Compare every shared cell's performance with this earlier receipt (needs [performance]).
+    #[arg(long, value_name = "RECEIPT")]
+    baseline: Option<PathBuf>,
+    /// The ledger the receipt is appended to and controls are read from.
+    #[arg(long, value_name = "PATH", default_value = qualify_ledger::DEFAULT_PATH)]
+    ledger: PathBuf,
+    /// Neither read controls from nor append the receipt to the ledger.
+    #[arg(long)]
+    no_ledger: bool,
+    /// A directory of held-out check commands (default: $QUALIFY_HOLDOUT); only their digests
+    /// and outcomes are recorded.
+    #[arg(long, value_name = "DIR")]
+    holdout: Option<PathBuf>,
+    /// A development trace (JSON Lines) for the process layer.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Summarise the workdir's git history since REV (`git log REV..HEAD`) for the process layer.
+    #[arg(long, value_name = "REV")]
+    since: Option<String>,
+    /// Where cells run: local (this machine) or slurm (one job per cell); default: the spec's
+    /// [executor] kind, else local.
+    #[arg(long, value_name = "KIND", value_enum)]
+    executor: Option<crate::slurm_exec::ExecutorFlag>,
+    /// Sign the receipt with this private key (from `qualify keygen`): it is written as a DSSE
+    /// envelope around the in-toto Statement.
+    #[arg(long, value_name = "KEY")]
+    sign: Option<PathBuf>,
+    /// Run every cell N times and compare stdout digests (overrides [reproducibility] repeat).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    repeat: Option<u64>,
 }
 
 /// A probe that could not start at all (command not found, backend missing): stops the run.
@@ -66,6 +96,18 @@ pub fn run(args: RunArgs) -> ExitCode {
 
 fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode, String> {
     let started = SystemTime::now();
+    let signing_key = crate::trust_run::load_signing_key(args.sign.as_deref())?;
+    let baseline = crate::perf_run::load_baseline(args.baseline.as_deref())?;
+    let mut factory = crate::factory::Prepared::new(
+        spec,
+        &crate::factory::FactoryFlags {
+            holdout: args.holdout.as_deref(),
+            trace: args.trace.as_deref(),
+            since: args.since.as_deref(),
+            ledger: (!args.no_ledger).then_some(args.ledger.as_path()),
+            quiet: args.json,
+        },
+    )?;
     let workdir = spec.artifact.workdir.clone();
     let base = |argv: Vec<String>| ProbeSpec {
         argv: argv.into_iter().map(Into::into).collect(),
@@ -130,6 +172,14 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
             _ => false,
         };
 
+    let holdout = factory.run_holdout(
+        spec,
+        args.backend,
+        cancel,
+        interrupted_early || cancel.load(Ordering::Relaxed),
+        args.json,
+    );
+
     // The plan.
     let axes: Vec<plan::Axis> = spec.axes.iter().map(plan_axis).collect();
     let the_plan = plan::Plan::new(axes).map_err(|e| format!("{}: {e}", spec.path.display()))?;
@@ -141,6 +191,10 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
     } else if !functional_ok && !args.keep_going {
         say("functional layer failed: no operational probing (pass --keep-going to probe anyway)");
     } else {
+        let slurm = match crate::slurm_exec::kind(args.executor, spec) {
+            qualify_spec::ExecutorKind::Slurm => Some(crate::slurm_exec::start(spec, cancel)?),
+            qualify_spec::ExecutorKind::Local => None,
+        };
         execution = Some(run_plan(
             spec,
             args,
@@ -148,7 +202,12 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
             planned,
             cancel,
             &setup_failure,
+            slurm.as_ref(),
+            &mut factory.controls,
         ));
+        if let Some(e) = slurm.as_ref().and_then(|s| s.setup_error()) {
+            return Err(format!("a cell could not be submitted to Slurm: {e}"));
+        }
     }
     if let Ok(mut slot) = setup_failure.lock()
         && let Some(e) = slot.take()
@@ -173,6 +232,12 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
                 .collect()
         })
         .unwrap_or_default();
+    let cells = crate::factory::with_controls(
+        &factory.controls,
+        |p, r| ev::Cell::new(evidence_params(p), r, false),
+        cells,
+    );
+    let performance = crate::perf_run::analyze(spec, execution.as_ref(), baseline);
     let boundaries: Vec<serde_json::Value> = execution
         .as_ref()
         .map(|x| {
@@ -195,6 +260,15 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
             _ => None,
         })
         .unwrap_or_else(|| "none".into());
+    let (environment, reproducibility) = crate::trust_run::environment(
+        spec,
+        &backend,
+        artifact_executable(spec).map(|e| e.sha256),
+        args.backend,
+        cancel,
+        incomplete,
+        args.json,
+    );
     let record = ev::RunRecord {
         qualify_version: env!("CARGO_PKG_VERSION").to_string(),
         artifact: ev::ArtifactRecord {
@@ -213,7 +287,8 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
                 cores: t.cores,
                 nodes: t.nodes,
                 memory_bytes: t.memory_bytes,
-                ..ev::Target::default()
+                concurrency: t.concurrency,
+                workload: t.workload.clone(),
             })
             .unwrap_or_default(),
         machine: crate::host::machine(backend),
@@ -228,10 +303,17 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
             })
             .collect(),
         functional,
+        holdout,
+        process: factory.process.clone(),
+        environment,
+        reproducibility,
         keep_going: args.keep_going,
         cells,
         planned_cells: Some(planned),
         boundaries,
+        performance: performance
+            .as_ref()
+            .and_then(|p| serde_json::to_value(p).ok()),
         incomplete,
         started,
         finished: SystemTime::now(),
@@ -240,6 +322,7 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
     let text = statement
         .to_json()
         .map_err(|e| format!("cannot encode the receipt: {e}"))?;
+    let text = crate::trust_run::seal(text, signing_key.as_ref(), args.json);
     let path = match &args.receipt {
         Some(p) => p.clone(),
         None => {
@@ -247,12 +330,16 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
         }
     };
     write_receipt(&path, &text)?;
+    factory.record(&text, args.json)?;
     let verdict = ev::evaluate(&statement, record.claim);
 
     if args.json {
         crate::print_stdout(&text);
     } else {
         crate::print_stdout(&report::summary(&statement, &record, &verdict, &path));
+        if let Some(p) = &performance {
+            crate::print_stdout(&crate::perf_run::summary(p));
+        }
     }
     Ok(if incomplete {
         ExitCode::from(130)
@@ -289,6 +376,10 @@ fn write_receipt(path: &Path, text: &str) -> Result<(), String> {
     std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// Cells in flight at once under Slurm (each waits on its own thread for its job).
+const SLURM_IN_FLIGHT: usize = 4096;
+
+#[allow(clippy::too_many_arguments)] // the plan, its context, and the ledger's controls
 fn run_plan(
     spec: &Spec,
     args: &RunArgs,
@@ -296,6 +387,8 @@ fn run_plan(
     planned: usize,
     cancel: &CancelToken,
     setup_failure: &SetupFailure,
+    slurm: Option<&qualify_slurm::SlurmExecutor>,
+    controls: &mut [(plan::Params, Option<ProbeResult>)],
 ) -> plan::Execution {
     let bar = if args.json {
         ProgressBar::hidden()
@@ -328,8 +421,16 @@ fn run_plan(
             limits: spec.limits_for(&map),
             backend: args.backend,
         };
-        match qualify_probe::probe(&probe_spec, cancel) {
-            Ok(r) => r,
+        let topology = crate::topology::of(spec, params);
+        if let Some(executor) = slurm {
+            let repeat = args.repeat.unwrap_or(spec.reproducibility.repeat);
+            return crate::slurm_exec::run_cell(executor, &probe_spec, topology, repeat);
+        }
+        match crate::trust_run::probe_cell(spec, args.repeat, &probe_spec, cancel) {
+            Ok(mut r) => {
+                crate::topology::flag_local(&mut r, topology, crate::host::allowed_cores());
+                r
+            }
             Err(e) => {
                 if let Ok(mut slot) = setup_failure.lock()
                     && slot.is_none()
@@ -358,10 +459,15 @@ fn run_plan(
     };
     let started = Instant::now();
     let progress_bar = bar.clone();
+    // Under Slurm the scheduler owns the cores: every cell is submitted at once.
+    let (jobs, cores) = match slurm {
+        Some(_) => (SLURM_IN_FLIGHT, SLURM_IN_FLIGHT),
+        None => (args.jobs as usize, cores),
+    };
     let opts = plan::ExecuteOptions::new()
-        .jobs(args.jobs as usize)
+        .jobs(jobs)
         .cores(cores)
-        .demand(demand)
+        .demand(move |p: &plan::Params| if slurm.is_some() { 1 } else { demand(p) })
         .cancel(cancel.clone())
         .on_progress(move |ev| match ev {
             plan::ProgressEvent::Started {
@@ -389,6 +495,7 @@ fn run_plan(
                 }
             }
         });
+    crate::factory::run_controls(controls, &runner, cancel, &bar);
     let execution = the_plan.execute(&runner, &opts);
     bar.finish_and_clear();
     if !args.json {

@@ -305,11 +305,24 @@ fn assert_receipt_shape(receipt: &Value) {
             );
         }
     }
-    for layer in ["process", "performance", "reproducibility"] {
+    for layer in ["process", "performance"] {
         assert_eq!(
             status(receipt, layer),
             "not_run",
             "nothing examines the {layer} layer yet: it must be not_run, never closed by default"
+        );
+    }
+    // Every run traces its environment; without repeats, agreement was not examined: partial.
+    let repeated = receipt["predicate"]["cells"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["result"]["runs"].as_array().is_some_and(|r| r.len() > 1));
+    if !repeated {
+        assert_eq!(
+            status(receipt, "reproducibility"),
+            "partial",
+            "traced but not repeated: the reproducibility layer is partial, never closed"
         );
     }
     let claim = &receipt["predicate"]["claim"];

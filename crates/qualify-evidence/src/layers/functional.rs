@@ -1,16 +1,50 @@
 //! The functional layer: did the declared functional check pass for its admitted inputs.
 //! `closed` when the functional probe ended `ok` and its JUnit report (if any) lists tests and no
 //! failures or errors; `failed` otherwise; `not_run` when there is no `[functional]` section or
-//! the check never finished.
+//! the check never finished. Held-out checks (`--holdout`) are reported apart from the visible
+//! check, under `evidence.held_out` (digests, counts and outcomes only); any failing held-out
+//! check fails the layer.
 
 use qualify_probe::Outcome;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{Layer, LayerName, LayerStatus};
 use crate::record::{FunctionalRun, RunRecord};
 
-/// Assess the functional layer of `record`.
+/// Assess the functional layer of `record`: the visible check, then the held-out checks.
 pub fn assess(record: &RunRecord) -> Layer {
+    let mut layer = assess_visible(record);
+    let visible = layer.status;
+    if let Value::Object(map) = &mut layer.evidence {
+        map.insert("visible_status".into(), json!(visible));
+        map.insert("held_out".into(), record.holdout.evidence());
+    }
+    let Some((ran, failed)) = record.holdout.failed() else {
+        return layer;
+    };
+    let checks = record.holdout.checks.as_deref().unwrap_or_default();
+    let passed = checks.iter().filter(|c| c.passed()).count();
+    let interrupted = checks.iter().filter(|c| c.interrupted()).count();
+    layer
+        .summary
+        .push_str(&format!("; held-out: {passed} of {ran} check(s) passed"));
+    if failed > 0 {
+        layer.status = LayerStatus::Failed;
+        layer.untested.retain(|u| u != "functional correctness");
+    } else if interrupted > 0 {
+        layer
+            .untested
+            .push(format!("{interrupted} held-out check(s) interrupted"));
+        if layer.status == LayerStatus::Closed {
+            layer.status = LayerStatus::Partial;
+        }
+    } else if ran > 0 && visible == LayerStatus::NotRun {
+        layer.status = LayerStatus::Partial;
+    }
+    layer
+}
+
+fn assess_visible(record: &RunRecord) -> Layer {
     let layer = |status, summary: String, untested: Vec<String>, evidence| {
         Layer::new(LayerName::Functional, status, summary, untested, evidence)
     };

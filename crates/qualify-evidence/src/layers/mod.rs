@@ -1,16 +1,19 @@
 //! The five evidence layers, their statuses and what each can and cannot establish. Each layer
 //! closes only the question it examined; none implies another, and absence of evidence is never
-//! `closed`. [`functional`] and [`envelope`] assess their layer from a run; the other three are
-//! `not_run` until later work fills them.
+//! `closed`. [`functional`] and [`envelope`] assess their layer from a run, [`reproducibility`]
+//! from the environment fingerprint and repeated cells; layers nothing examined are `not_run`.
 
 pub mod envelope;
 pub mod functional;
+pub mod performance;
+pub mod process;
+pub mod reproducibility;
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::record::RunRecord;
 
@@ -226,49 +229,9 @@ pub fn assess(
 ) -> Layers {
     Layers {
         functional: functional::assess(record),
-        process: process_not_run(),
+        process: process::assess(&record.process),
         envelope: envelope::assess(record, tested, dimensions),
-        performance: performance_not_run(),
-        reproducibility: reproducibility_not_run(record),
+        performance: performance::assess(record),
+        reproducibility: reproducibility::assess(record),
     }
-}
-
-fn process_not_run() -> Layer {
-    Layer::new(
-        LayerName::Process,
-        LayerStatus::NotRun,
-        "no development trace or history was recorded for this run",
-        vec!["how the artifact was planned, tested, debugged and refined".to_string()],
-        json!({}),
-    )
-}
-
-fn performance_not_run() -> Layer {
-    Layer::new(
-        LayerName::Performance,
-        LayerStatus::NotRun,
-        "no performance references or scaling model were evaluated",
-        vec![
-            "performance against references".to_string(),
-            "scaling with workload and resources".to_string(),
-        ],
-        json!({}),
-    )
-}
-
-fn reproducibility_not_run(record: &RunRecord) -> Layer {
-    Layer::new(
-        LayerName::Reproducibility,
-        LayerStatus::NotRun,
-        "the environment fingerprint and agreement of repeats were not evaluated; only digests are recorded",
-        vec![
-            "environment fingerprint (OS, toolchains, dependencies)".to_string(),
-            "agreement of repeated runs".to_string(),
-        ],
-        json!({
-            "spec_sha256": record.spec.sha256,
-            "artifact_sha256": record.artifact.executable.as_ref().map(|e| &e.sha256),
-            "qualify_version": record.qualify_version,
-        }),
-    )
 }

@@ -133,3 +133,52 @@ fn waivers_accept_gaps_by_name_with_a_reason() {
         uses[3].note
     );
 }
+
+#[test]
+fn the_nodes_gap_uses_the_topology_examined_not_the_axis_declared() {
+    let mut r = record();
+    r.target = Target {
+        nodes: Some(2),
+        ..Target::default()
+    };
+    r.axes.push(AxisDecl {
+        name: "ranks".to_string(),
+        kind: AxisKind::Topology,
+        domain: AxisDomain::Values(vec![json!(1), json!(4)]),
+    });
+    for (ranks, nodes) in [(1, 1), (4, 2)] {
+        let mut c = cell(
+            &[
+                ("threads", json!(1)),
+                ("n", json!(256)),
+                ("ranks", json!(ranks)),
+            ],
+            Outcome::Ok,
+        );
+        c.result.evidence = json!({"slurm": {"job_id": "7_0", "nodes": nodes, "ntasks": ranks}});
+        r.cells.push(c);
+    }
+    let receipt = build(&r);
+    let topo = receipt
+        .predicate
+        .tested
+        .topology
+        .clone()
+        .expect("tested.topology");
+    assert_eq!((topo.nodes, topo.ranks, topo.cores_per_node), (2, 4, 2));
+    assert!(receipt.predicate.gap.iter().all(|g| g.name != "nodes"));
+
+    // The same ranks run locally (no allocation): one node examined, the gap stays.
+    for c in &mut r.cells {
+        c.result.evidence = Value::Null;
+    }
+    let receipt = build(&r);
+    let topo = receipt
+        .predicate
+        .tested
+        .topology
+        .clone()
+        .expect("tested.topology");
+    assert_eq!((topo.nodes, topo.ranks), (1, 4));
+    assert_eq!(find(&receipt.predicate.gap, "nodes").tested, json!(1));
+}

@@ -5,6 +5,7 @@ mod gate;
 mod layers;
 mod policy;
 mod receipt;
+mod trust;
 
 use std::time::{Duration, SystemTime};
 
@@ -131,10 +132,15 @@ pub fn record() -> RunRecord {
         material: Vec::new(),
         waivers: Vec::new(),
         functional: functional_ok(),
+        holdout: Default::default(),
+        process: Default::default(),
+        environment: None,
+        reproducibility: Default::default(),
         keep_going: false,
         cells,
         planned_cells: Some(4),
         boundaries: Vec::new(),
+        performance: None,
         incomplete: false,
         started: start,
         finished: start + Duration::from_secs(30),

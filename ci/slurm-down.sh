@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Stop the single-node Slurm started by ci/slurm-up.sh: slurmd, slurmctld, then munged (only the
+# daemons whose pid files ci/slurm-up.sh's state directory holds, plus munged's own pid file).
+set -uo pipefail
+state=${QUALIFY_SLURM_STATE:-/var/lib/qualify-slurm}
+stop() { # name, pidfile
+  local name=$1 pidfile=$2 pid
+  [ -s "$pidfile" ] || return 0
+  pid=$(cat "$pidfile")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    echo "slurm-down: stopped $name ($pid)" >&2
+  fi
+  rm -f "$pidfile"
+}
+stop slurmd "$state/run/slurmd.pid"
+stop slurmctld "$state/run/slurmctld.pid"
+stop munged /run/munge/munged.pid
+exit 0

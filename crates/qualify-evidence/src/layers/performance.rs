@@ -1,0 +1,265 @@
+//! The performance layer, assessed from the run's `predicate.performance` (written by
+//! `qualify run` from the `qualify-perf` analysis): `closed` when every check holds on cells
+//! with at least [`MIN_SAMPLES`] uncensored runs, `failed` when a check is violated (named, with
+//! its interval), `partial` with no checks, inconclusive checks, too few samples or cells whose
+//! metrics could not be measured, `not_run` without `[performance]`. Predictions at the target
+//! are listed under `untested`: they are models, never evidence.
+
+use serde_json::{Value, json};
+
+use super::{Layer, LayerName, LayerStatus};
+use crate::record::RunRecord;
+
+/// Uncensored runs per checked cell before a check can close the layer.
+pub const MIN_SAMPLES: u64 = 3;
+
+fn num(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) if x.abs() >= 1000.0 || (x != 0.0 && x.abs() < 0.01) => format!("{x:.3e}"),
+        Some(x) => format!("{x:.3}"),
+        None => v.to_string(),
+    }
+}
+
+fn text(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn fixed_text(v: &Value) -> String {
+    match v.as_object() {
+        Some(m) if !m.is_empty() => {
+            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!(" ({})", parts.join(","))
+        }
+        _ => String::new(),
+    }
+}
+
+/// Assess the performance layer of `record`.
+pub fn assess(record: &RunRecord) -> Layer {
+    let Some(perf) = &record.performance else {
+        return not_run();
+    };
+    let list = |key: &str| -> Vec<Value> {
+        perf.get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let checks = list("checks");
+    let stats = list("stats");
+    let models = list("models");
+    let errors = list("errors");
+    let censored: u64 = stats
+        .iter()
+        .filter_map(|s| s.get("censored").and_then(Value::as_u64))
+        .sum();
+
+    let mut untested: Vec<String> = list("predictions")
+        .iter()
+        .map(|p| {
+            format!(
+                "{} at {}={}{}: {} (model {}: a prediction, not evidence)",
+                text(p, "metric"),
+                text(p, "axis"),
+                num(&p["at"]),
+                fixed_text(&p["fixed"]),
+                num(&p["value"]),
+                text(p, "model")
+            )
+        })
+        .collect();
+    untested.extend(list("unfitted").iter().map(|u| {
+        format!(
+            "scaling of {} along {}{}: no model, {}",
+            text(u, "metric"),
+            text(u, "axis"),
+            fixed_text(&u["fixed"]),
+            text(u, "reason")
+        )
+    }));
+    untested.push("performance outside the tested region".to_string());
+
+    let verdict = |c: &Value| text(c, "verdict");
+    let violated: Vec<&Value> = checks.iter().filter(|c| verdict(c) == "violated").collect();
+    let inconclusive: Vec<&Value> = checks
+        .iter()
+        .filter(|c| verdict(c) == "inconclusive")
+        .collect();
+    let thin: Vec<&Value> = checks
+        .iter()
+        .filter(|c| {
+            verdict(c) == "held"
+                && c.get("samples")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|n| n < MIN_SAMPLES)
+        })
+        .collect();
+
+    let (status, summary) = if let Some(first) = violated.first() {
+        let interval = first
+            .get("interval")
+            .and_then(Value::as_array)
+            .map(|a| {
+                format!(
+                    " [{}, {}]",
+                    a.first().map_or(String::new(), num),
+                    a.get(1).map_or(String::new(), num)
+                )
+            })
+            .unwrap_or_default();
+        (
+            LayerStatus::Failed,
+            format!(
+                "{} of {} performance check(s) violated; {} check: {} (interval{interval})",
+                violated.len(),
+                checks.len(),
+                text(first, "kind"),
+                text(first, "detail")
+            ),
+        )
+    } else if record.incomplete {
+        (
+            LayerStatus::Partial,
+            "the run was interrupted: performance measured only in part".to_string(),
+        )
+    } else if checks.is_empty() {
+        (
+            LayerStatus::Partial,
+            format!(
+                "measured {} cell/metric pair(s), fitted {} model(s); no performance checks declared ([[performance.expect]] or [[performance.reference]])",
+                stats.len(),
+                models.len()
+            ),
+        )
+    } else if let Some(first) = inconclusive.first() {
+        (
+            LayerStatus::Partial,
+            format!(
+                "{} of {} performance check(s) inconclusive; {} check: {}",
+                inconclusive.len(),
+                checks.len(),
+                text(first, "kind"),
+                text(first, "detail")
+            ),
+        )
+    } else if let Some(first) = thin.first() {
+        (
+            LayerStatus::Partial,
+            format!(
+                "{} performance check(s) rest on fewer than {MIN_SAMPLES} uncensored runs per cell; {}",
+                thin.len(),
+                text(first, "detail")
+            ),
+        )
+    } else if let Some(first) = errors.first() {
+        (
+            LayerStatus::Partial,
+            format!(
+                "{} measurement error(s) in cells; first{}: {}",
+                errors.len(),
+                fixed_text(&first["params"]),
+                text(first, "message")
+            ),
+        )
+    } else {
+        (
+            LayerStatus::Closed,
+            format!(
+                "all {} performance check(s) hold, judged on 95% intervals with at least {MIN_SAMPLES} runs per cell",
+                checks.len()
+            ),
+        )
+    };
+    let evidence = json!({
+        "checks": checks.iter().map(|c| json!({
+            "kind": c.get("kind"),
+            "verdict": c.get("verdict"),
+            "detail": c.get("detail"),
+        })).collect::<Vec<_>>(),
+        "models": models.iter().map(|m| json!({
+            "axis": m.get("axis"),
+            "metric": m.get("metric"),
+            "fixed": m.get("fixed"),
+            "form": m.get("form"),
+        })).collect::<Vec<_>>(),
+        "cell_metrics": stats.len(),
+        "censored_runs": censored,
+        "errors": errors.len(),
+    });
+    Layer::new(LayerName::Performance, status, summary, untested, evidence)
+}
+
+/// The layer of a run without `[performance]`.
+pub fn not_run() -> Layer {
+    Layer::new(
+        LayerName::Performance,
+        LayerStatus::NotRun,
+        "no performance references or scaling model were evaluated",
+        vec![
+            "performance against references".to_string(),
+            "scaling with workload and resources".to_string(),
+        ],
+        json!({}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::record;
+
+    fn with(perf: Value) -> Layer {
+        let mut r = record();
+        r.performance = Some(perf);
+        assess(&r)
+    }
+
+    fn check(verdict: &str, samples: u64) -> Value {
+        json!({"kind": "max_exponent", "axis": "n", "metric": "wall", "verdict": verdict,
+               "passed": verdict == "held", "samples": samples, "interval": [1.9, 2.1],
+               "detail": "wall grows as n^2 along n (exponent 2.00, 95% CI [1.90, 2.10]), limit 1.5"})
+    }
+
+    #[test]
+    fn statuses_follow_the_checks() {
+        assert_eq!(assess(&record()).status, LayerStatus::NotRun);
+        let none = with(json!({"checks": [], "stats": [{}], "models": []}));
+        assert_eq!(none.status, LayerStatus::Partial);
+        assert!(
+            none.summary.contains("no performance checks"),
+            "{}",
+            none.summary
+        );
+        let held = with(json!({"checks": [check("held", 5)]}));
+        assert_eq!(held.status, LayerStatus::Closed, "{}", held.summary);
+        let thin = with(json!({"checks": [check("held", 2)]}));
+        assert_eq!(thin.status, LayerStatus::Partial);
+        let open = with(json!({"checks": [check("held", 5), check("inconclusive", 5)]}));
+        assert_eq!(open.status, LayerStatus::Partial);
+        let bad = with(json!({"checks": [check("held", 5), check("violated", 5)]}));
+        assert_eq!(bad.status, LayerStatus::Failed);
+        assert!(
+            bad.summary.contains("limit 1.5") && bad.summary.contains("[1.900, 2.100]"),
+            "{}",
+            bad.summary
+        );
+        let errs = with(json!({"checks": [check("held", 5)],
+                                "errors": [{"params": {"n": 1}, "message": "metric `x`: regex matched nothing"}]}));
+        assert_eq!(errs.status, LayerStatus::Partial);
+    }
+
+    #[test]
+    fn predictions_are_untested_not_evidence() {
+        let l = with(json!({"checks": [check("held", 5)],
+            "predictions": [{"axis": "threads", "at": 192, "metric": "wall", "fixed": {}, "value": 1.25,
+                             "model": "usl", "note": "model prediction, not evidence"}]}));
+        assert_eq!(l.status, LayerStatus::Closed);
+        assert!(
+            l.untested[0].contains("wall at threads=192"),
+            "{:?}",
+            l.untested
+        );
+        assert!(l.untested[0].contains("not evidence"));
+    }
+}

@@ -1,0 +1,169 @@
+//! What the ledger indexes from a receipt: artifact name, claim level, supported flag, start and
+//! finish, and per cell its parameters, outcome, limits, control and boundary marks, and a stable
+//! failure signature (`deadlock@threads=4,rounds=10`). Receipts are read as generic JSON so the
+//! ledger keeps working across receipt additions; a DSSE envelope is unwrapped first.
+
+use serde_json::Value;
+
+/// A receipt's indexed fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedReceipt {
+    pub artifact: String,
+    pub claim_level: String,
+    pub supported: bool,
+    pub incomplete: bool,
+    pub started: Option<String>,
+    pub finished: Option<String>,
+    pub cells: Vec<IndexedCell>,
+}
+
+/// One cell's indexed fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedCell {
+    /// The parameters object, in axis order.
+    pub params: Value,
+    /// `threads=4,rounds=10` (empty for no parameters): identifies the cell across runs.
+    pub params_key: String,
+    pub outcome: String,
+    pub limits: Value,
+    pub signature: String,
+    pub control: bool,
+    pub boundary: bool,
+}
+
+impl IndexedCell {
+    /// Completed and not ok (an interrupted cell is not a failure of the artifact).
+    pub fn failed(&self) -> bool {
+        self.outcome != "ok" && self.outcome != "interrupted"
+    }
+}
+
+/// `outcome@params_key`, e.g. `deadlock@threads=4,rounds=10` (just the outcome without params).
+pub fn signature(outcome: &str, params_key: &str) -> String {
+    if params_key.is_empty() {
+        outcome.to_string()
+    } else {
+        format!("{outcome}@{params_key}")
+    }
+}
+
+/// `rounds=10,threads=4` from a params object: names sorted, strings unquoted, so the key does
+/// not depend on how a JSON library orders object keys.
+pub fn params_key(params: &Value) -> String {
+    let Value::Object(map) = params else {
+        return String::new();
+    };
+    let mut parts: Vec<String> = map
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect();
+    parts.sort();
+    parts.join(",")
+}
+
+impl IndexedReceipt {
+    /// Read the indexed fields of a receipt's text; the error names the missing field.
+    pub fn parse(text: &str) -> Result<IndexedReceipt, String> {
+        let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+        let statement = unwrap_envelope(&doc)?;
+        let predicate = statement.get("predicate").ok_or("`predicate` is missing")?;
+        let text_at = |v: &Value, path: &str| -> Result<String, String> {
+            v.pointer(path)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    format!(
+                        "`predicate{}` is missing or not a string",
+                        path.replace('/', ".")
+                    )
+                })
+        };
+        let artifact = text_at(predicate, "/run/artifact/name")?;
+        let claim_level = text_at(predicate, "/claim/level")?;
+        let supported = predicate
+            .pointer("/claim/supported")
+            .and_then(Value::as_bool)
+            .ok_or("`predicate.claim.supported` is missing or not a boolean")?;
+        let incomplete = predicate
+            .get("incomplete")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let mut cells = Vec::new();
+        if let Some(list) = predicate.get("cells").and_then(Value::as_array) {
+            for (i, c) in list.iter().enumerate() {
+                let params = c
+                    .get("params")
+                    .cloned()
+                    .unwrap_or(Value::Object(Default::default()));
+                let outcome = c
+                    .pointer("/result/outcome")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("`predicate.cells[{i}].result.outcome` is missing"))?
+                    .to_string();
+                let key = params_key(&params);
+                cells.push(IndexedCell {
+                    signature: signature(&outcome, &key),
+                    params_key: key,
+                    limits: c.pointer("/result/limits").cloned().unwrap_or(Value::Null),
+                    control: c.get("control").and_then(Value::as_bool).unwrap_or(false),
+                    boundary: c.get("boundary").and_then(Value::as_bool).unwrap_or(false),
+                    params,
+                    outcome,
+                });
+            }
+        }
+        Ok(IndexedReceipt {
+            artifact,
+            claim_level,
+            supported,
+            incomplete,
+            started: predicate
+                .pointer("/run/started")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            finished: predicate
+                .pointer("/run/finished")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            cells,
+        })
+    }
+}
+
+/// The Statement inside a DSSE envelope (base64 `payload`), or the document itself.
+fn unwrap_envelope(doc: &Value) -> Result<std::borrow::Cow<'_, Value>, String> {
+    let Some(payload) = doc.get("payload").and_then(Value::as_str) else {
+        return Ok(std::borrow::Cow::Borrowed(doc));
+    };
+    let bytes = base64_decode(payload).ok_or("the envelope's `payload` is not base64")?;
+    let inner: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("the envelope's payload is not JSON ({e})"))?;
+    Ok(std::borrow::Cow::Owned(inner))
+}
+
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' | b'\n' | b'\r' => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}

@@ -1,0 +1,107 @@
+//! The ledger's tables and their migrations. `schema_version` holds one row with the version the
+//! database is at; [`migrate`] applies each missing step in its own transaction, so a killed
+//! migration leaves the previous version intact. Tables: `receipts` (the hash chain: digest,
+//! previous digest, whole text, indexed artifact / claim level / supported flag / timestamps),
+//! `cells` (every cell of every receipt), `failures` (the failing ones, with their signature) and
+//! `controls` (one per artifact and failing parameter set).
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+/// The schema version this build writes.
+pub const VERSION: i64 = 1;
+
+/// Why the schema could not be brought up to date.
+#[derive(Debug)]
+pub enum MigrateError {
+    Sqlite(rusqlite::Error),
+    /// The database was written by a newer qualify.
+    TooNew(i64),
+}
+
+impl From<rusqlite::Error> for MigrateError {
+    fn from(e: rusqlite::Error) -> Self {
+        MigrateError::Sqlite(e)
+    }
+}
+
+/// Each step takes the schema from version `i` to `i + 1`.
+const STEPS: &[&str] = &[
+    // 0 → 1
+    "CREATE TABLE receipts (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        digest TEXT NOT NULL UNIQUE,
+        prev_digest TEXT,
+        text TEXT NOT NULL,
+        artifact TEXT NOT NULL,
+        claim_level TEXT NOT NULL,
+        supported INTEGER NOT NULL,
+        incomplete INTEGER NOT NULL,
+        started TEXT,
+        finished TEXT,
+        recorded_at INTEGER NOT NULL
+     );
+     CREATE TABLE cells (
+        receipt_seq INTEGER NOT NULL REFERENCES receipts(seq),
+        idx INTEGER NOT NULL,
+        params TEXT NOT NULL,
+        params_key TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        control INTEGER NOT NULL,
+        boundary INTEGER NOT NULL,
+        PRIMARY KEY (receipt_seq, idx)
+     );
+     CREATE TABLE failures (
+        receipt_seq INTEGER NOT NULL REFERENCES receipts(seq),
+        idx INTEGER NOT NULL,
+        artifact TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        params TEXT NOT NULL,
+        params_key TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        control INTEGER NOT NULL,
+        recorded_at INTEGER NOT NULL,
+        PRIMARY KEY (receipt_seq, idx)
+     );
+     CREATE INDEX failures_by_signature ON failures (artifact, signature);
+     CREATE TABLE controls (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        artifact TEXT NOT NULL,
+        params TEXT NOT NULL,
+        params_key TEXT NOT NULL,
+        limits TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        first_receipt TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (artifact, params_key)
+     );",
+];
+
+/// Bring `conn` to [`VERSION`].
+pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
+    conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")?;
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current: Option<i64> = tx
+            .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+            .optional()?;
+        let current = match current {
+            Some(v) => v,
+            None => {
+                tx.execute("INSERT INTO schema_version (version) VALUES (0)", [])?;
+                0
+            }
+        };
+        if current > VERSION {
+            return Err(MigrateError::TooNew(current));
+        }
+        if current == VERSION {
+            tx.commit()?;
+            return Ok(());
+        }
+        tx.execute_batch(STEPS[current as usize])?;
+        tx.execute("UPDATE schema_version SET version = ?1", [current + 1])?;
+        tx.commit()?;
+    }
+}

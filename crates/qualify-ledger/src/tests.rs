@@ -1,0 +1,201 @@
+//! Unit tests of the ledger: chain, tampering, controls, stats, migrations.
+
+use serde_json::json;
+
+use super::*;
+
+fn receipt(nonce: u32, supported: bool, cells: &[(&str, i64, bool)]) -> String {
+    let cells: Vec<Value> = cells
+        .iter()
+        .map(|(outcome, threads, control)| {
+            json!({
+                "params": { "threads": threads, "rounds": 10 },
+                "result": { "outcome": outcome, "limits": { "timeout_seconds": 30.0 } },
+                "boundary": false,
+                "control": control,
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "predicate": {
+            "claim": { "level": "trial", "supported": supported },
+            "incomplete": false,
+            "cells": cells,
+            "run": { "artifact": { "name": "transfer" }, "started": format!("n{nonce}"), "finished": "f" },
+        }
+    }))
+    .unwrap()
+}
+
+fn open() -> (tempfile::TempDir, Ledger) {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(&dir.path().join("sub/ledger.sqlite")).unwrap();
+    (dir, ledger)
+}
+
+#[test]
+fn appends_chain_and_verify() {
+    let (_dir, mut l) = open();
+    let a = l.append(&receipt(1, true, &[("ok", 1, false)])).unwrap();
+    let b = l.append(&receipt(2, true, &[("ok", 1, false)])).unwrap();
+    assert_eq!((a.seq, b.seq), (1, 2));
+    let again = l.append(&receipt(2, true, &[("ok", 1, false)])).unwrap();
+    assert!(again.already_present);
+    let list = l.list().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[1].prev_digest.as_deref(), Some(a.digest.as_str()));
+    assert_eq!(list[0].prev_digest, None);
+    let v = l.verify().unwrap();
+    assert_eq!(v.receipts, 2);
+    assert_eq!(v.broken, None);
+    let (entry, text) = l.show(&b.digest[..8]).unwrap();
+    assert_eq!(entry.digest, b.digest);
+    assert_eq!(sha256_hex(text.as_bytes()), b.digest);
+}
+
+#[test]
+fn tampered_text_and_links_are_named() {
+    let (_dir, mut l) = open();
+    for i in 0..3 {
+        l.append(&receipt(i, false, &[("deadlock", 2, false)]))
+            .unwrap();
+    }
+    l.conn
+        .execute(
+            "UPDATE receipts SET text = replace(text, 'n1', 'n9') WHERE seq = 2",
+            [],
+        )
+        .unwrap();
+    let broken = l.verify().unwrap().broken.unwrap();
+    assert_eq!(broken.seq, 2);
+    assert!(broken.reason.contains("modified"), "{}", broken.reason);
+
+    // Re-hash the tampered row: now the next link breaks.
+    let text: String = l
+        .conn
+        .query_row("SELECT text FROM receipts WHERE seq = 2", [], |r| r.get(0))
+        .unwrap();
+    l.conn
+        .execute(
+            "UPDATE receipts SET digest = ?1 WHERE seq = 2",
+            [sha256_hex(text.as_bytes())],
+        )
+        .unwrap();
+    let broken = l.verify().unwrap().broken.unwrap();
+    assert_eq!(broken.seq, 3);
+    assert!(
+        broken.reason.contains("previous receipt"),
+        "{}",
+        broken.reason
+    );
+}
+
+#[test]
+fn failures_become_controls_once_and_repeats_are_counted() {
+    let (_dir, mut l) = open();
+    let first = l
+        .append(&receipt(
+            1,
+            false,
+            &[("ok", 1, false), ("deadlock", 2, false)],
+        ))
+        .unwrap();
+    assert_eq!(first.new_controls, 1);
+    let second = l
+        .append(&receipt(
+            2,
+            false,
+            &[("deadlock", 2, true), ("ok", 1, false)],
+        ))
+        .unwrap();
+    assert_eq!(second.new_controls, 0);
+    let controls = l.controls(Some("transfer")).unwrap();
+    assert_eq!(controls.len(), 1);
+    assert_eq!(controls[0].signature, "deadlock@rounds=10,threads=2");
+    assert_eq!(controls[0].first_receipt, first.digest);
+    assert_eq!(controls[0].limits["timeout_seconds"], json!(30.0));
+    assert!(l.controls(Some("other")).unwrap().is_empty());
+
+    let stats = l.stats().unwrap();
+    assert_eq!(stats.receipts, 2);
+    assert_eq!(stats.groups[0].runs, 2);
+    assert_eq!(stats.groups[0].accepted, 0);
+    assert_eq!(stats.groups[0].failures["deadlock"], 2);
+    assert_eq!(stats.repeating.len(), 1);
+    assert_eq!(stats.repeating[0].count, 2);
+    assert_eq!(stats.repeating[0].as_control, 1);
+    assert_eq!(stats.time_to_pass[0].first_pass_receipt, None);
+
+    let third = l.append(&receipt(3, true, &[("ok", 2, true)])).unwrap();
+    let stats = l.stats().unwrap();
+    assert_eq!(
+        stats.time_to_pass[0].first_pass_receipt.as_deref(),
+        Some(third.digest.as_str())
+    );
+    assert!(stats.time_to_pass[0].seconds_to_pass.is_some());
+    assert_eq!(stats.groups[0].accepted, 1);
+}
+
+#[test]
+fn reopening_keeps_the_schema_and_refuses_newer_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("l.sqlite");
+    Ledger::open(&path)
+        .unwrap()
+        .append(&receipt(1, true, &[]))
+        .unwrap();
+    let l = Ledger::open(&path).unwrap();
+    assert_eq!(l.list().unwrap().len(), 1);
+    l.conn
+        .execute("UPDATE schema_version SET version = 99", [])
+        .unwrap();
+    drop(l);
+    let err = Ledger::open(&path).err().unwrap();
+    assert!(err.to_string().contains("newer"), "{err}");
+}
+
+#[test]
+fn bad_receipts_name_the_field() {
+    let (_dir, mut l) = open();
+    let err = l.append("{\"predicate\": {}}").unwrap_err().to_string();
+    assert!(err.contains("predicate.run.artifact.name"), "{err}");
+    assert!(l.append("nope").is_err());
+    assert!(matches!(l.show("zz"), Err(LedgerError::NotFound(_))));
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n =
+            chunk.iter().fold(0u32, |acc, b| (acc << 8) | u32::from(*b)) << (8 * (3 - chunk.len()));
+        for i in 0..=chunk.len() {
+            out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+        out.push_str(&"=".repeat(3 - chunk.len()));
+    }
+    out
+}
+
+#[test]
+fn signed_envelopes_are_indexed_by_their_payload_and_hashed_as_written() {
+    let (_dir, mut l) = open();
+    let statement = receipt(7, false, &[("oom_killed", 4, false)]);
+    let envelope = serde_json::to_string(&json!({
+        "payloadType": "application/vnd.in-toto+json",
+        "payload": base64(statement.as_bytes()),
+        "signatures": [{ "keyid": "k", "sig": "c2ln" }],
+    }))
+    .unwrap();
+    let done = l.append(&envelope).unwrap();
+    assert_eq!(done.digest, sha256_hex(envelope.as_bytes()));
+    assert_eq!(done.new_controls, 1);
+    let list = l.list().unwrap();
+    assert_eq!(list[0].artifact, "transfer");
+    assert_eq!(
+        l.controls(None).unwrap()[0].signature,
+        "oom_killed@rounds=10,threads=4"
+    );
+    assert_eq!(l.verify().unwrap().broken, None);
+}

@@ -1,0 +1,421 @@
+//! The renderers on real receipts (`tests/fixtures/transfer.json` and `index.json` were written
+//! by `qualify run` on the bundled examples; `perf.json` adds a hand-written
+//! `predicate.performance`) and on hostile or incomplete input.
+
+use std::collections::BTreeSet;
+
+use quick_xml::Reader;
+use quick_xml::events::Event;
+use serde_json::{Value, json};
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn cells(r: &Value) -> &Vec<Value> {
+    r["predicate"]["cells"].as_array().unwrap()
+}
+
+fn non_ok(r: &Value) -> usize {
+    cells(r)
+        .iter()
+        .filter(|c| c["result"]["outcome"] != "ok")
+        .count()
+}
+
+fn assert_self_contained(html: &str) {
+    let lower = html.to_lowercase();
+    for bad in [
+        "<script", "src=", "href=", "url(", "@import", "http://", "https://", "<link", "<iframe",
+    ] {
+        assert!(!lower.contains(bad), "the report contains `{bad}`");
+    }
+    assert!(lower.starts_with("<!doctype html>"));
+    assert!(lower.trim_end().ends_with("</html>"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML
+
+#[test]
+fn html_has_verdict_layers_and_one_heatmap_for_an_envelope_only_receipt() {
+    let r = fixture("transfer");
+    let html = qualify_report::html(&r);
+    assert_self_contained(&html);
+    assert_eq!(html.matches("<svg").count(), 1, "heatmap only");
+    assert!(html.contains("aria-label=\"envelope heatmap\""));
+    assert!(html.contains("trial claim NOT SUPPORTED"));
+    for layer in [
+        "functional",
+        "process",
+        "envelope",
+        "performance",
+        "reproducibility",
+    ] {
+        assert!(html.contains(&format!("<td>{layer}</td>")), "{layer}");
+    }
+    // 3 threads × 2 rounds squares, each with a symbol; 4 deadlocks and 2 ok.
+    assert_eq!(html.matches(">D</text>").count(), 4);
+    assert_eq!(html.matches(">✓</text>").count(), 2);
+    assert!(html.contains("deadlock (4)"));
+    assert!(
+        !html.contains("<h2>Performance</h2>"),
+        "no performance data, no section"
+    );
+    assert!(html.contains("Admission checklist"));
+}
+
+#[test]
+fn html_one_axis_is_a_strip_and_boundaries_are_listed() {
+    let r = fixture("index");
+    let html = qualify_report::html(&r);
+    assert_self_contained(&html);
+    assert_eq!(html.matches("<svg").count(), 1);
+    assert_eq!(html.matches(">M</text>").count(), non_ok(&r));
+    assert!(html.contains("<h2>Boundaries</h2>"));
+    assert!(html.contains("last pass 63557, first fail 63558 (oom_killed)"));
+}
+
+#[test]
+fn html_performance_plots_checks_predictions_and_gap() {
+    let r = fixture("perf");
+    let html = qualify_report::html(&r);
+    assert_self_contained(&html);
+    // heatmap, scaling curves (n), speedup, efficiency, target gap.
+    assert_eq!(html.matches("<svg").count(), 5, "one <svg> per plot");
+    for label in [
+        "envelope heatmap",
+        "wall against n, log-log, with fitted model",
+        "speedup against threads",
+        "parallel efficiency against threads",
+        "target gap",
+    ] {
+        assert!(html.contains(&format!("aria-label=\"{label}\"")), "{label}");
+    }
+    // One fitted curve per model (solid inside the measured range, dashed beyond it).
+    assert!(html.matches("<polyline").count() >= 3);
+    // 18 medians with whiskers; the censored cell is hollow.
+    assert!(html.contains("1 run(s) censored"));
+    assert!(html.contains("Model predictions (not evidence)"));
+    assert!(html.contains("FAILED"), "the failed efficiency check");
+    assert!(html.contains("required efficiency ≥ 0.6"));
+    assert!(html.contains("target n=1e9"));
+    assert!(html.contains("(waived)"));
+    assert!(html.contains("≥ "), "censored medians are lower bounds");
+}
+
+#[test]
+fn html_renders_performance_as_qualify_run_writes_it() {
+    // Written by `qualify run examples/perf/quadratic.toml`: four metrics along one workload axis.
+    let r = fixture("quadratic");
+    let html = qualify_report::html(&r);
+    assert_self_contained(&html);
+    assert_eq!(
+        html.matches("<svg").count(),
+        5,
+        "strip + wall, cpu, peak_memory, work"
+    );
+    for metric in ["wall", "cpu", "peak_memory", "work"] {
+        let label = format!("aria-label=\"{metric} against n, log-log, with fitted model\"");
+        assert!(html.contains(&label), "{metric}");
+    }
+    assert!(
+        html.contains("·n^2 (exponent 95% CI [2, 2])"),
+        "the receipt's form and CI"
+    );
+    assert!(
+        html.contains("constant "),
+        "a constant model is shown as one number"
+    );
+    // Outliers are run indices in the receipt; the table names the run and its value.
+    assert!(html.contains("run 4: "));
+    let md = qualify_report::markdown(&r);
+    assert!(md.contains("| n | cpu | — | n^2 | 2 [2, 2] |"), "{md}");
+    let lines = qualify_report::extrap_jsonl(&r).lines().count();
+    let values: usize = r["predicate"]["performance"]["stats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["values"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(lines, values);
+}
+
+#[test]
+fn html_without_models_plots_measured_medians_per_axis() {
+    let mut r = fixture("perf");
+    let perf = r["predicate"]["performance"].as_object_mut().unwrap();
+    perf.remove("models");
+    perf.remove("scaling");
+    perf.remove("predictions");
+    let html = qualify_report::html(&r);
+    assert_self_contained(&html);
+    // heatmap, wall vs n, wall vs threads (both measured only), target gap.
+    assert_eq!(html.matches("<svg").count(), 4);
+    assert!(html.contains("aria-label=\"wall against n, log-log, measured only\""));
+    assert!(html.contains("aria-label=\"wall against threads, log-log, measured only\""));
+    assert!(!html.contains("model beyond the measured range"));
+    assert!(!html.contains("speedup against"));
+}
+
+#[test]
+fn html_tolerates_missing_and_mistyped_parts() {
+    for r in [
+        json!({}),
+        json!({"predicate": {}}),
+        json!({"predicate": {"layers": "nope", "cells": 3, "performance": []}}),
+        json!({"predicate": {"cells": [{"params": {}, "result": {}}],
+               "performance": {"stats": [{"metric": "wall"}], "models": [{"axis": "n"}],
+                               "scaling": [{"axis": "t", "points": [{"p": 1}]}]}}}),
+    ] {
+        let html = qualify_report::html(&r);
+        assert_self_contained(&html);
+        assert!(html.contains("not_run"), "missing layers show as not_run");
+        let _ = qualify_report::markdown(&r);
+        let _ = qualify_report::junit(&r);
+        let _ = qualify_report::extrap_jsonl(&r);
+    }
+}
+
+#[test]
+fn html_escapes_receipt_text() {
+    let mut r = fixture("transfer");
+    r["predicate"]["cells"][2]["result"]["detail"] = json!("<script>alert(1)</script> & \"q\"");
+    r["predicate"]["run"]["artifact"]["name"] = json!("a<b>");
+    let html = qualify_report::html(&r);
+    assert!(!html.contains("<script>"));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;"));
+    assert!(html.contains("qualify report: a&lt;b&gt;"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markdown
+
+#[test]
+fn markdown_has_verdict_layer_table_failing_cells_and_boundaries() {
+    let r = fixture("transfer");
+    let md = qualify_report::markdown(&r);
+    assert!(md.starts_with("## qualify: transfer — ❌ trial claim NOT SUPPORTED"));
+    assert!(md.contains("| layer | status | summary | untested |\n|---|---|---|---|\n"));
+    assert!(md.contains("| functional | ✅ closed | `./transfer --check` exited ok | — |"));
+    assert!(md.contains("| envelope | ❌ failed |"));
+    assert_eq!(md.matches("| deadlock |").count(), 4);
+    assert!(
+        md.contains("| threads=2, rounds=10 | deadlock |"),
+        "cells in axis order"
+    );
+    assert!(md.contains("6 cell(s), 2 ended ok, 4 did not."));
+
+    let md = qualify_report::markdown(&fixture("index"));
+    assert!(md.contains("### Boundaries\n\n- records: last pass 63557, first fail 63558"));
+
+    let md = qualify_report::markdown(&fixture("perf"));
+    assert!(md.contains("### Performance checks"));
+    assert!(md.contains("| ❌ FAILED | min_efficiency | threads | wall | 0.6 |"));
+    assert!(md.contains("### Target gap"));
+    assert!(md.contains("| workload.n | 1e9 | 1e8 |"));
+    assert!(md.contains("### Model predictions (not evidence)"));
+}
+
+#[test]
+fn markdown_table_cells_survive_pipes_and_newlines() {
+    let mut r = fixture("transfer");
+    r["predicate"]["cells"][2]["result"]["detail"] = json!("a | b\nc");
+    let md = qualify_report::markdown(&r);
+    assert!(md.contains("a \\| b c"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// JUnit
+
+struct Junit {
+    suites: usize,
+    cases: Vec<(String, String)>,
+    failures: Vec<(String, String)>,
+    skipped: usize,
+    tests_attr: usize,
+    failures_attr: usize,
+}
+
+fn parse_junit(xml: &str) -> Junit {
+    let mut reader = Reader::from_str(xml);
+    let mut j = Junit {
+        suites: 0,
+        cases: vec![],
+        failures: vec![],
+        skipped: 0,
+        tests_attr: 0,
+        failures_attr: 0,
+    };
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e)) | Ok(Event::Empty(e)) => {
+                let attr = |k: &str| {
+                    e.attributes()
+                        .map(|a| a.unwrap())
+                        .find(|a| a.key.as_ref() == k.as_bytes())
+                        .map(|a| {
+                            a.normalized_value(quick_xml::XmlVersion::default())
+                                .unwrap()
+                                .into_owned()
+                        })
+                        .unwrap_or_default()
+                };
+                match e.name().as_ref() {
+                    b"testsuite" => {
+                        j.suites += 1;
+                        j.tests_attr = attr("tests").parse().unwrap();
+                        j.failures_attr = attr("failures").parse().unwrap();
+                    }
+                    b"testcase" => j.cases.push((attr("classname"), attr("name"))),
+                    b"failure" => j.failures.push((attr("type"), attr("message"))),
+                    b"skipped" => j.skipped += 1,
+                    _ => {}
+                }
+            }
+            Ok(Event::Eof) => break,
+            Ok(_) => {}
+            Err(e) => panic!(
+                "not well-formed XML at {}: {e}\n{xml}",
+                reader.buffer_position()
+            ),
+        }
+    }
+    j
+}
+
+#[test]
+fn junit_one_testcase_per_cell_and_a_failure_per_non_ok_cell() {
+    for name in ["transfer", "index", "perf"] {
+        let r = fixture(name);
+        let j = parse_junit(&qualify_report::junit(&r));
+        assert_eq!(j.suites, 1);
+        assert_eq!(j.cases.len(), cells(&r).len(), "{name}");
+        assert_eq!(j.tests_attr, cells(&r).len());
+        assert_eq!(j.failures.len(), non_ok(&r), "{name}");
+        assert_eq!(j.failures_attr, non_ok(&r));
+        let artifact = r["predicate"]["run"]["artifact"]["name"].as_str().unwrap();
+        assert!(j.cases.iter().all(|(c, _)| c == artifact));
+        let names: BTreeSet<&String> = j.cases.iter().map(|(_, n)| n).collect();
+        assert_eq!(names.len(), j.cases.len(), "cell names are unique");
+    }
+    let j = parse_junit(&qualify_report::junit(&fixture("transfer")));
+    assert!(
+        j.cases
+            .contains(&("transfer".into(), "threads=2, rounds=10".into()))
+    );
+    assert_eq!(j.failures[0].0, "deadlock");
+    assert!(j.failures[0].1.starts_with("deadlock: all 3 thread(s)"));
+}
+
+#[test]
+fn junit_escapes_and_marks_interrupted_cells_skipped() {
+    let mut r = fixture("transfer");
+    r["predicate"]["cells"][0]["params"] = json!({"mode": "<&\"'>", "threads": 1});
+    r["predicate"]["cells"][2]["result"]["detail"] = json!("]]> <x> & \u{1} \"end\"");
+    r["predicate"]["cells"][3]["result"]["outcome"] = json!("interrupted");
+    r["predicate"]["run"]["artifact"]["name"] = json!("a&b");
+    let j = parse_junit(&qualify_report::junit(&r));
+    assert!(
+        j.cases
+            .contains(&("a&b".into(), "threads=1, mode=<&\"'>".into()))
+    );
+    assert_eq!(j.skipped, 1);
+    assert_eq!(j.failures.len(), 3);
+    assert!(
+        j.failures
+            .iter()
+            .any(|(_, m)| m.contains("]]> <x> & \u{FFFD} \"end\""))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Extra-P JSON Lines
+
+fn lines(text: &str) -> Vec<Value> {
+    assert!(text.is_empty() || text.ends_with('\n'));
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn assert_extrap_shape(ls: &[Value]) {
+    let first: BTreeSet<&String> = ls[0]["params"].as_object().unwrap().keys().collect();
+    for l in ls {
+        let keys: BTreeSet<&String> = l["params"].as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys, first,
+            "every line has the same parameters (Extra-P reads them by name)"
+        );
+        assert!(
+            l["params"]
+                .as_object()
+                .unwrap()
+                .values()
+                .all(Value::is_number)
+        );
+        assert!(l["value"].is_number());
+        assert!(l["metric"].is_string() && l["callpath"].is_string());
+    }
+}
+
+#[test]
+fn extrap_exports_every_repeat_from_performance_stats() {
+    let r = fixture("perf");
+    let ls = lines(&qualify_report::extrap_jsonl(&r));
+    let expected: usize = r["predicate"]["performance"]["stats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["values"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(ls.len(), expected);
+    assert_eq!(
+        ls.len(),
+        18 * 5 - 1,
+        "the censored run is not a measurement"
+    );
+    assert_extrap_shape(&ls);
+    assert!(
+        ls.iter()
+            .all(|l| l["metric"] == "wall" && l["callpath"] == "sumsq")
+    );
+    let at = ls
+        .iter()
+        .filter(|l| l["params"] == json!({"threads": 2, "n": 1000}))
+        .count();
+    assert_eq!(at, 5);
+}
+
+#[test]
+fn extrap_without_performance_exports_ok_cells_only() {
+    let r = fixture("transfer");
+    let ls = lines(&qualify_report::extrap_jsonl(&r));
+    let ok = cells(&r).len() - non_ok(&r);
+    assert_eq!(ls.len(), ok * 3, "wall, cpu and peak_memory per ok cell");
+    assert_extrap_shape(&ls);
+    let metrics: BTreeSet<&str> = ls.iter().map(|l| l["metric"].as_str().unwrap()).collect();
+    assert_eq!(metrics, BTreeSet::from(["cpu", "peak_memory", "wall"]));
+    assert!(ls.iter().all(|l| l["params"]["threads"] == 1));
+}
+
+#[test]
+fn extrap_moves_non_numeric_parameters_into_the_callpath() {
+    let mut r = fixture("transfer");
+    for (i, c) in r["predicate"]["cells"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        c["params"]["mode"] = json!(if i % 2 == 0 { "fast" } else { "safe" });
+        c["result"]["outcome"] = json!("ok");
+    }
+    let ls = lines(&qualify_report::extrap_jsonl(&r));
+    assert_eq!(ls.len(), 6 * 3);
+    assert_extrap_shape(&ls);
+    assert!(ls.iter().any(|l| l["callpath"] == "transfer->mode=fast"));
+    assert!(ls.iter().any(|l| l["callpath"] == "transfer->mode=safe"));
+}

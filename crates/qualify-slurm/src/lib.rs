@@ -1,0 +1,18 @@
+//! `qualify-slurm` runs cells as Slurm jobs. A [`SlurmExecutor`] takes [`CellJob`]s from many
+//! threads (one per cell: the plan executor's `CellRunner` seam, unchanged), batches
+//! the cells that need the same resources into one job array per batch (one `sbatch` call),
+//! polls the whole run with one `squeue` call per interval, reads each cell's `qualify probe
+//! --json` result from the shared run directory, and reconciles Slurm's own verdict
+//! (OUT_OF_MEMORY, TIMEOUT, NODE_FAIL, PREEMPTED, CANCELLED) with the probe's.
+//!
+//! Map: [`job`] (cells → resources, `sbatch` arguments and the scripts a job runs),
+//! [`state`] (Slurm job states, `squeue` parsing and the reconciliation rules),
+//! `executor` (the submitting/polling thread and [`SlurmExecutor`]).
+
+mod executor;
+pub mod job;
+pub mod state;
+
+pub use executor::{SlurmConfig, SlurmError, SlurmExecutor, controller_answers};
+pub use job::{CellJob, Resources, Topology};
+pub use state::{JobState, SlurmVerdict, never_starts, reconcile};

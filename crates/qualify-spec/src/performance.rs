@@ -1,0 +1,747 @@
+//! `[performance]`: repeated, statistically summarized measurement of every cell. Owns the
+//! section's keys — `repeat` (default 5), `warmup` (default 1), `regression` (the baseline
+//! threshold), `[[performance.metric]]` (figures of merit parsed from stdout with a one-group
+//! regex), `[[performance.expect]]` (`max_exponent` on a workload axis, `min_efficiency` on a
+//! concurrency axis) and `[[performance.reference]]` (ReFrame-style reference with relative
+//! `lower`/`upper` tolerances for a named cell) — their checks, and the extraction of a metric
+//! from a run's output ([`PerfMetric::extract`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use toml::{Spanned, Value};
+
+use crate::axis::{Axis, AxisKind, AxisValue, Domain};
+use crate::check::{Checker, describe};
+
+/// The metrics every run yields without a regex: name, unit.
+pub const BUILTIN_METRICS: [(&str, &str); 3] =
+    [("wall", "s"), ("cpu", "s"), ("peak_memory", "bytes")];
+
+/// A checked `[performance]` section.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Performance {
+    /// Measured runs per cell (after the warmup runs).
+    pub repeat: u64,
+    /// Runs per cell whose measurements are discarded.
+    pub warmup: u64,
+    /// Relative change beyond which a significant regression against `--baseline` fails.
+    pub regression: Option<f64>,
+    /// Figures of merit parsed from stdout (the built-in `wall`, `cpu`, `peak_memory` are always
+    /// measured).
+    pub metrics: Vec<PerfMetric>,
+    pub expects: Vec<PerfExpect>,
+    pub references: Vec<PerfReference>,
+}
+
+impl Performance {
+    /// Whether `name` is a built-in or declared metric.
+    pub fn has_metric(&self, name: &str) -> bool {
+        BUILTIN_METRICS.iter().any(|(b, _)| *b == name)
+            || self.metrics.iter().any(|m| m.name == name)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// `[[performance.metric]]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerfMetric {
+    pub name: String,
+    /// A regular expression with exactly one capture group: the number.
+    pub regex: String,
+    pub better: Better,
+    pub unit: Option<String>,
+}
+
+impl PerfMetric {
+    /// The metric's value in a run's stdout: the capture group of the last match, as a number.
+    /// Errors say what was not found, for the cell's record.
+    pub fn extract(&self, stdout: &str) -> Result<f64, String> {
+        let re = regex::Regex::new(&self.regex)
+            .map_err(|e| format!("metric `{}`: invalid regex: {e}", self.name))?;
+        let Some(caps) = re.captures_iter(stdout).last() else {
+            return Err(format!(
+                "metric `{}`: regex `{}` matched nothing in stdout",
+                self.name, self.regex
+            ));
+        };
+        let text = caps.get(1).map_or("", |m| m.as_str());
+        text.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| {
+                format!(
+                    "metric `{}`: captured `{text}` is not a number (regex `{}`)",
+                    self.name, self.regex
+                )
+            })
+    }
+}
+
+/// `[[performance.expect]]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerfExpect {
+    pub axis: String,
+    pub metric: String,
+    pub rule: ExpectRule,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectRule {
+    /// The fitted exponent of `n` along a workload axis is at most this.
+    MaxExponent(f64),
+    /// Parallel efficiency along a concurrency axis is at least this (0 < e ≤ 1).
+    MinEfficiency(f64),
+}
+
+/// `[[performance.reference]]`: the median of `metric` in the cell(s) with `params` lies within
+/// `[reference · (1 + lower), reference · (1 + upper)]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerfReference {
+    /// Axis values naming the cell, in the order written.
+    pub params: Vec<(String, AxisValue)>,
+    pub metric: String,
+    pub reference: f64,
+    pub lower: f64,
+    pub upper: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPerformance {
+    repeat: Option<Spanned<i64>>,
+    warmup: Option<Spanned<i64>>,
+    regression: Option<Spanned<Value>>,
+    #[serde(default)]
+    metric: Vec<RawMetric>,
+    #[serde(default)]
+    expect: Vec<RawExpect>,
+    #[serde(default)]
+    reference: Vec<RawReference>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetric {
+    name: Spanned<String>,
+    regex: Spanned<String>,
+    better: Spanned<Better>,
+    unit: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExpect {
+    axis: Spanned<String>,
+    metric: Spanned<String>,
+    max_exponent: Option<Spanned<Value>>,
+    min_efficiency: Option<Spanned<Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReference {
+    params: Spanned<BTreeMap<Spanned<String>, Spanned<Value>>>,
+    metric: Spanned<String>,
+    reference: Spanned<Value>,
+    lower: Spanned<Value>,
+    upper: Spanned<Value>,
+}
+
+fn number(value: &Spanned<Value>, what: &str, ck: &mut Checker<'_>) -> Option<f64> {
+    match value.get_ref() {
+        Value::Integer(n) => Some(*n as f64),
+        Value::Float(x) if x.is_finite() => Some(*x),
+        other => {
+            ck.error(
+                value.span(),
+                format!("{what} must be a number, found {}", describe(other)),
+            );
+            None
+        }
+    }
+}
+
+fn metric_names(metrics: &[PerfMetric]) -> String {
+    BUILTIN_METRICS
+        .iter()
+        .map(|(n, _)| (*n).to_string())
+        .chain(metrics.iter().map(|m| m.name.clone()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn known_metric(name: &Spanned<String>, metrics: &[PerfMetric], what: &str, ck: &mut Checker<'_>) {
+    let n = name.get_ref();
+    let known = BUILTIN_METRICS.iter().any(|(b, _)| b == n) || metrics.iter().any(|m| &m.name == n);
+    if !known {
+        ck.error_help(
+            name.span(),
+            format!("{what}: unknown metric `{n}`"),
+            format!(
+                "expected one of: {}; declare others with [[performance.metric]]",
+                metric_names(metrics)
+            ),
+        );
+    }
+}
+
+fn axis_names(axes: &[Axis]) -> String {
+    axes.iter()
+        .map(|a| a.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(crate) fn check(raw: RawPerformance, axes: &[Axis], ck: &mut Checker<'_>) -> Performance {
+    let repeat = raw
+        .repeat
+        .as_ref()
+        .and_then(|r| ck.positive(r, "performance.repeat"))
+        .unwrap_or(5);
+    let warmup = match &raw.warmup {
+        Some(w) if *w.get_ref() < 0 => {
+            ck.error(
+                w.span(),
+                format!(
+                    "performance.warmup must be 0 or more, found {}",
+                    w.get_ref()
+                ),
+            );
+            1
+        }
+        Some(w) => *w.get_ref() as u64,
+        None => 1,
+    };
+    let regression = raw.regression.as_ref().and_then(|r| {
+        let v = number(r, "performance.regression", ck)?;
+        if v > 0.0 {
+            Some(v)
+        } else {
+            ck.error_help(
+                r.span(),
+                format!("performance.regression must be positive, found {v}"),
+                "a relative change, e.g. 0.1 fails a significant slowdown of more than 10%",
+            );
+            None
+        }
+    });
+
+    let mut metrics: Vec<PerfMetric> = Vec::new();
+    for m in raw.metric {
+        let name = ck.non_empty(&m.name, "performance.metric name");
+        if BUILTIN_METRICS.iter().any(|(b, _)| *b == name) {
+            ck.error_help(
+                m.name.span(),
+                format!("metric `{name}` is built in"),
+                "wall, cpu and peak_memory are always measured; give a parsed metric another name",
+            );
+        } else if metrics.iter().any(|x| x.name == name) {
+            ck.error(m.name.span(), format!("duplicate metric `{name}`"));
+        }
+        match regex::Regex::new(m.regex.get_ref()) {
+            Err(e) => {
+                let first = e.to_string();
+                let first = first.lines().last().unwrap_or("").trim().to_string();
+                ck.error_help(
+                    m.regex.span(),
+                    format!("invalid regex for metric `{name}`: {first}"),
+                    "write a regular expression with one capture group, e.g. \"GFLOP/s: ([0-9.]+)\"",
+                );
+            }
+            Ok(re) if re.captures_len() != 2 => ck.error_help(
+                m.regex.span(),
+                format!(
+                    "the regex of metric `{name}` has {} capture groups; it needs exactly one",
+                    re.captures_len() - 1
+                ),
+                "put the number in one group, e.g. \"GFLOP/s: ([0-9.]+)\"; use (?:...) for other groups",
+            ),
+            Ok(_) => {}
+        }
+        metrics.push(PerfMetric {
+            name,
+            regex: m.regex.get_ref().clone(),
+            better: *m.better.get_ref(),
+            unit: m.unit.map(|u| u.into_inner()),
+        });
+    }
+
+    let mut expects = Vec::new();
+    for e in raw.expect {
+        known_metric(&e.metric, &metrics, "performance.expect", ck);
+        let axis = axes.iter().find(|a| &a.name == e.axis.get_ref());
+        if axis.is_none() {
+            ck.error_help(
+                e.axis.span(),
+                format!("performance.expect: no axis named `{}`", e.axis.get_ref()),
+                format!("expected one of: {}", axis_names(axes)),
+            );
+        }
+        let rule = match (&e.max_exponent, &e.min_efficiency) {
+            (Some(_), Some(m)) => {
+                ck.error_help(
+                    m.span(),
+                    "performance.expect takes max_exponent or min_efficiency, not both",
+                    "write one [[performance.expect]] per rule",
+                );
+                None
+            }
+            (None, None) => {
+                ck.error_help(
+                    e.axis.span(),
+                    "performance.expect needs max_exponent or min_efficiency",
+                    "e.g. max_exponent = 1.2 on a workload axis, min_efficiency = 0.6 on a concurrency axis",
+                );
+                None
+            }
+            (Some(x), None) => {
+                let v = number(x, "max_exponent", ck);
+                if let Some(a) = axis.filter(|a| a.kind != AxisKind::Workload) {
+                    ck.error_help(
+                        x.span(),
+                        format!(
+                            "max_exponent needs a workload axis; `{}` is a {} axis",
+                            a.name, a.kind
+                        ),
+                        "scaling models are fitted along kind = \"workload\" axes",
+                    );
+                }
+                match v {
+                    Some(v) if v < 0.0 => {
+                        ck.error(
+                            x.span(),
+                            format!("max_exponent must be 0 or more, found {v}"),
+                        );
+                        None
+                    }
+                    v => v.map(ExpectRule::MaxExponent),
+                }
+            }
+            (None, Some(x)) => {
+                let v = number(x, "min_efficiency", ck);
+                if let Some(a) = axis.filter(|a| a.kind != AxisKind::Concurrency) {
+                    ck.error_help(
+                        x.span(),
+                        format!(
+                            "min_efficiency needs a concurrency axis; `{}` is a {} axis",
+                            a.name, a.kind
+                        ),
+                        "parallel efficiency is measured along kind = \"concurrency\" axes",
+                    );
+                }
+                match v {
+                    Some(v) if !(v > 0.0 && v <= 1.0) => {
+                        ck.error_help(
+                            x.span(),
+                            format!("min_efficiency must be in (0, 1], found {v}"),
+                            "efficiency is speedup / concurrency: 1 is perfect scaling",
+                        );
+                        None
+                    }
+                    v => v.map(ExpectRule::MinEfficiency),
+                }
+            }
+        };
+        if let Some(rule) = rule {
+            expects.push(PerfExpect {
+                axis: e.axis.get_ref().clone(),
+                metric: e.metric.get_ref().clone(),
+                rule,
+            });
+        }
+    }
+
+    let mut references = Vec::new();
+    for r in raw.reference {
+        known_metric(&r.metric, &metrics, "performance.reference", ck);
+        let mut params = Vec::new();
+        let mut entries: Vec<(Spanned<String>, Spanned<Value>)> =
+            r.params.into_inner().into_iter().collect();
+        entries.sort_by_key(|(k, _)| k.span().start);
+        if entries.is_empty() {
+            ck.error_help(
+                r.metric.span(),
+                "performance.reference: params is empty",
+                "name the cell, e.g. params = { n = 1024 }",
+            );
+        }
+        for (key, value) in entries {
+            let Some(axis) = axes.iter().find(|a| &a.name == key.get_ref()) else {
+                ck.error_help(
+                    key.span(),
+                    format!("performance.reference: no axis named `{}`", key.get_ref()),
+                    format!("expected one of: {}", axis_names(axes)),
+                );
+                continue;
+            };
+            let v = match value.get_ref() {
+                Value::Integer(n) => AxisValue::Int(*n),
+                Value::Float(x) => AxisValue::Float(*x),
+                Value::String(s) => AxisValue::Str(s.clone()),
+                other => {
+                    ck.error(
+                        value.span(),
+                        format!(
+                            "wrong type: found {}, expected an axis value",
+                            describe(other)
+                        ),
+                    );
+                    continue;
+                }
+            };
+            if !in_domain(axis, &v) {
+                ck.error_help(
+                    value.span(),
+                    format!("`{v}` is not a value of axis `{}`", axis.name),
+                    "a reference names a cell the run measures",
+                );
+            }
+            params.push((axis.name.clone(), v));
+        }
+        let reference = number(&r.reference, "reference", ck);
+        let lower = number(&r.lower, "lower", ck);
+        let upper = number(&r.upper, "upper", ck);
+        let help = "tolerances are relative to the reference: lower = -0.1, upper = 0.1 allow ±10%";
+        match (lower, upper) {
+            (Some(lo), Some(up)) if lo > up => ck.error_help(
+                r.lower.span(),
+                format!("lower ({lo}) is greater than upper ({up})"),
+                help,
+            ),
+            _ => {
+                if let Some(lo) = lower.filter(|lo| *lo > 0.0 || *lo < -1.0) {
+                    ck.error_help(
+                        r.lower.span(),
+                        format!("lower must be between -1 and 0, found {lo}"),
+                        help,
+                    );
+                }
+                if let Some(up) = upper.filter(|up| *up < 0.0) {
+                    ck.error_help(
+                        r.upper.span(),
+                        format!("upper must be 0 or more, found {up}"),
+                        help,
+                    );
+                }
+            }
+        }
+        if let (Some(reference), Some(lower), Some(upper)) = (reference, lower, upper) {
+            references.push(PerfReference {
+                params,
+                metric: r.metric.get_ref().clone(),
+                reference,
+                lower,
+                upper,
+            });
+        }
+    }
+
+    Performance {
+        repeat,
+        warmup,
+        regression,
+        metrics,
+        expects,
+        references,
+    }
+}
+
+fn in_domain(axis: &Axis, v: &AxisValue) -> bool {
+    let same = |a: &AxisValue| match (a.as_f64(), v.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == v,
+    };
+    match &axis.domain {
+        Domain::Values(values) => values.iter().any(same),
+        Domain::Range(r) => v
+            .as_f64()
+            .is_some_and(|x| x >= r.lo.as_f64() && x <= r.hi.as_f64()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Spec;
+
+    const BASE: &str = r#"[artifact]
+name = "sort"
+command = "./sort {n} {threads}"
+
+[claim]
+level = "trial"
+
+[[axis]]
+name = "n"
+kind = "workload"
+values = [1024, 2048, 4096]
+
+[[axis]]
+name = "threads"
+kind = "concurrency"
+values = [1, 2]
+"#;
+
+    fn errors(extra: &str) -> Vec<String> {
+        let text = format!("{BASE}{extra}");
+        match Spec::parse(&text, "q.toml") {
+            Ok(spec) => panic!("expected errors, got {:#?}", spec.performance),
+            Err(e) => e.diagnostics().iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    /// The single error, checking it points at `needle` (line:col computed here).
+    fn error_at(extra: &str, needle: &str, message: &str) {
+        let text = format!("{BASE}{extra}");
+        let errs = errors(extra);
+        assert_eq!(errs.len(), 1, "{errs:#?}");
+        let offset = text
+            .rfind(needle)
+            .unwrap_or_else(|| panic!("{needle} not in text"));
+        let line = text[..offset].matches('\n').count() + 1;
+        let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;
+        let prefix = format!("q.toml:{line}:{col}: error: {message}");
+        assert!(
+            errs[0].starts_with(&prefix),
+            "expected `{prefix}…`, got:\n{}",
+            errs[0]
+        );
+    }
+
+    #[test]
+    fn defaults_and_a_full_section() {
+        let spec = Spec::parse(&format!("{BASE}[performance]\n"), "q.toml")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let p = spec.performance.unwrap_or_else(|| panic!("no section"));
+        assert_eq!((p.repeat, p.warmup, p.regression), (5, 1, None));
+        let full = r#"
+[performance]
+repeat = 7
+warmup = 0
+regression = 0.05
+
+[[performance.metric]]
+name = "gflops"
+regex = "GFLOP/s: ([0-9.]+)"
+better = "higher"
+unit = "GFLOP/s"
+
+[[performance.expect]]
+axis = "n"
+metric = "wall"
+max_exponent = 1.2
+
+[[performance.expect]]
+axis = "threads"
+metric = "gflops"
+min_efficiency = 0.6
+
+[[performance.reference]]
+params = { n = 1024, threads = 2 }
+metric = "gflops"
+reference = 1.5
+lower = -0.1
+upper = 0.1
+"#;
+        let spec =
+            Spec::parse(&format!("{BASE}{full}"), "q.toml").unwrap_or_else(|e| panic!("{e}"));
+        let p = spec.performance.unwrap_or_else(|| panic!("no section"));
+        assert_eq!((p.repeat, p.warmup, p.regression), (7, 0, Some(0.05)));
+        assert_eq!(p.metrics[0].better, super::Better::Higher);
+        assert_eq!(p.expects[0].rule, super::ExpectRule::MaxExponent(1.2));
+        assert_eq!(p.expects[1].rule, super::ExpectRule::MinEfficiency(0.6));
+        assert_eq!(p.references[0].params.len(), 2);
+        assert_eq!(p.references[0].params[0].0, "n");
+        assert_eq!(p.metrics[0].extract("x\nGFLOP/s: 12.5\n"), Ok(12.5));
+        let missing = p.metrics[0]
+            .extract("nothing here")
+            .err()
+            .unwrap_or_default();
+        assert!(missing.contains("matched nothing"), "{missing}");
+        // No [performance] at all.
+        let spec = Spec::parse(BASE, "q.toml").unwrap_or_else(|e| panic!("{e}"));
+        assert!(spec.performance.is_none());
+    }
+
+    #[test]
+    fn repeat_warmup_and_regression_errors() {
+        error_at(
+            "[performance]\nrepeat = 0\n",
+            "0\n",
+            "performance.repeat must be a positive integer",
+        );
+        error_at(
+            "[performance]\nwarmup = -1\n",
+            "-1",
+            "performance.warmup must be 0 or more",
+        );
+        error_at(
+            "[performance]\nregression = -0.1\n",
+            "-0.1",
+            "performance.regression must be positive",
+        );
+        error_at(
+            "[performance]\nregression = \"10%\"\n",
+            "\"10%\"",
+            "performance.regression must be a number",
+        );
+        let e = errors("[performance]\nrepeats = 3\n");
+        assert!(
+            e[0].contains("unknown key `repeats` in [performance]"),
+            "{e:#?}"
+        );
+    }
+
+    #[test]
+    fn metric_errors() {
+        let m = |name: &str, regex: &str| {
+            format!(
+                "[[performance.metric]]\nname = \"{name}\"\nregex = '{regex}'\nbetter = \"higher\"\n"
+            )
+        };
+        error_at(
+            &m("gflops", "GFLOP/s: ([0-9.]+"),
+            "'GFLOP",
+            "invalid regex for metric `gflops`",
+        );
+        error_at(
+            &m("gflops", "GFLOP/s: [0-9.]+"),
+            "'GFLOP",
+            "the regex of metric `gflops` has 0 capture groups",
+        );
+        error_at(
+            &m("gflops", "(a)(b)"),
+            "'(a)",
+            "the regex of metric `gflops` has 2 capture groups",
+        );
+        error_at(
+            &m("wall", "t=([0-9]+)"),
+            "\"wall\"",
+            "metric `wall` is built in",
+        );
+        let twice = format!("{}{}", m("x", "x=([0-9]+)"), m("x", "x=([0-9]+)"));
+        error_at(&twice, "\"x\"", "duplicate metric `x`");
+        let e =
+            errors("[[performance.metric]]\nname = \"x\"\nregex = 'x=(1)'\nbetter = \"more\"\n");
+        assert!(e[0].contains("unknown value `more`"), "{e:#?}");
+        let e = errors("[[performance.metric]]\nname = \"x\"\nregex = 'x=(1)'\n");
+        assert!(e[0].contains("missing key `better`"), "{e:#?}");
+    }
+
+    #[test]
+    fn expect_errors() {
+        let x = |body: &str| format!("[[performance.expect]]\n{body}\n");
+        error_at(
+            &x("axis = \"m\"\nmetric = \"wall\"\nmax_exponent = 1"),
+            "\"m\"",
+            "performance.expect: no axis named `m`",
+        );
+        error_at(
+            &x("axis = \"n\"\nmetric = \"gflops\"\nmax_exponent = 1"),
+            "\"gflops\"",
+            "performance.expect: unknown metric `gflops`",
+        );
+        error_at(
+            &x("axis = \"n\"\nmetric = \"wall\""),
+            "\"n\"",
+            "performance.expect needs max_exponent or min_efficiency",
+        );
+        error_at(
+            &x("axis = \"n\"\nmetric = \"wall\"\nmax_exponent = 1\nmin_efficiency = 0.5"),
+            "0.5",
+            "performance.expect takes max_exponent or min_efficiency, not both",
+        );
+        error_at(
+            &x("axis = \"threads\"\nmetric = \"wall\"\nmax_exponent = 1"),
+            "1\n",
+            "max_exponent needs a workload axis; `threads` is a concurrency axis",
+        );
+        error_at(
+            &x("axis = \"n\"\nmetric = \"wall\"\nmin_efficiency = 0.5"),
+            "0.5",
+            "min_efficiency needs a concurrency axis; `n` is a workload axis",
+        );
+        error_at(
+            &x("axis = \"threads\"\nmetric = \"wall\"\nmin_efficiency = 1.5"),
+            "1.5",
+            "min_efficiency must be in (0, 1]",
+        );
+        error_at(
+            &x("axis = \"n\"\nmetric = \"wall\"\nmax_exponent = -1"),
+            "-1",
+            "max_exponent must be 0 or more",
+        );
+        error_at(
+            &x("axis = \"n\"\nmetric = \"wall\"\nmax_exponent = \"2\""),
+            "\"2\"",
+            "max_exponent must be a number",
+        );
+    }
+
+    #[test]
+    fn reference_errors() {
+        let r = |params: &str, lower: &str, upper: &str| {
+            format!(
+                "[[performance.reference]]\nparams = {params}\nmetric = \"wall\"\nreference = 1.5\nlower = {lower}\nupper = {upper}\n"
+            )
+        };
+        error_at(
+            &r("{ m = 1024 }", "-0.1", "0.1"),
+            "m = ",
+            "performance.reference: no axis named `m`",
+        );
+        error_at(
+            &r("{ n = 1000 }", "-0.1", "0.1"),
+            "1000",
+            "`1000` is not a value of axis `n`",
+        );
+        error_at(
+            &r("{ n = 1024 }", "0.2", "0.1"),
+            "0.2",
+            "lower (0.2) is greater than upper (0.1)",
+        );
+        error_at(
+            &r("{ n = 1024 }", "0.05", "0.1"),
+            "0.05",
+            "lower must be between -1 and 0",
+        );
+        error_at(
+            &r("{ n = 1024 }", "-2", "0.1"),
+            "-2",
+            "lower must be between -1 and 0",
+        );
+        error_at(
+            &r("{ n = 1024 }", "-0.3", "-0.2"),
+            "-0.2",
+            "upper must be 0 or more",
+        );
+        error_at(
+            &r("{ n = 1024 }", "-0.1", "\"a\""),
+            "\"a\"",
+            "upper must be a number",
+        );
+        error_at(
+            &r("{}", "-0.1", "0.1"),
+            "\"wall\"",
+            "performance.reference: params is empty",
+        );
+        let unknown = r("{ n = 1024 }", "-0.1", "0.1").replace("\"wall\"", "\"gflops\"");
+        error_at(
+            &unknown,
+            "\"gflops\"",
+            "performance.reference: unknown metric `gflops`",
+        );
+        let e = errors(
+            "[[performance.reference]]\nparams = { n = 1024 }\nmetric = \"wall\"\nreference = 1.5\nlower = -0.1\n",
+        );
+        assert!(e[0].contains("missing key `upper`"), "{e:#?}");
+    }
+}

@@ -1,0 +1,89 @@
+//! `qualify report RECEIPT [--html FILE] [--markdown] [--junit FILE] [--extrap FILE]`: render a
+//! receipt for people (self-contained HTML, Markdown for CI job summaries) and for other tools
+//! (JUnit XML, Extra-P JSON Lines). The rendering lives in `qualify-report`; this module reads and
+//! validates the receipt, writes the files and maps errors to exit codes: 0 written, 2 for an
+//! unreadable or invalid receipt or an output file that cannot be written.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::EXIT_USAGE;
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The receipt written by `qualify run`.
+    receipt: PathBuf,
+    /// Write a self-contained HTML report (inline SVG plots, no network, no JavaScript).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Print GitHub-flavoured Markdown to stdout (the default when no other output is asked for).
+    #[arg(long)]
+    markdown: bool,
+    /// Write JUnit XML: one test case per cell.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write the measurements as Extra-P JSON Lines.
+    #[arg(long, value_name = "FILE")]
+    extrap: Option<PathBuf>,
+}
+
+fn write(path: &Path, what: &str, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| {
+        format!(
+            "cannot write the {what} to {}: {e}; check that its directory exists and is writable",
+            path.display()
+        )
+    })
+}
+
+pub fn run(args: ReportArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.receipt) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!(
+                "qualify: error: cannot read receipt {}: {e}; give the path `qualify run` printed",
+                args.receipt.display()
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let receipt = match qualify_evidence::parse(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!(
+                "qualify: error: {} is not a valid receipt: {e}",
+                args.receipt.display()
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let statement = &receipt.statement;
+    let mut outputs: Vec<(&Path, &str, String)> = Vec::new();
+    if let Some(p) = &args.html {
+        outputs.push((p, "HTML report", qualify_report::html(statement)));
+    }
+    if let Some(p) = &args.junit {
+        outputs.push((p, "JUnit report", qualify_report::junit(statement)));
+    }
+    if let Some(p) = &args.extrap {
+        outputs.push((
+            p,
+            "Extra-P JSON Lines",
+            qualify_report::extrap_jsonl(statement),
+        ));
+    }
+    let print_markdown = args.markdown || outputs.is_empty();
+    for (path, what, body) in &outputs {
+        if let Err(e) = write(path, what, body) {
+            eprintln!("qualify: error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+        eprintln!("wrote {what}: {}", path.display());
+    }
+    if print_markdown {
+        crate::print_stdout(&qualify_report::markdown(statement));
+    }
+    ExitCode::SUCCESS
+}

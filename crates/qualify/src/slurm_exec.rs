@@ -1,0 +1,82 @@
+//! `qualify run` on Slurm: choosing the executor (`--executor` over `[executor] kind`), starting
+//! the [`qualify_slurm::SlurmExecutor`] with the spec's partition/account/qos/sbatch options and
+//! pending limit, and turning a cell's probe spec into a [`CellJob`]. The run directory is
+//! `.qualify/slurm/<run name>` under the current directory (it must be shared with the compute
+//! nodes, as the `qualify` binary's path must be).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use qualify_probe::{CancelToken, ProbeResult, ProbeSpec};
+use qualify_slurm::{CellJob, SlurmConfig, SlurmExecutor, Topology};
+use qualify_spec::{ExecutorKind, Spec};
+
+/// The `--executor` flag's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExecutorFlag {
+    Local,
+    Slurm,
+}
+
+/// The executor in force: the flag, else the spec's `[executor] kind`.
+pub fn kind(flag: Option<ExecutorFlag>, spec: &Spec) -> ExecutorKind {
+    match flag {
+        Some(ExecutorFlag::Local) => ExecutorKind::Local,
+        Some(ExecutorFlag::Slurm) => ExecutorKind::Slurm,
+        None => spec.executor.kind,
+    }
+}
+
+/// Start the Slurm executor for `spec` (errors are setup errors: exit 2).
+pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, String> {
+    let qualify = std::env::current_exe()
+        .map_err(|e| format!("cannot find the qualify binary for the Slurm jobs to run: {e}"))?;
+    let mut config = SlurmConfig::new(PathBuf::new(), qualify);
+    let base = std::path::absolute(".qualify/slurm")
+        .map_err(|e| format!("cannot resolve .qualify/slurm: {e}"))?;
+    config.run_dir = base.join(&config.job_name);
+    let e = &spec.executor;
+    config.partition = e.partition.clone();
+    config.account = e.account.clone();
+    config.qos = e.qos.clone();
+    config.sbatch_options = e.sbatch_options.clone();
+    config.pending_limit = e.pending_limit;
+    if spec.performance.is_some() {
+        eprintln!(
+            "qualify: warning: [performance] measurements are not taken under --executor slurm (each cell runs once per job, or --repeat times); run locally for the performance layer"
+        );
+    }
+    SlurmExecutor::start(config, Arc::clone(cancel)).map_err(|e| e.to_string())
+}
+
+/// Run one cell's probe spec as a Slurm job (`repeat` runs inside the job, as `--repeat`).
+pub fn run_cell(
+    executor: &SlurmExecutor,
+    spec: &ProbeSpec,
+    topology: Topology,
+    repeat: u64,
+) -> ProbeResult {
+    let job = CellJob {
+        argv: spec
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        workdir: spec.workdir.clone().unwrap_or_else(|| PathBuf::from(".")),
+        env: spec
+            .env
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
+            .collect(),
+        limits: spec.limits.clone(),
+        backend: spec.backend.to_string(),
+        topology,
+        repeat: repeat.max(1),
+    };
+    executor.run(job)
+}

@@ -1,0 +1,134 @@
+//! `qualify verify RECEIPT --key PUB [--artifact PATH]`: check a signed receipt on its own, the
+//! way a third party would: the DSSE envelope's payload type, the signature over the PAE with the
+//! given public key, the payload being an in-toto Statement, and with `--artifact` that a
+//! subject's sha256 equals the file's. Prints one line per check; the first failing check is
+//! named. Exit 0 all checks passed, 1 a check failed, 2 the receipt or key cannot be read.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use qualify_trust::{Envelope, IN_TOTO_PAYLOAD_TYPE, sha256_hex};
+use serde_json::Value;
+
+use crate::EXIT_USAGE;
+
+/// One line on stdout (a closed pipe is ignored).
+macro_rules! say {
+    ($($t:tt)*) => {
+        crate::print_stdout(&format!($($t)*))
+    };
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The signed receipt (a DSSE envelope written by `qualify run --sign KEY`).
+    receipt: PathBuf,
+    /// The signer's public key (PREFIX.pub from `qualify keygen`).
+    #[arg(long, value_name = "PUB")]
+    key: PathBuf,
+    /// Also check that the receipt's subject digest matches this file.
+    #[arg(long, value_name = "PATH")]
+    artifact: Option<PathBuf>,
+}
+
+pub fn run(args: VerifyArgs) -> ExitCode {
+    let key = match qualify_trust::keys::read_public_key(&args.key) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("qualify: error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let text = match std::fs::read_to_string(&args.receipt) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!(
+                "qualify: error: cannot read receipt {}: {e}",
+                args.receipt.display()
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let artifact = match &args.artifact {
+        Some(path) => match std::fs::read(path) {
+            Ok(bytes) => Some((path, sha256_hex(&bytes))),
+            Err(e) => {
+                eprintln!(
+                    "qualify: error: cannot read artifact {}: {e}",
+                    path.display()
+                );
+                return ExitCode::from(EXIT_USAGE);
+            }
+        },
+        None => None,
+    };
+    let fail = |what: &str| {
+        say!("FAILED: {what}");
+        say!("  {} does not verify", args.receipt.display());
+        ExitCode::from(1)
+    };
+    let envelope = match Envelope::from_json(&text) {
+        Ok(e) => e,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let payload = match envelope.verify(&key, IN_TOTO_PAYLOAD_TYPE) {
+        Ok(p) => p,
+        Err(e) => return fail(&e.to_string()),
+    };
+    say!("ok: payload type {IN_TOTO_PAYLOAD_TYPE}");
+    say!("ok: signature (key id {})", key.keyid());
+    let statement: Value = match serde_json::from_slice(&payload) {
+        Ok(v) => v,
+        Err(e) => {
+            return fail(&format!(
+                "statement check failed: the payload is not JSON: {e}"
+            ));
+        }
+    };
+    if statement.get("_type").and_then(Value::as_str) != Some(qualify_evidence::STATEMENT_TYPE) {
+        return fail(&format!(
+            "statement check failed: the payload is not an in-toto Statement (`_type` is not {})",
+            qualify_evidence::STATEMENT_TYPE
+        ));
+    }
+    say!("ok: in-toto Statement");
+    if let Some((path, digest)) = artifact {
+        let subjects = statement
+            .get("subject")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let matched = subjects
+            .iter()
+            .find(|s| s.pointer("/digest/sha256").and_then(Value::as_str) == Some(digest.as_str()));
+        match matched {
+            Some(s) => say!(
+                "ok: subject digest matches {} (subject {})",
+                path.display(),
+                s.get("name").and_then(Value::as_str).unwrap_or("?")
+            ),
+            None => {
+                let listed: Vec<String> = subjects
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "{} sha256:{}",
+                            s.get("name").and_then(Value::as_str).unwrap_or("?"),
+                            s.pointer("/digest/sha256")
+                                .and_then(Value::as_str)
+                                .unwrap_or("?")
+                        )
+                    })
+                    .collect();
+                return fail(&format!(
+                    "subject digest check failed: {} has sha256:{digest}, which no subject of the receipt has ({})",
+                    path.display(),
+                    listed.join(", ")
+                ));
+            }
+        }
+    }
+    say!("VERIFIED: {}", args.receipt.display());
+    ExitCode::SUCCESS
+}

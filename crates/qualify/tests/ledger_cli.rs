@@ -1,0 +1,800 @@
+//! End-to-end tests of the ledger, controls, held-out checks and the process layer: the real
+//! binary in fresh directories, the ledger opened independently (python3's sqlite3 module) to
+//! tamper with it, and `qualify` SIGKILLed while it writes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+const QUALIFY: &str = env!("CARGO_BIN_EXE_qualify");
+
+struct TestDir(PathBuf);
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn scratch(name: &str) -> TestDir {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("ledger_cli")
+        .join(format!(
+            "{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    TestDir(dir)
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Out {
+    fn context(&self) -> String {
+        format!(
+            "exit {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+fn out(o: Output) -> Out {
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn qualify_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
+    let mut cmd = Command::new(QUALIFY);
+    cmd.args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .env_remove("QUALIFY_HOLDOUT");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    out(cmd.output().expect("run qualify"))
+}
+
+fn qualify(dir: &Path, args: &[&str]) -> Out {
+    qualify_env(dir, args, &[])
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn stdout_json(o: &Out) -> Value {
+    serde_json::from_str(o.stdout.trim())
+        .unwrap_or_else(|e| panic!("not JSON: {e}\n{}", o.context()))
+}
+
+fn sha256_file(path: &Path) -> String {
+    let o = Command::new("sha256sum").arg(path).output().unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// Run SQL against the ledger with python3's sqlite3 module (independent of qualify).
+fn sql(db: &Path, statement: &str) -> String {
+    let o = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys\nc=sqlite3.connect(sys.argv[1])\nr=c.execute(sys.argv[2]).fetchall()\nc.commit()\nprint(r)",
+        ])
+        .arg(db)
+        .arg(statement)
+        .output()
+        .expect("python3");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn copy_example(name: &str, to: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
+    for f in ["qualify.toml", &format!("{name}.c")] {
+        std::fs::copy(src.join(f), to.join(f)).unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ledger and controls.
+
+#[test]
+fn transfer_twice_reruns_controls_counts_repeats_and_detects_tampering() {
+    let dir = scratch("transfer");
+    copy_example("transfer", &dir);
+    let first = qualify(&dir, &["run", "qualify.toml", "--receipt", "r1.json"]);
+    assert_eq!(first.code, 1, "{}", first.context());
+    assert!(
+        first.stderr.contains("ledger: recorded receipt"),
+        "{}",
+        first.context()
+    );
+    let r1 = read_json(&dir.join("r1.json"));
+    let failing1 = r1["predicate"]["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["result"]["outcome"] != "ok")
+        .count();
+    assert!(failing1 >= 1, "transfer should fail somewhere");
+    assert!(
+        r1["predicate"]["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c.get("control").is_none()),
+        "first run has no controls"
+    );
+
+    let controls = qualify(&dir, &["ledger", "controls", "--json"]);
+    assert_eq!(controls.code, 0, "{}", controls.context());
+    let controls = stdout_json(&controls);
+    assert_eq!(controls.as_array().unwrap().len(), failing1);
+    let sig = controls[0]["signature"].as_str().unwrap();
+    assert!(sig.contains('@') && sig.contains("threads="), "{sig}");
+    assert_eq!(controls[0]["artifact"], "transfer");
+    assert!(controls[0]["limits"]["timeout_seconds"].is_number());
+
+    let second = qualify(&dir, &["run", "qualify.toml", "--receipt", "r2.json"]);
+    assert_eq!(second.code, 1, "{}", second.context());
+    assert!(
+        second.stderr.contains("control(s) from earlier failures"),
+        "{}",
+        second.context()
+    );
+    let r2 = read_json(&dir.join("r2.json"));
+    let cells2 = r2["predicate"]["cells"].as_array().unwrap();
+    assert_eq!(
+        cells2.len(),
+        r1["predicate"]["cells"].as_array().unwrap().len() + failing1
+    );
+    for c in &cells2[..failing1] {
+        assert_eq!(c["control"], true, "controls come first: {c}");
+        assert_ne!(c["result"]["outcome"], "ok", "the control fails again: {c}");
+    }
+    assert!(
+        cells2[failing1..]
+            .iter()
+            .all(|c| c.get("control").is_none())
+    );
+    assert_eq!(r2["predicate"]["layers"]["envelope"]["status"], "failed");
+
+    let stats = stdout_json(&qualify(&dir, &["ledger", "stats", "--json"]));
+    assert_eq!(stats["receipts"], 2);
+    assert_eq!(stats["groups"][0]["runs"], 2);
+    assert_eq!(stats["groups"][0]["accepted"], 0);
+    let repeating = stats["repeating"].as_array().unwrap();
+    assert_eq!(repeating.len(), failing1, "{stats}");
+    for r in repeating {
+        assert_eq!(r["count"], 3, "plan cell twice + control once: {r}");
+        assert_eq!(r["as_control"], 1);
+        assert_eq!(r["receipts"], 2);
+    }
+    let text_stats = qualify(&dir, &["ledger", "stats"]);
+    assert!(
+        text_stats.stdout.contains("repeating failures"),
+        "{}",
+        text_stats.context()
+    );
+    assert!(text_stats.stdout.contains("not passed yet"));
+
+    // The ledger holds each receipt by the digest of its file, chained.
+    let list = stdout_json(&qualify(&dir, &["ledger", "list", "--json"]));
+    let d1 = sha256_file(&dir.join("r1.json"));
+    let d2 = sha256_file(&dir.join("r2.json"));
+    assert_eq!(list[0]["digest"], d1.as_str());
+    assert_eq!(list[1]["digest"], d2.as_str());
+    assert_eq!(list[1]["prev_digest"], d1.as_str());
+    assert_eq!(list[1]["control_cells"], failing1);
+    let show = qualify(&dir, &["ledger", "show", &d2[..10], "--json"]);
+    assert_eq!(show.code, 0, "{}", show.context());
+    assert_eq!(
+        show.stdout.trim_end(),
+        std::fs::read_to_string(dir.join("r2.json"))
+            .unwrap()
+            .trim_end()
+    );
+    assert_eq!(qualify(&dir, &["ledger", "show", "0000000"]).code, 1);
+
+    let ok = qualify(&dir, &["ledger", "verify"]);
+    assert_eq!(ok.code, 0, "{}", ok.context());
+    assert!(ok.stdout.contains("2 receipt(s)"), "{}", ok.context());
+
+    // Tamper with the first stored receipt: verify names it.
+    let db = dir.join(".qualify/ledger.sqlite");
+    sql(
+        &db,
+        "UPDATE receipts SET text = replace(text, '\"trial\"', '\"production\"') WHERE seq = 1",
+    );
+    let bad = qualify(&dir, &["ledger", "verify"]);
+    assert_eq!(bad.code, 1, "{}", bad.context());
+    assert!(
+        bad.stdout.contains("seq 1") && bad.stdout.contains(&d1),
+        "{}",
+        bad.context()
+    );
+    assert!(bad.stdout.contains("modified"), "{}", bad.context());
+    let v = stdout_json(&qualify(&dir, &["ledger", "verify", "--json"]));
+    assert_eq!(v["broken"]["seq"], 1);
+
+    // Rewrite its digest to match: now the second receipt's link breaks.
+    let text = sql(&db, "SELECT text FROM receipts WHERE seq = 1");
+    assert!(text.contains("production"));
+    let fixed_digest = {
+        let o = Command::new("python3")
+            .args([
+                "-c",
+                "import sqlite3,sys,hashlib\nc=sqlite3.connect(sys.argv[1])\nt=c.execute('SELECT text FROM receipts WHERE seq=1').fetchone()[0]\nd=hashlib.sha256(t.encode()).hexdigest()\nc.execute('UPDATE receipts SET digest=? WHERE seq=1',(d,))\nc.commit()\nprint(d)",
+            ])
+            .arg(&db)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    assert_eq!(fixed_digest.len(), 64);
+    let bad = qualify(&dir, &["ledger", "verify"]);
+    assert_eq!(bad.code, 1, "{}", bad.context());
+    assert!(
+        bad.stdout.contains("seq 2") && bad.stdout.contains(&d2),
+        "{}",
+        bad.context()
+    );
+}
+
+#[test]
+fn no_ledger_flag_and_missing_ledger() {
+    let dir = scratch("noledger");
+    std::fs::write(
+        dir.join("qualify.toml"),
+        "[artifact]\nname = \"echoer\"\ncommand = \"echo {n}\"\n\n[claim]\nlevel = \"trial\"\n\n[functional]\ncommand = \"true\"\n\n[[axis]]\nname = \"n\"\nkind = \"workload\"\nvalues = [1]\n",
+    )
+    .unwrap();
+    let o = qualify(&dir, &["run", "--no-ledger", "--receipt", "r.json"]);
+    assert_eq!(o.code, 0, "{}", o.context());
+    assert!(!dir.join(".qualify/ledger.sqlite").exists());
+    let o = qualify(&dir, &["ledger", "list"]);
+    assert_eq!(o.code, 2, "{}", o.context());
+    assert!(o.stderr.contains("no ledger at"), "{}", o.context());
+    let o = qualify(
+        &dir,
+        &[
+            "run",
+            "--ledger",
+            "elsewhere/l.sqlite",
+            "--receipt",
+            "r.json",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.context());
+    let o = qualify(
+        &dir,
+        &["ledger", "--ledger", "elsewhere/l.sqlite", "verify"],
+    );
+    assert_eq!(o.code, 0, "{}", o.context());
+}
+
+/// A receipt-shaped document with `cells` cells, distinct per `nonce`.
+fn fake_receipt(nonce: usize, cells: usize) -> String {
+    let cells: Vec<Value> = (0..cells)
+        .map(|i| {
+            json!({
+                "params": { "threads": i % 8, "n": i },
+                "result": {
+                    "outcome": if i % 3 == 0 { "deadlock" } else { "ok" },
+                    "limits": { "timeout_seconds": 30.0 },
+                    "stdout_tail": "x".repeat(512),
+                },
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "predicate": {
+            "claim": { "level": "trial", "supported": false },
+            "cells": cells,
+            "run": { "artifact": { "name": format!("a{}", nonce % 3) }, "started": nonce.to_string() },
+        }
+    }))
+    .unwrap()
+}
+
+/// A cheap pseudo-random number (no timing is asserted on it).
+fn jitter(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+#[test]
+fn sigkill_during_writes_leaves_a_ledger_that_opens_and_verifies() {
+    let dir = scratch("kill9");
+    let db = dir.join("ledger.sqlite");
+    let mut seed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let mut killed_while_running = 0;
+    for round in 0..30 {
+        let files: Vec<PathBuf> = (0..40)
+            .map(|i| {
+                let p = dir.join(format!("r{round}-{i}.json"));
+                std::fs::write(&p, fake_receipt(round * 1000 + i, 150)).unwrap();
+                p
+            })
+            .collect();
+        let mut child = Command::new(QUALIFY)
+            .args(["ledger", "--ledger", db.to_str().unwrap(), "append"])
+            .args(&files)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(jitter(&mut seed) % 250));
+        if child.try_wait().unwrap().is_none() {
+            killed_while_running += 1;
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        // Every few rounds, the ledger must open and verify between kills too.
+        if round % 10 == 9 {
+            let v = qualify(
+                &dir,
+                &["ledger", "--ledger", db.to_str().unwrap(), "verify"],
+            );
+            assert_eq!(v.code, 0, "after round {round}: {}", v.context());
+        }
+    }
+    eprintln!("killed {killed_while_running} of 30 writers while they were running");
+    assert_eq!(sql(&db, "PRAGMA integrity_check"), "[('ok',)]");
+    let v = qualify(
+        &dir,
+        &[
+            "ledger",
+            "--ledger",
+            db.to_str().unwrap(),
+            "verify",
+            "--json",
+        ],
+    );
+    assert_eq!(v.code, 0, "{}", v.context());
+    let v = stdout_json(&v);
+    assert_eq!(v["broken"], Value::Null);
+    // Each stored receipt has all its cells (no half-written receipt).
+    let partial = sql(
+        &db,
+        "SELECT COUNT(*) FROM receipts r WHERE (SELECT COUNT(*) FROM cells c WHERE c.receipt_seq = r.seq) != 150",
+    );
+    assert_eq!(partial, "[(0,)]");
+    // And the ledger still takes writes.
+    let extra = dir.join("extra.json");
+    std::fs::write(&extra, fake_receipt(999_999, 3)).unwrap();
+    let o = qualify(
+        &dir,
+        &[
+            "ledger",
+            "--ledger",
+            db.to_str().unwrap(),
+            "append",
+            extra.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.context());
+    let v = qualify(
+        &dir,
+        &["ledger", "--ledger", db.to_str().unwrap(), "verify"],
+    );
+    assert_eq!(v.code, 0, "{}", v.context());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Held-out checks.
+
+const MARKER: &str = "ZQXJ-heldout-7f3a9";
+
+fn tiny_spec(dir: &Path, extra_functional: &str, level: &str) {
+    std::fs::create_dir_all(dir.join("work")).unwrap();
+    std::fs::write(
+        dir.join("work/qualify.toml"),
+        format!(
+            "[artifact]\nname = \"echoer\"\ncommand = \"echo {{n}}\"\n\n[claim]\nlevel = \"{level}\"\n\n[target]\ncores = 1\n\n[functional]\ncommand = \"true\"\n{extra_functional}\n[[axis]]\nname = \"n\"\nkind = \"workload\"\nvalues = [1]\n"
+        ),
+    )
+    .unwrap();
+}
+
+fn holdout_dir(dir: &Path, failing: bool) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let h = dir.join(format!("held-{MARKER}"));
+    std::fs::create_dir_all(&h).unwrap();
+    std::fs::write(
+        h.join(format!("check-{MARKER}.sh")),
+        format!("# {MARKER}\necho {MARKER}\necho {MARKER} >&2\ntest -n \"$QUALIFY_ARTIFACT_DIR\" && test -f \"$QUALIFY_ARTIFACT_DIR/qualify.toml\"\n"),
+    )
+    .unwrap();
+    let exe = h.join(format!("exec-{MARKER}"));
+    let status = if failing { 3 } else { 0 };
+    std::fs::write(
+        &exe,
+        format!("#!/bin/sh\n# {MARKER}\necho {MARKER}-out\necho {MARKER}-err >&2\nexit {status}\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(h.join("notes.txt"), MARKER).unwrap(); // neither executable nor .sh: ignored
+    h
+}
+
+fn everything_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn held_out_content_names_and_output_never_appear_anywhere() {
+    let dir = scratch("holdout");
+    tiny_spec(&dir, "", "trial");
+    let h = holdout_dir(&dir, true);
+    let work = dir.join("work");
+    let mut outputs = Vec::new();
+    let o = qualify(
+        &work,
+        &[
+            "run",
+            "--holdout",
+            h.to_str().unwrap(),
+            "--receipt",
+            "r.json",
+        ],
+    );
+    assert_eq!(
+        o.code,
+        1,
+        "a failing held-out check fails the functional layer: {}",
+        o.context()
+    );
+    outputs.push(o);
+    let r = read_json(&work.join("r.json"));
+    let f = &r["predicate"]["layers"]["functional"];
+    assert_eq!(f["status"], "failed", "{f}");
+    assert_eq!(f["evidence"]["visible_status"], "closed");
+    let held = &f["evidence"]["held_out"];
+    assert_eq!(held["checks"], 2, "{held}");
+    assert_eq!(held["passed"], 1);
+    assert_eq!(held["failed"], 1);
+    let mut digests: Vec<String> = held["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sha256"].as_str().unwrap().to_string())
+        .collect();
+    digests.sort();
+    let mut expected = vec![
+        sha256_file(&h.join(format!("check-{MARKER}.sh"))),
+        sha256_file(&h.join(format!("exec-{MARKER}"))),
+    ];
+    expected.sort();
+    assert_eq!(digests, expected);
+
+    // The same through QUALIFY_HOLDOUT, printing JSON.
+    let o = qualify_env(
+        &work,
+        &["run", "--receipt", "r2.json", "--json"],
+        &[("QUALIFY_HOLDOUT", h.to_str().unwrap())],
+    );
+    assert_eq!(o.code, 1, "{}", o.context());
+    assert_eq!(
+        stdout_json(&o)["predicate"]["layers"]["functional"]["evidence"]["held_out"]["checks"],
+        2
+    );
+    outputs.push(o);
+    for args in [
+        vec!["ledger", "list"],
+        vec!["ledger", "stats"],
+        vec!["ledger", "stats", "--json"],
+        vec!["ledger", "controls", "--json"],
+        vec!["ledger", "list", "--json"],
+    ] {
+        outputs.push(qualify(&work, &args));
+    }
+    let list = stdout_json(outputs.last().unwrap());
+    let d = list[0]["digest"].as_str().unwrap().to_string();
+    outputs.push(qualify(&work, &["ledger", "show", &d[..12]]));
+    outputs.push(qualify(&work, &["gate", "r.json", "--claim", "trial"]));
+
+    for o in &outputs {
+        for needle in [MARKER, "check-", "exec-"] {
+            assert!(
+                !o.stdout.contains(needle) && !o.stderr.contains(needle),
+                "`{needle}` leaked into output: {}",
+                o.context()
+            );
+        }
+    }
+    for (path, bytes) in everything_under(&work) {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains(MARKER) && !text.contains("exec-") && !text.contains("check-"),
+            "held-out content or names leaked into {}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn holdout_required_gates_production_only() {
+    let dir = scratch("holdout-required");
+    tiny_spec(&dir, "holdout = \"required\"\n", "production");
+    let work = dir.join("work");
+    let o = qualify(&work, &["run", "--receipt", "none.json", "--no-ledger"]);
+    assert_eq!(o.code, 1, "{}", o.context());
+    let g = qualify(
+        &work,
+        &["gate", "none.json", "--claim", "production", "--json"],
+    );
+    assert_eq!(g.code, 1);
+    assert!(
+        g.stdout.contains("held-out checks did not run"),
+        "{}",
+        g.context()
+    );
+    let g = qualify(&work, &["gate", "none.json", "--claim", "functional"]);
+    assert_eq!(
+        g.code,
+        0,
+        "functional does not need held-out checks: {}",
+        g.context()
+    );
+
+    let h = holdout_dir(&dir, false);
+    let o = qualify(
+        &work,
+        &[
+            "run",
+            "--holdout",
+            h.to_str().unwrap(),
+            "--receipt",
+            "pass.json",
+            "--no-ledger",
+        ],
+    );
+    let r = read_json(&work.join("pass.json"));
+    assert_eq!(
+        r["predicate"]["layers"]["functional"]["status"],
+        "closed",
+        "{}",
+        o.context()
+    );
+    let g = qualify(
+        &work,
+        &["gate", "pass.json", "--claim", "production", "--json"],
+    );
+    assert!(!g.stdout.contains("held-out"), "{}", g.context());
+
+    let bad = dir.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("qualify.toml"),
+        "[artifact]\nname = \"x\"\ncommand = \"true\"\n\n[claim]\nlevel = \"trial\"\n\n[functional]\ncommand = \"true\"\nholdout = \"sometimes\"\n",
+    )
+    .unwrap();
+    let o = qualify(&bad, &["run", "--no-ledger"]);
+    assert_eq!(o.code, 2, "{}", o.context());
+    assert!(o.stderr.contains("qualify.toml:10:"), "{}", o.context());
+    assert!(o.stderr.contains("holdout"), "{}", o.context());
+}
+
+#[test]
+fn holdout_inside_the_workdir_is_refused() {
+    let dir = scratch("holdout-inside");
+    tiny_spec(&dir, "", "trial");
+    let work = dir.join("work");
+    std::fs::create_dir_all(work.join("secret")).unwrap();
+    let o = qualify(
+        &work,
+        &["run", "--holdout", "secret", "--receipt", "r.json"],
+    );
+    assert_eq!(o.code, 2, "{}", o.context());
+    assert!(
+        o.stderr.contains("inside the artifact's workdir"),
+        "{}",
+        o.context()
+    );
+    assert!(!work.join("r.json").exists());
+    let o = qualify(
+        &work,
+        &["run", "--holdout", "nowhere", "--receipt", "r.json"],
+    );
+    assert_eq!(o.code, 2, "{}", o.context());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process layer.
+
+#[test]
+fn process_layer_from_trace_and_git_history() {
+    let dir = scratch("process");
+    tiny_spec(&dir, "", "trial");
+    let work = dir.join("work");
+    let layer = |r: &Value| r["predicate"]["layers"]["process"].clone();
+
+    let o = qualify(&work, &["run", "--receipt", "none.json", "--no-ledger"]);
+    assert_eq!(o.code, 0, "{}", o.context());
+    assert_eq!(
+        layer(&read_json(&work.join("none.json")))["status"],
+        "not_run"
+    );
+
+    std::fs::write(
+        dir.join("trace.jsonl"),
+        concat!(
+            "{\"type\":\"plan\",\"ts\":\"2026-11-30T00:00:00Z\"}\n",
+            "{\"type\":\"edit\",\"ts\":\"2026-11-30T00:01:00Z\"}\n",
+            "\n",
+            "{\"type\":\"test_run\",\"ts\":\"2026-11-30T00:02:00Z\",\"ok\":false}\n",
+            "{\"type\":\"repair\",\"ts\":\"2026-11-30T00:03:00Z\"}\n",
+            "{\"type\":\"test_run\",\"ts\":1795996980,\"ok\":true}\n",
+            "{\"type\":\"telepathy\",\"ts\":\"2026-11-30T00:04:00Z\"}\n",
+        ),
+    )
+    .unwrap();
+    let trace = dir.join("trace.jsonl");
+    let o = qualify(
+        &work,
+        &[
+            "run",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--receipt",
+            "t.json",
+            "--no-ledger",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.context());
+    let p = layer(&read_json(&work.join("t.json")));
+    assert_eq!(p["status"], "closed", "{p}");
+    let t = &p["evidence"]["trace"];
+    assert_eq!(t["events"], 6);
+    assert_eq!(t["counts"]["telepathy"], 1);
+    assert_eq!(t["unknown_types"], json!(["telepathy"]));
+    assert_eq!(t["test_runs"], 2);
+    assert_eq!(t["failed_test_runs"], 1);
+    assert_eq!(t["repairs"], 1);
+    assert_eq!(t["span_seconds"], 240.0);
+    assert_eq!(t["sha256"], sha256_file(&trace).as_str());
+    assert!(
+        p["supports"]
+            .as_str()
+            .unwrap()
+            .contains("tests were run 2 time(s)"),
+        "{p}"
+    );
+    assert!(p["supports"].as_str().unwrap().contains("repair"), "{p}");
+    assert!(
+        p["cannot_establish"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c.as_str().unwrap().contains("deployment")),
+        "{p}"
+    );
+
+    std::fs::write(
+        dir.join("bad.jsonl"),
+        "{\"type\":\"plan\",\"ts\":1}\n{\"ts\":2}\n",
+    )
+    .unwrap();
+    let o = qualify(
+        &work,
+        &[
+            "run",
+            "--trace",
+            dir.join("bad.jsonl").to_str().unwrap(),
+            "--no-ledger",
+        ],
+    );
+    assert_eq!(o.code, 2, "{}", o.context());
+    assert!(o.stderr.contains("bad.jsonl:2:"), "{}", o.context());
+    std::fs::write(dir.join("bad2.jsonl"), "{\"type\":\"plan\"}\nnot json\n").unwrap();
+    let o = qualify(
+        &work,
+        &[
+            "run",
+            "--trace",
+            dir.join("bad2.jsonl").to_str().unwrap(),
+            "--no-ledger",
+        ],
+    );
+    assert_eq!(o.code, 2, "{}", o.context());
+    assert!(o.stderr.contains("bad2.jsonl:2:"), "{}", o.context());
+
+    // Git history only: partial.
+    let git = |args: &[&str]| {
+        let s = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(&work)
+            .output()
+            .unwrap();
+        assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "qualify.toml"]);
+    git(&["commit", "-q", "-m", "spec"]);
+    git(&["tag", "base"]);
+    std::fs::create_dir_all(work.join("tests")).unwrap();
+    std::fs::write(work.join("tests/basic.sh"), "true\n").unwrap();
+    std::fs::write(work.join("main.c"), "int main(){}\n").unwrap();
+    git(&["add", "tests/basic.sh", "main.c"]);
+    git(&["commit", "-q", "-m", "code and tests"]);
+    let o = qualify(
+        &work,
+        &[
+            "run",
+            "--since",
+            "base",
+            "--receipt",
+            "g.json",
+            "--no-ledger",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.context());
+    let p = layer(&read_json(&work.join("g.json")));
+    assert_eq!(p["status"], "partial", "{p}");
+    assert_eq!(p["evidence"]["git"]["commits"], 1);
+    assert_eq!(p["evidence"]["git"]["files_changed"], 2);
+    assert_eq!(
+        p["evidence"]["git"]["test_files_changed"],
+        json!(["tests/basic.sh"])
+    );
+    let o = qualify(&work, &["run", "--since", "no-such-rev", "--no-ledger"]);
+    assert_eq!(o.code, 2, "{}", o.context());
+    assert!(o.stderr.contains("--since no-such-rev"), "{}", o.context());
+}
