@@ -7,29 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::value::Value;
 
-/// Which operational dimension an axis varies. Informational for the plan; the receipt uses it to
-/// say which dimensions were examined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AxisKind {
-    Workload,
-    Concurrency,
-    Memory,
-    Topology,
-    Custom,
-}
-
-impl AxisKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AxisKind::Workload => "workload",
-            AxisKind::Concurrency => "concurrency",
-            AxisKind::Memory => "memory",
-            AxisKind::Topology => "topology",
-            AxisKind::Custom => "custom",
-        }
-    }
-}
+pub use qualify_model::AxisKind;
 
 /// The points an axis may take.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -51,38 +51,7 @@ impl Axis {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AxisKind {
-    /// Input size, data volume, queue depth.
-    Workload,
-    /// Threads, workers, clients.
-    Concurrency,
-    /// The memory ceiling of each cell, in bytes.
-    Memory,
-    /// Processes, ranks, nodes, placement.
-    Topology,
-    /// Anything else the command takes.
-    Custom,
-}
-
-impl AxisKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AxisKind::Workload => "workload",
-            AxisKind::Concurrency => "concurrency",
-            AxisKind::Memory => "memory",
-            AxisKind::Topology => "topology",
-            AxisKind::Custom => "custom",
-        }
-    }
-}
-
-impl fmt::Display for AxisKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use qualify_model::AxisKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -279,7 +279,7 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
             path: spec.path.display().to_string(),
             sha256: ev::sha256_hex(spec.source.as_bytes()),
         },
-        claim: claim_level(spec.claim.level),
+        claim: spec.claim.level,
         target: spec
             .target
             .as_ref()
@@ -541,34 +541,6 @@ fn interrupted_result(spec: &ProbeSpec) -> ProbeResult {
     }
 }
 
-fn claim_level(l: qualify_spec::ClaimLevel) -> ev::ClaimLevel {
-    match l {
-        qualify_spec::ClaimLevel::Functional => ev::ClaimLevel::Functional,
-        qualify_spec::ClaimLevel::Trial => ev::ClaimLevel::Trial,
-        qualify_spec::ClaimLevel::Production => ev::ClaimLevel::Production,
-    }
-}
-
-fn plan_kind(k: qualify_spec::AxisKind) -> plan::AxisKind {
-    match k {
-        qualify_spec::AxisKind::Workload => plan::AxisKind::Workload,
-        qualify_spec::AxisKind::Concurrency => plan::AxisKind::Concurrency,
-        qualify_spec::AxisKind::Memory => plan::AxisKind::Memory,
-        qualify_spec::AxisKind::Topology => plan::AxisKind::Topology,
-        qualify_spec::AxisKind::Custom => plan::AxisKind::Custom,
-    }
-}
-
-fn evidence_kind(k: qualify_spec::AxisKind) -> ev::AxisKind {
-    match k {
-        qualify_spec::AxisKind::Workload => ev::AxisKind::Workload,
-        qualify_spec::AxisKind::Concurrency => ev::AxisKind::Concurrency,
-        qualify_spec::AxisKind::Memory => ev::AxisKind::Memory,
-        qualify_spec::AxisKind::Topology => ev::AxisKind::Topology,
-        qualify_spec::AxisKind::Custom => ev::AxisKind::Custom,
-    }
-}
-
 fn plan_value(v: &AxisValue) -> plan::Value {
     match v {
         AxisValue::Int(i) => plan::Value::Int(*i),
@@ -623,7 +595,7 @@ fn plan_axis(a: &qualify_spec::Axis) -> plan::Axis {
             _ => plan::Domain::Values(a.points().iter().map(plan_value).collect()),
         },
     };
-    let axis = plan::Axis::new(a.name.clone(), plan_kind(a.kind), domain);
+    let axis = plan::Axis::new(a.name.clone(), a.kind, domain);
     if a.search == Some(Search::Boundary) {
         axis.boundary()
     } else {
@@ -641,7 +613,7 @@ fn axis_decl(a: &qualify_spec::Axis) -> ev::AxisDecl {
     };
     ev::AxisDecl {
         name: a.name.clone(),
-        kind: evidence_kind(a.kind),
+        kind: a.kind,
         domain,
     }
 }

@@ -1,0 +1,77 @@
+//! Axis kinds and the operational dimensions they examine (DESIGN: workload, concurrency,
+//! resources, topology, dependencies, time).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Which operational dimension an axis or a target fact belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dimension {
+    Workload,
+    Concurrency,
+    Memory,
+    Time,
+    Topology,
+    Dependencies,
+}
+
+impl Dimension {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dimension::Workload => "workload",
+            Dimension::Concurrency => "concurrency",
+            Dimension::Memory => "memory",
+            Dimension::Time => "time",
+            Dimension::Topology => "topology",
+            Dimension::Dependencies => "dependencies",
+        }
+    }
+}
+
+impl fmt::Display for Dimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which operational dimension an axis varies, as the spec declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AxisKind {
+    Workload,
+    Concurrency,
+    Memory,
+    Topology,
+    Custom,
+}
+
+impl AxisKind {
+    /// The dimension an axis of this kind examines (`None` for custom axes).
+    pub fn dimension(self) -> Option<Dimension> {
+        match self {
+            AxisKind::Workload => Some(Dimension::Workload),
+            AxisKind::Concurrency => Some(Dimension::Concurrency),
+            AxisKind::Memory => Some(Dimension::Memory),
+            AxisKind::Topology => Some(Dimension::Topology),
+            AxisKind::Custom => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AxisKind::Workload => "workload",
+            AxisKind::Concurrency => "concurrency",
+            AxisKind::Memory => "memory",
+            AxisKind::Topology => "topology",
+            AxisKind::Custom => "custom",
+        }
+    }
+}
+
+impl fmt::Display for AxisKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,90 @@
+//! Claim levels: the three strengths of statement a user can make about an artifact, ordered
+//! weakest first, with their contract strings (`functional`, `trial`, `production`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// How strong a claim is. Ordered: `Functional < Trial < Production`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimLevel {
+    /// Correct results for the admitted inputs.
+    Functional,
+    /// Ran successfully across the examined operating region.
+    Trial,
+    /// Qualified for the declared target.
+    Production,
+}
+
+impl ClaimLevel {
+    /// Every level, weakest first.
+    pub const ALL: [ClaimLevel; 3] = [
+        ClaimLevel::Functional,
+        ClaimLevel::Trial,
+        ClaimLevel::Production,
+    ];
+
+    /// The contract string, e.g. `"trial"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimLevel::Functional => "functional",
+            ClaimLevel::Trial => "trial",
+            ClaimLevel::Production => "production",
+        }
+    }
+
+    /// One sentence saying what the level asserts.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ClaimLevel::Functional => "correct results for the admitted inputs",
+            ClaimLevel::Trial => {
+                "ran successfully across the examined operating region (no deadlock, crash, OOM or timeout inside it)"
+            }
+            ClaimLevel::Production => {
+                "qualified for the declared target: its load, concurrency, resources and topology examined or each gap waived, performance within references, faults survived, evidence traceable"
+            }
+        }
+    }
+}
+
+impl fmt::Display for ClaimLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ClaimLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "functional" => Ok(ClaimLevel::Functional),
+            "trial" => Ok(ClaimLevel::Trial),
+            "production" => Ok(ClaimLevel::Production),
+            other => Err(format!(
+                "unknown claim level `{other}`; expected one of: functional, trial, production"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordered_weakest_first_and_round_trips() {
+        assert!(ClaimLevel::Functional < ClaimLevel::Trial);
+        assert!(ClaimLevel::Trial < ClaimLevel::Production);
+        for level in ClaimLevel::ALL {
+            assert_eq!(level.as_str().parse::<ClaimLevel>(), Ok(level));
+        }
+        assert!(
+            "prod"
+                .parse::<ClaimLevel>()
+                .unwrap_err()
+                .contains("expected one of")
+        );
+    }
+}
