@@ -181,6 +181,11 @@ pub fn fit_noisy(points: &[(f64, f64)], noise: f64) -> Result<Fit, String> {
             let Some(coefficients) = least_squares(&f, &y, None) else {
                 continue;
             };
+            // A term with a negative coefficient is not growth: over a flat or noisy series it
+            // would read as e.g. `c0 − c1·n^(1/3)`; the constant model stands for that.
+            if coefficients[1] < 0.0 {
+                continue;
+            }
             let mut loo = 0.0;
             let mut ok = true;
             for k in 0..y.len() {
@@ -297,6 +302,21 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_flat_series_that_drifts_down_is_constant_not_a_negative_power() {
+        let pts = [
+            (2000.0, 620_000.0),
+            (2828.0, 610_000.0),
+            (4000.0, 618_000.0),
+            (5657.0, 617_000.0),
+            (8000.0, 525_000.0),
+            (11314.0, 526_000.0),
+        ];
+        let fit = fit(&pts).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(fit.form, "1", "{fit:?}");
+        assert_eq!(fit.exponent, 0.0);
     }
 
     #[test]
