@@ -8,7 +8,6 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::checklist::{self, Checklist};
 use crate::gap::{self, Gap, WaiverUse};
@@ -174,20 +173,7 @@ impl Statement {
     }
 }
 
-/// Lowercase hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 0x0f)] as char);
-    }
-    out
-}
+pub use qualify_model::sha256_hex;
 
 /// `2026-11-30T01:02:03Z`.
 pub fn rfc3339(time: SystemTime) -> String {

@@ -25,7 +25,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 pub use receipt::{IndexedCell, IndexedReceipt, signature};
 pub use stats::Stats;
@@ -470,13 +469,7 @@ impl Ledger {
     }
 }
 
-/// Lowercase hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use qualify_model::sha256_hex;
 
 fn unix_now() -> i64 {
     SystemTime::now()

@@ -1,9 +1,11 @@
 //! `qualify-model` owns the vocabulary every other qualify crate shares, so that the spec, the
 //! planner and the evidence speak of one [`ClaimLevel`], one [`AxisKind`] and one [`Dimension`]
-//! instead of converting between copies.
+//! instead of converting between copies — and one digest format ([`sha256_hex`]).
 
 mod axis;
 mod claim;
+pub mod digest;
 
 pub use axis::{AxisKind, Dimension};
 pub use claim::ClaimLevel;
+pub use digest::sha256_hex;

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use qualify_model::digest::hex;
 use sha2::{Digest, Sha256};
 
 /// Bytes kept of each stream.
@@ -160,15 +161,6 @@ fn tail_text(tail: &[u8]) -> String {
         cut += 1;
     }
     text[cut..].to_string()
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
 }
 
 #[cfg(test)]

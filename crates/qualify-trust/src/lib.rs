@@ -19,14 +19,4 @@ pub use dsse::{Envelope, EnvelopeSignature, IN_TOTO_PAYLOAD_TYPE, VerifyError, p
 pub use fingerprint::{Fingerprint, FingerprintInputs};
 pub use keys::{Algorithm, KeyError, PrivateKey, PublicKey};
 
-use sha2::{Digest, Sha256};
-
-/// Lowercase hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest.iter() {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
-}
+pub use qualify_model::sha256_hex;
