@@ -90,6 +90,19 @@ impl ProbeError {
     }
 }
 
+/// CPUs this process may run on (its affinity mask), at least 1: what a probe's tree can use
+/// before any CPU ceiling.
+pub fn allowed_cpus() -> usize {
+    nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
+        .map(|set| {
+            (0..nix::sched::CpuSet::count())
+                .filter(|&i| set.is_set(i).unwrap_or(false))
+                .count()
+        })
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// Run `spec` once and classify how it ended.
 pub fn probe(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, ProbeError> {
     supervise::run_once(spec, cancel)

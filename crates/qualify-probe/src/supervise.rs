@@ -120,14 +120,7 @@ fn rusage_secs(ru: &libc::rusage) -> (f64, f64) {
 }
 
 fn allowed_cpus(limit: Option<f64>) -> f64 {
-    let online = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
-        .map(|set| {
-            (0..nix::sched::CpuSet::count())
-                .filter(|&i| set.is_set(i).unwrap_or(false))
-                .count()
-        })
-        .unwrap_or(1)
-        .max(1) as f64;
+    let online = crate::allowed_cpus() as f64;
     limit.map(|l| l.min(online)).unwrap_or(online)
 }
 

@@ -1,36 +1,9 @@
-//! Facts about the machine qualify runs on, for the receipt's `tested` section and the
-//! scheduler's core budget.
+//! The machine qualify runs on, as the receipt's `tested` section states it: the facts come from
+//! the environment fingerprint where one was taken (read once per run), the hostname and the
+//! affinity mask otherwise.
 
 use qualify_evidence::Machine;
-
-/// CPUs this process may run on (affinity), at least 1.
-pub fn allowed_cores() -> usize {
-    nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
-        .map(|set| {
-            (0..nix::sched::CpuSet::count())
-                .filter(|&i| set.is_set(i).unwrap_or(false))
-                .count()
-        })
-        .unwrap_or(1)
-        .max(1)
-}
-
-fn online_cores() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    if n > 0 {
-        n as u64
-    } else {
-        allowed_cores() as u64
-    }
-}
-
-fn memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
+use qualify_trust::Fingerprint;
 
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -39,13 +12,14 @@ fn hostname() -> String {
 }
 
 /// This machine, as tested.
-pub fn machine(backend: String) -> Machine {
+pub fn machine(backend: String, fingerprint: Option<&Fingerprint>) -> Machine {
+    let allowed = qualify_probe::allowed_cpus() as u64;
     Machine {
         hostname: hostname(),
-        cores_online: online_cores(),
-        cores_allowed: Some(allowed_cores() as u64),
+        cores_online: fingerprint.and_then(|f| f.cores_online).unwrap_or(allowed),
+        cores_allowed: fingerprint.and_then(|f| f.cores_allowed).or(Some(allowed)),
         nodes: 1,
-        memory_bytes: memory_bytes(),
+        memory_bytes: fingerprint.and_then(|f| f.memory_bytes),
         backend,
     }
 }

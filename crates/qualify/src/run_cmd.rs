@@ -291,7 +291,7 @@ fn execute(spec: &Spec, args: &RunArgs, cancel: &CancelToken) -> Result<ExitCode
                 workload: t.workload.clone(),
             })
             .unwrap_or_default(),
-        machine: crate::host::machine(backend),
+        machine: crate::host::machine(backend, environment.as_ref()),
         axes: spec.axes.iter().map(axis_decl).collect(),
         material: Vec::new(),
         waivers: spec
@@ -428,7 +428,7 @@ fn run_plan(
         }
         match crate::trust_run::probe_cell(spec, args.repeat, &probe_spec, cancel) {
             Ok(mut r) => {
-                crate::topology::flag_local(&mut r, topology, crate::host::allowed_cores());
+                crate::topology::flag_local(&mut r, topology, qualify_probe::allowed_cpus());
                 r
             }
             Err(e) => {
@@ -442,7 +442,7 @@ fn run_plan(
             }
         }
     };
-    let cores = crate::host::allowed_cores();
+    let cores = qualify_probe::allowed_cpus();
     let concurrency_axis = spec
         .axes
         .iter()
