@@ -10,7 +10,6 @@ use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -35,39 +34,14 @@ const RUN_DEADLINE: Duration = Duration::from_secs(300);
 // ---------------------------------------------------------------------------------------------
 // Helpers.
 
-/// A test's own directory: removed when the test passes, kept (for a look) when it fails.
-struct TestDir(PathBuf);
+#[allow(unused_macros)]
+mod common;
 
-impl std::ops::Deref for TestDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
+use common::TestDir;
 
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-/// A fresh, empty directory unique to this test (and this test binary's process).
+/// A fresh, empty directory unique to this test.
 fn scratch(name: &str) -> TestDir {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("run_cli")
-        .join(format!(
-            "{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).expect("remove stale scratch dir");
-    }
-    std::fs::create_dir_all(&dir).expect("create scratch dir");
-    TestDir(dir.canonicalize().expect("canonicalize scratch dir"))
+    common::test_dir("run_cli", name)
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -70,6 +70,42 @@ pub fn scratch(name: &str) -> PathBuf {
     dir.join(format!("{name}.{}", std::process::id()))
 }
 
+/// A test's own directory: removed when the test passes, kept (for a look) when it fails.
+pub struct TestDir(pub PathBuf);
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A fresh, empty directory unique to this test (and this test binary's process), under
+/// `CARGO_TARGET_TMPDIR/<suite>/`.
+pub fn test_dir(suite: &str, name: &str) -> TestDir {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(suite)
+        .join(format!(
+            "{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).expect("remove stale test dir");
+    }
+    std::fs::create_dir_all(&dir).expect("create test dir");
+    TestDir(dir.canonicalize().expect("canonicalize test dir"))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Serialisation of tests that must not disturb each other.
 
