@@ -2,28 +2,27 @@
 //! against it. The glue code fills a [`RunRecord`] (artifact, spec, claim, target, machine, axes,
 //! functional result, cells, boundaries); [`build`] assesses the five evidence layers, the tested
 //! region, the target gap and the admission checklist, and returns the receipt as an in-toto
-//! Statement v1. [`evaluate`] is the claim policy; [`gate::parse`] reads a receipt file back and
+//! Statement v1. [`evaluate`] is the claim policy; [`receipt_file::parse`] reads a receipt file back and
 //! refuses a bad one with a message naming the field. Nothing here runs processes or reads specs.
 //!
 //! Modules: [`record`] (input), [`region`] (what was examined), [`layers`] (the five layers),
 //! [`gap`] (target vs tested, waivers), [`checklist`] (admission questions), [`receipt`]
-//! (Statement, digest, file name), [`policy`] (claim levels' requirements), [`gate`] (parsing
+//! (Statement, digest, file name), [`policy`] (claim levels' requirements), [`receipt_file`] (parsing
 //! receipts for the gate).
 
 pub mod checklist;
 pub mod claim;
 pub mod gap;
-pub mod gate;
 pub mod holdout;
 pub mod layers;
 pub mod policy;
 pub mod receipt;
+pub mod receipt_file;
 pub mod record;
 pub mod region;
 
 pub use claim::ClaimLevel;
 pub use gap::{Gap, WaiverUse};
-pub use gate::{Receipt, ReceiptError, check, parse};
 pub use holdout::{HoldoutCheck, HoldoutRun};
 pub use layers::process::{GitSummary, ProcessRecord, TraceSummary};
 pub use layers::{Layer, LayerName, LayerStatus, Layers};
@@ -32,6 +31,7 @@ pub use receipt::{
     PREDICATE_TYPE, Predicate, STATEMENT_TYPE, Statement, Subject, build, default_file_name,
     sha256_hex,
 };
+pub use receipt_file::{Receipt, ReceiptError, check, parse};
 pub use record::{
     ArtifactRecord, AxisDecl, AxisDomain, AxisKind, Cell, Dimension, FileDigest, FunctionalRecord,
     FunctionalRun, JunitCounts, Machine, Params, RunRecord, Target, Waiver,

@@ -1,16 +1,12 @@
 //! The input of this crate: [`RunRecord`], everything one `qualify run` observed, filled in by the
 //! glue code (spec, planner, executor). This crate reads no spec and plans nothing; it only judges
-//! what the record says was run. Also owns [`Params`] (a cell's ordered parameters) and output
-//! trimming for probe results kept in a receipt.
+//! what the record says was run. Also owns output trimming for probe results kept in a receipt.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::SystemTime;
 
 use qualify_probe::{Outcome, ProbeResult};
-use serde::de::{MapAccess, Visitor};
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::claim::ClaimLevel;
@@ -143,9 +139,9 @@ pub struct AxisDecl {
 #[serde(rename_all = "snake_case")]
 pub enum AxisDomain {
     /// An explicit list (`values = [...]`).
-    Values(Vec<Value>),
+    Values(Vec<ParamValue>),
     /// A closed numeric range (`range = [lo, hi]`).
-    Range { min: Value, max: Value },
+    Range { min: ParamValue, max: ParamValue },
 }
 
 /// A `[[waiver]]`: one target gap accepted by name, with a reason.
@@ -223,7 +219,7 @@ impl Cell {
         }
         self.params
             .iter()
-            .map(|(k, v)| format!("{k}={}", value_text(v)))
+            .map(|(k, v)| format!("{k}={}", param_text(v)))
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -263,97 +259,22 @@ pub(crate) fn value_text(v: &Value) -> String {
     }
 }
 
-/// A cell's parameters: axis name → value, in axis declaration order. Serializes as a JSON
-/// object whose keys keep that order.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Params(Vec<(String, Value)>);
+/// A cell's parameters (axis name → value, in axis declaration order) and one axis value: the
+/// shared vocabulary's, so the planner's cells go into a receipt unconverted.
+pub use qualify_model::{Params, Value as ParamValue};
 
-impl Params {
-    pub fn new() -> Params {
-        Params(Vec::new())
-    }
-
-    /// Set `name` (replacing an earlier value, keeping its position).
-    pub fn insert(&mut self, name: impl Into<String>, value: Value) {
-        let name = name.into();
-        match self.0.iter_mut().find(|(k, _)| *k == name) {
-            Some(slot) => slot.1 = value,
-            None => self.0.push((name, value)),
-        }
-    }
-
-    pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl<K: Into<String>> FromIterator<(K, Value)> for Params {
-    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Params {
-        let mut params = Params::new();
-        for (k, v) in iter {
-            params.insert(k, v);
-        }
-        params
-    }
-}
-
-impl Serialize for Params {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for Params {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Params, D::Error> {
-        struct ParamsVisitor;
-        impl<'de> Visitor<'de> for ParamsVisitor {
-            type Value = Params;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object mapping axis names to values")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Params, A::Error> {
-                let mut params = Params::new();
-                while let Some((k, v)) = access.next_entry::<String, Value>()? {
-                    params.insert(k, v);
-                }
-                Ok(params)
-            }
-        }
-        deserializer.deserialize_map(ParamsVisitor)
+/// A parameter value as a person reads it, the way the receipt's JSON writes it: text without
+/// quotes, numbers as JSON numbers (`2.0` stays `2.0`).
+pub(crate) fn param_text(v: &ParamValue) -> String {
+    match v {
+        ParamValue::Text(s) => s.clone(),
+        other => serde_json::to_string(other).unwrap_or_default(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn params_keep_declaration_order_through_json() {
-        let params: Params = [("zeta", json!(1)), ("alpha", json!("x"))]
-            .into_iter()
-            .collect();
-        let text = serde_json::to_string(&params).unwrap();
-        assert_eq!(text, r#"{"zeta":1,"alpha":"x"}"#);
-        let back: Params = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, params);
-    }
 
     #[test]
     fn trimming_keeps_the_tail_on_a_char_boundary() {

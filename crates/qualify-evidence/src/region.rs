@@ -8,7 +8,9 @@ use qualify_probe::{Strength, format_bytes};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::record::{AxisDecl, AxisDomain, AxisKind, Cell, Dimension, RunRecord, value_text};
+use crate::record::{
+    AxisDecl, AxisDomain, AxisKind, Cell, Dimension, ParamValue, RunRecord, param_text,
+};
 
 /// What this machine and the examined ranges covered (the receipt's `tested`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,11 +93,11 @@ pub struct ExaminedAxis {
     pub kind: AxisKind,
     pub declared: AxisDomain,
     /// Distinct values examined (numeric ascending, otherwise first-seen order).
-    pub values: Vec<Value>,
+    pub values: Vec<ParamValue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min: Option<Value>,
+    pub min: Option<ParamValue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max: Option<Value>,
+    pub max: Option<ParamValue>,
     /// Completed cells that set this axis.
     pub cells: usize,
     /// What of the declared domain no completed cell reached, in words.
@@ -106,7 +108,7 @@ pub struct ExaminedAxis {
 impl ExaminedAxis {
     /// Largest numeric value examined.
     pub fn max_f64(&self) -> Option<f64> {
-        self.max.as_ref().and_then(Value::as_f64)
+        self.max.as_ref().and_then(ParamValue::as_f64)
     }
 
     /// `threads 1, 2, 4 (3 values)` or `n 256..65536 (12 values)`.
@@ -122,11 +124,11 @@ impl ExaminedAxis {
             return format!(
                 "{} {}..{} ({count} {plural})",
                 self.name,
-                value_text(min),
-                value_text(max)
+                param_text(min),
+                param_text(max)
             );
         }
-        let list: Vec<String> = self.values.iter().map(value_text).collect();
+        let list: Vec<String> = self.values.iter().map(param_text).collect();
         format!("{} {} ({count} {plural})", self.name, list.join(", "))
     }
 }
@@ -182,17 +184,17 @@ pub fn tested(record: &RunRecord) -> Tested {
 }
 
 fn examine_axis(axis: &AxisDecl, completed: &[&Cell]) -> ExaminedAxis {
-    let mut values: Vec<Value> = Vec::new();
+    let mut values: Vec<ParamValue> = Vec::new();
     let mut cells = 0;
     for cell in completed {
         if let Some(v) = cell.params.get(&axis.name) {
             cells += 1;
-            if !values.iter().any(|seen| same_value(seen, v)) {
+            if !values.iter().any(|seen| seen.same_point(v)) {
                 values.push(v.clone());
             }
         }
     }
-    let numeric = !values.is_empty() && values.iter().all(Value::is_number);
+    let numeric = !values.is_empty() && values.iter().all(ParamValue::is_numeric);
     let (min, max) = if numeric {
         values.sort_by(|a, b| num(a).total_cmp(&num(b)));
         (values.first().cloned(), values.last().cloned())
@@ -214,16 +216,16 @@ fn examine_axis(axis: &AxisDecl, completed: &[&Cell]) -> ExaminedAxis {
 
 fn unexamined(
     declared: &AxisDomain,
-    values: &[Value],
-    min: Option<&Value>,
-    max: Option<&Value>,
+    values: &[ParamValue],
+    min: Option<&ParamValue>,
+    max: Option<&ParamValue>,
 ) -> Option<String> {
     match declared {
         AxisDomain::Values(list) => {
             let missing: Vec<String> = list
                 .iter()
-                .filter(|d| !values.iter().any(|v| same_value(v, d)))
-                .map(value_text)
+                .filter(|d| !values.iter().any(|v| v.same_point(d)))
+                .map(param_text)
                 .collect();
             if missing.is_empty() {
                 None
@@ -241,23 +243,23 @@ fn unexamined(
             let (Some(got_lo), Some(got_hi)) = (min.map(num), max.map(num)) else {
                 return Some(format!(
                     "declared range {}..{} never examined",
-                    value_text(lo),
-                    value_text(hi)
+                    param_text(lo),
+                    param_text(hi)
                 ));
             };
             let mut parts = Vec::new();
             if got_lo > lo_n {
                 parts.push(format!(
                     "{}..{}",
-                    value_text(lo),
-                    min.map(value_text).unwrap_or_default()
+                    param_text(lo),
+                    min.map(param_text).unwrap_or_default()
                 ));
             }
             if got_hi < hi_n {
                 parts.push(format!(
                     "{}..{}",
-                    max.map(value_text).unwrap_or_default(),
-                    value_text(hi)
+                    max.map(param_text).unwrap_or_default(),
+                    param_text(hi)
                 ));
             }
             if parts.is_empty() {
@@ -265,8 +267,8 @@ fn unexamined(
             } else {
                 Some(format!(
                     "declared range {}..{}: {} not examined",
-                    value_text(lo),
-                    value_text(hi),
+                    param_text(lo),
+                    param_text(hi),
                     parts.join(" and ")
                 ))
             }
@@ -274,16 +276,8 @@ fn unexamined(
     }
 }
 
-fn num(v: &Value) -> f64 {
+fn num(v: &ParamValue) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
-}
-
-/// Equal as JSON, with numbers compared by value (`4` equals `4.0`).
-fn same_value(a: &Value, b: &Value) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) if a.is_number() && b.is_number() => x == y,
-        _ => a == b,
-    }
 }
 
 /// The material dimensions of `record`, each with whether it was examined.

@@ -1,11 +1,20 @@
 //! `qualify-model` owns the vocabulary every other qualify crate shares, so that the spec, the
-//! planner and the evidence speak of one [`ClaimLevel`], one [`AxisKind`] and one [`Dimension`]
-//! instead of converting between copies — and one digest format ([`sha256_hex`]).
+//! planner, the probe, the analysis and the evidence speak of one thing each instead of
+//! converting between copies: [`ClaimLevel`], [`AxisKind`] and [`Dimension`]; axis values and
+//! cell parameters ([`Value`], [`Params`]); a metric's direction ([`Better`]); how a run ended
+//! ([`Outcome`], with the one table renderers draw outcomes with); and one digest format
+//! ([`sha256_hex`]).
 
 mod axis;
+mod better;
 mod claim;
 pub mod digest;
+pub mod outcome;
+mod value;
 
 pub use axis::{AxisKind, Dimension};
+pub use better::Better;
 pub use claim::ClaimLevel;
 pub use digest::sha256_hex;
+pub use outcome::Outcome;
+pub use value::{Params, Value};

@@ -6,8 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use qualify_model::Params;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::model::{self, Fit};
 use crate::scaling::{self, Amdahl, Better, Point, Usl};
@@ -49,7 +50,7 @@ pub struct AxisInput {
 /// One cell: its parameters (in axis order) and every run's sample per metric.
 #[derive(Debug, Clone, Default)]
 pub struct CellInput {
-    pub params: Vec<(String, Value)>,
+    pub params: Params,
     pub samples: BTreeMap<String, Vec<Sample>>,
     /// Problems measuring this cell (a metric that did not parse, a run that failed).
     pub errors: Vec<String>,
@@ -72,7 +73,7 @@ pub struct Expect {
 /// `[reference · (1 + lower), reference · (1 + upper)]`.
 #[derive(Debug, Clone)]
 pub struct Reference {
-    pub params: Vec<(String, Value)>,
+    pub params: Params,
     pub metric: String,
     pub reference: f64,
     pub lower: f64,
@@ -105,7 +106,7 @@ pub struct Input {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellStats {
-    pub params: Map<String, Value>,
+    pub params: Params,
     pub metric: String,
     #[serde(flatten)]
     pub stats: Stats,
@@ -115,7 +116,7 @@ pub struct CellStats {
 pub struct Model {
     pub axis: String,
     pub metric: String,
-    pub fixed: Map<String, Value>,
+    pub fixed: Params,
     #[serde(flatten)]
     pub fit: Fit,
     /// Percentile-bootstrap 95% interval of the exponent (cells resampled, model re-chosen).
@@ -128,7 +129,7 @@ pub struct Model {
 pub struct Unfitted {
     pub axis: String,
     pub metric: String,
-    pub fixed: Map<String, Value>,
+    pub fixed: Params,
     pub points: usize,
     pub reason: String,
 }
@@ -137,7 +138,7 @@ pub struct Unfitted {
 pub struct Scaling {
     pub axis: String,
     pub metric: String,
-    pub fixed: Map<String, Value>,
+    pub fixed: Params,
     pub points: Vec<Point>,
     pub amdahl: Option<Amdahl>,
     pub usl: Option<Usl>,
@@ -158,8 +159,8 @@ pub struct Check {
     pub kind: String,
     pub axis: Option<String>,
     pub metric: String,
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub fixed: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Params::is_empty")]
+    pub fixed: Params,
     pub limit: Option<f64>,
     pub observed: Option<f64>,
     pub interval: Option<[f64; 2]>,
@@ -175,7 +176,7 @@ pub struct Prediction {
     pub axis: String,
     pub at: f64,
     pub metric: String,
-    pub fixed: Map<String, Value>,
+    pub fixed: Params,
     pub value: f64,
     pub model: String,
     pub note: String,
@@ -183,7 +184,7 @@ pub struct Prediction {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Change {
-    pub params: Map<String, Value>,
+    pub params: Params,
     pub metric: String,
     pub before: f64,
     pub after: f64,
@@ -206,7 +207,7 @@ pub struct BaselineReport {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellError {
-    pub params: Map<String, Value>,
+    pub params: Params,
     pub message: String,
 }
 
@@ -228,27 +229,27 @@ pub struct Performance {
     pub errors: Vec<CellError>,
 }
 
-fn to_map(params: &[(String, Value)]) -> Map<String, Value> {
-    params.iter().cloned().collect()
+/// Parameters as every output shows them: sorted by axis name.
+fn to_map(params: &Params) -> Params {
+    let mut pairs: Vec<(&str, &qualify_model::Value)> = params.iter().collect();
+    pairs.sort_by(|a, b| a.0.cmp(b.0));
+    pairs.into_iter().map(|(k, v)| (k, v.clone())).collect()
 }
 
-/// Two parameter values are equal (numbers compare numerically).
-pub fn same_value(a: &Value, b: &Value) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => x == y,
-        _ => a == b,
-    }
-}
-
-fn params_match(cell: &[(String, Value)], wanted: &[(String, Value)]) -> bool {
+/// Every `wanted` parameter has the same point in `cell` (numbers compare numerically).
+fn params_match(cell: &Params, wanted: &Params) -> bool {
     wanted
         .iter()
-        .all(|(k, v)| cell.iter().any(|(ck, cv)| ck == k && same_value(cv, v)))
+        .all(|(k, v)| cell.get(k).is_some_and(|cv| cv.same_point(v)))
 }
 
-/// Group key: the cell's params without `axis`, as JSON text.
-fn fixed_of(params: &[(String, Value)], axis: &str) -> Vec<(String, Value)> {
-    params.iter().filter(|(k, _)| k != axis).cloned().collect()
+/// Group key: the cell's params without `axis`.
+fn fixed_of(params: &Params, axis: &str) -> Params {
+    params
+        .iter()
+        .filter(|(k, _)| *k != axis)
+        .map(|(k, v)| (k, v.clone()))
+        .collect()
 }
 
 struct AxisPoint<'a> {
@@ -257,7 +258,7 @@ struct AxisPoint<'a> {
 }
 
 struct Group<'a> {
-    fixed: Vec<(String, Value)>,
+    fixed: Params,
     points: Vec<AxisPoint<'a>>,
     censored_cells: usize,
     min_samples: usize,
@@ -270,25 +271,17 @@ fn groups<'a>(stats: &'a [CellStats], axis: &str, metric: &str) -> Vec<Group<'a>
         if cs.metric != metric {
             continue;
         }
-        let cell: Vec<(String, Value)> = cs
-            .params
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let Some(x) = cell
-            .iter()
-            .find(|(k, _)| k == axis)
-            .and_then(|(_, v)| v.as_f64())
-        else {
+        let cell = &cs.params;
+        let Some(x) = cell.get(axis).and_then(qualify_model::Value::as_f64) else {
             continue;
         };
-        let fixed = fixed_of(&cell, axis);
+        let fixed = fixed_of(cell, axis);
         let idx = match out.iter().position(|g| {
             g.fixed.len() == fixed.len()
                 && g.fixed
                     .iter()
-                    .zip(&fixed)
-                    .all(|(a, b)| a.0 == b.0 && same_value(&a.1, &b.1))
+                    .zip(fixed.iter())
+                    .all(|(a, b)| a.0 == b.0 && a.1.same_point(b.1))
         }) {
             Some(i) => i,
             None => {
@@ -382,11 +375,15 @@ fn judge(interval: [f64; 2], lo_ok: f64, hi_ok: f64) -> Verdict {
     }
 }
 
-fn fmt_params(m: &Map<String, Value>) -> String {
+/// ` at n=4,mode="fast"`: values as JSON writes them.
+fn fmt_params(m: &Params) -> String {
     if m.is_empty() {
         return String::new();
     }
-    let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let parts: Vec<String> = m
+        .iter()
+        .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
+        .collect();
     format!(" at {}", parts.join(","))
 }
 
@@ -401,7 +398,7 @@ fn inconclusive(
         kind: kind.to_string(),
         axis: axis.map(str::to_string),
         metric: metric.to_string(),
-        fixed: Map::new(),
+        fixed: Params::new(),
         limit,
         observed: None,
         interval: None,
@@ -717,12 +714,7 @@ fn reference_checks(r: &Reference, stats: &[CellStats]) -> Vec<Check> {
     let wanted = to_map(&r.params);
     let mut out = Vec::new();
     for cs in stats.iter().filter(|s| s.metric == r.metric) {
-        let cell: Vec<(String, Value)> = cs
-            .params
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        if !params_match(&cell, &r.params) {
+        if !params_match(&cs.params, &r.params) {
             continue;
         }
         let s = &cs.stats;
@@ -856,7 +848,7 @@ fn compare_baseline(
                 && p.params.len() == after.params.len()
                 && p.params
                     .iter()
-                    .all(|(k, v)| after.params.get(k).is_some_and(|w| same_value(v, w)))
+                    .all(|(k, v)| after.params.get(k).is_some_and(|w| w.same_point(v)))
         }) else {
             continue;
         };

@@ -5,13 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Whether a smaller or a larger value of a metric is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Better {
-    Lower,
-    Higher,
-}
+/// Whether a smaller or a larger value of a metric is better (the shared vocabulary's).
+pub use qualify_model::Better;
 
 /// One concurrency point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

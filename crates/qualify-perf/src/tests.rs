@@ -20,7 +20,7 @@ fn cell(params: &[(&str, Value)], values: &[f64]) -> CellInput {
     CellInput {
         params: params
             .iter()
-            .map(|(k, v)| ((*k).to_string(), v.clone()))
+            .map(|(k, v)| (*k, serde_json::from_value(v.clone()).unwrap()))
             .collect(),
         samples: BTreeMap::from([(
             "wall".to_string(),
@@ -204,7 +204,7 @@ fn references_are_judged_on_the_interval() {
     ];
     let mut inp = input(cells);
     let r = |n: i64, reference: f64| Reference {
-        params: vec![("n".into(), json!(n))],
+        params: [("n", qualify_model::Value::Int(n))].into_iter().collect(),
         metric: "wall".into(),
         reference,
         lower: -0.1,

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::value::Value;
+use qualify_model::Value;
 
 pub use qualify_model::AxisKind;
 

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::{Plan, SearchSpec};
 use crate::schedule::CoreBudget;
 use crate::search::{DEFAULT_SEARCH_SLACK, Search};
-use crate::value::{Params, Value};
+use qualify_model::{Params, Value};
 
 /// The result of one cell: the probe's verdict. A cell passes when its outcome is `ok`.
 pub type CellResult = ProbeResult;

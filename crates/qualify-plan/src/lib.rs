@@ -5,7 +5,7 @@
 //! production, closures in tests) with `--jobs` parallelism that never lets CPU demands overlap,
 //! memoization, progress and cancellation.
 //!
-//! Map: [`value`] (values and cell parameters), [`axis`] (input axes and their points),
+//! Map: [`axis`] (input axes and their points),
 //! [`plan`] (validation and expansion), `search` (the boundary search state machine),
 //! `schedule` (the CPU budget), [`execute`] (the executor and its record). The crate knows
 //! nothing about the TOML spec or the receipt; both are built on top of these types.
@@ -15,7 +15,6 @@ pub mod execute;
 pub mod plan;
 mod schedule;
 mod search;
-pub mod value;
 
 #[cfg(test)]
 mod tests;
@@ -26,5 +25,5 @@ pub use execute::{
     Expectation, MonotonicCheck, ProgressEvent, ProgressFn, axis_demand, passed,
 };
 pub use plan::{MAX_CELLS, Plan, PlanError, SearchSpec};
+pub use qualify_model::{Params, Value};
 pub use search::{DEFAULT_SEARCH_SLACK, MONOTONICITY_ASSUMPTION};
-pub use value::{Params, Value};

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use crate::axis::{Axis, Domain, Ladder, SearchMode};
 use crate::search::ceil_log2;
-use crate::value::{Params, Value};
+use qualify_model::{Params, Value};
 
 /// Upper bound on sweep cells and on searches in one plan: beyond it the spec almost certainly
 /// has a mistake, and running it would take longer than anyone waits.

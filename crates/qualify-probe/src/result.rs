@@ -5,68 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
 
-/// How one probed run ended. Exactly one per run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Exit status 0.
-    Ok,
-    /// Non-zero exit status.
-    ExitFailure,
-    /// Killed by SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL.
-    Crash,
-    /// The memory ceiling killed something in the tree (decided by the oom_kill counter or the
-    /// watchdog, never by the exit status).
-    OomKilled,
-    /// Every thread blocked in an untimed wait only the tree could release; nothing moved for the
-    /// stall window.
-    Deadlock,
-    /// CPU busy and no progress signal for the stall window.
-    Livelock,
-    /// The deadline passed; see `timeout_kind`.
-    Timeout,
-    /// Killed by a signal that neither qualify nor the memory ceiling sent.
-    Killed,
-    /// qualify itself was interrupted (SIGINT/SIGTERM) and killed the tree; says nothing about the
-    /// artifact.
-    Interrupted,
-}
-
-impl Outcome {
-    /// The contract string, e.g. `"oom_killed"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::ExitFailure => "exit_failure",
-            Outcome::Crash => "crash",
-            Outcome::OomKilled => "oom_killed",
-            Outcome::Deadlock => "deadlock",
-            Outcome::Livelock => "livelock",
-            Outcome::Timeout => "timeout",
-            Outcome::Killed => "killed",
-            Outcome::Interrupted => "interrupted",
-        }
-    }
-
-    /// Every outcome, in contract order.
-    pub const ALL: [Outcome; 9] = [
-        Outcome::Ok,
-        Outcome::ExitFailure,
-        Outcome::Crash,
-        Outcome::OomKilled,
-        Outcome::Deadlock,
-        Outcome::Livelock,
-        Outcome::Timeout,
-        Outcome::Killed,
-        Outcome::Interrupted,
-    ];
-}
-
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// How one probed run ended: defined once, in `qualify-model`, for every crate.
+pub use qualify_model::Outcome;
 
 /// What the tree was doing when the deadline passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,6 +125,58 @@ pub struct ProbeResult {
 }
 
 impl ProbeResult {
+    /// The result of a probe that never started because qualify was stopping (or its executor
+    /// could not take it): outcome `interrupted`, nothing measured, nothing enforced. It is
+    /// recorded, never taken as evidence about the artifact.
+    pub fn not_run(spec: &crate::ProbeSpec, detail: impl Into<String>) -> ProbeResult {
+        ProbeResult::unobserved(
+            Outcome::Interrupted,
+            detail,
+            Enforcement {
+                backend: spec.backend.to_string(),
+                memory: Strength::None,
+                cpus: Strength::None,
+                pids: Strength::None,
+                tree: "none".into(),
+                notes: Vec::new(),
+            },
+            spec.limits.clone(),
+        )
+    }
+
+    /// A result decided without this process observing the run (qualify stopped first, or a
+    /// scheduler ended the job before its probe wrote a result): no exit status, no times, no
+    /// output, no evidence; the caller adds what it does know.
+    pub fn unobserved(
+        outcome: Outcome,
+        detail: impl Into<String>,
+        enforcement: Enforcement,
+        limits: Limits,
+    ) -> ProbeResult {
+        ProbeResult {
+            outcome,
+            exit_code: None,
+            signal: None,
+            timeout_kind: None,
+            detail: detail.into(),
+            flags: Vec::new(),
+            wall_seconds: 0.0,
+            user_seconds: 0.0,
+            system_seconds: 0.0,
+            peak_memory_bytes: None,
+            enforcement,
+            limits,
+            evidence: serde_json::Value::Null,
+            stdout_tail: String::new(),
+            stderr_tail: String::new(),
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            stdout_sha256: String::new(),
+            runs: None,
+            distinct_outputs: None,
+        }
+    }
+
     pub fn has_flag(&self, flag: Flag) -> bool {
         self.flags.contains(&flag)
     }

@@ -274,18 +274,10 @@ pub fn reconcile(
             let mut evidence = Value::Null;
             attach(&mut evidence, slurm);
             let decided = matches!(outcome, Outcome::OomKilled | Outcome::Timeout);
-            ProbeResult {
+            let mut result = ProbeResult::unobserved(
                 outcome,
-                exit_code: verdict.exit_code,
-                signal: None,
-                timeout_kind: None,
                 detail,
-                flags: Vec::new(),
-                wall_seconds: 0.0,
-                user_seconds: 0.0,
-                system_seconds: 0.0,
-                peak_memory_bytes: None,
-                enforcement: Enforcement {
+                Enforcement {
                     backend: "slurm".into(),
                     memory: if decided && outcome == Outcome::OomKilled {
                         Strength::Watchdog
@@ -297,16 +289,12 @@ pub fn reconcile(
                     tree: "slurm".into(),
                     notes: vec!["decided by Slurm's job state; the probe wrote no result".into()],
                 },
-                limits: limits.clone(),
-                evidence,
-                stdout_tail: String::new(),
-                stderr_tail: verdict.stderr_tail.clone(),
-                stdout_bytes: 0,
-                stderr_bytes: 0,
-                stdout_sha256: String::new(),
-                runs: None,
-                distinct_outputs: None,
-            }
+                limits.clone(),
+            );
+            result.exit_code = verdict.exit_code;
+            result.evidence = evidence;
+            result.stderr_tail = verdict.stderr_tail.clone();
+            result
         }
     }
 }

@@ -12,7 +12,7 @@ use toml::Spanned;
 
 use crate::check::{Checker, PlaceholderUse};
 use crate::command::{CommandLine, RawCommand, check_command};
-use crate::template::render;
+use crate::template::{Bindings, render};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Artifact {
@@ -35,14 +35,14 @@ pub struct Artifact {
 
 impl Artifact {
     /// The argv of the cell whose axis values are `params`.
-    pub fn argv<V: fmt::Display>(&self, params: &BTreeMap<String, V>) -> Vec<String> {
+    pub fn argv<B: Bindings + ?Sized>(&self, params: &B) -> Vec<String> {
         let mut argv = self.launcher_argv(params);
         argv.extend(self.command.render(params).argv());
         argv
     }
 
     /// The launcher's words for the cell whose axis values are `params` (empty without one).
-    pub fn launcher_argv<V: fmt::Display>(&self, params: &BTreeMap<String, V>) -> Vec<String> {
+    pub fn launcher_argv<B: Bindings + ?Sized>(&self, params: &B) -> Vec<String> {
         self.launcher
             .as_deref()
             .map(|l| {
@@ -55,7 +55,7 @@ impl Artifact {
     }
 
     /// The environment of the cell whose axis values are `params`, values rendered.
-    pub fn env<V: fmt::Display>(&self, params: &BTreeMap<String, V>) -> Vec<(String, String)> {
+    pub fn env<B: Bindings + ?Sized>(&self, params: &B) -> Vec<(String, String)> {
         self.env
             .iter()
             .map(|(key, value)| (key.clone(), render(value, params)))

@@ -5,11 +5,10 @@
 //! the memory ceiling of each cell.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::ops;
 
 use serde::{Deserialize, Serialize};
-use toml::{Spanned, Value};
+use toml::Spanned;
 
 use crate::check::{Checker, describe};
 use crate::range::{Number, NumericRange, Scale};
@@ -30,7 +29,7 @@ impl Axis {
     /// Whether every point is a number (ranges always are), so the axis is ordered.
     pub fn is_numeric(&self) -> bool {
         match &self.domain {
-            Domain::Values(values) => values.iter().all(AxisValue::is_numeric),
+            Domain::Values(values) => values.iter().all(Value::is_numeric),
             Domain::Range(_) => true,
         }
     }
@@ -43,10 +42,10 @@ impl Axis {
     /// The points a sweep visits: the values as listed (sorted ascending on a search axis), or
     /// every lattice point of the range. A search range can be huge: use its bounds and
     /// [`NumericRange::between`] instead.
-    pub fn points(&self) -> Vec<AxisValue> {
+    pub fn points(&self) -> Vec<Value> {
         match &self.domain {
             Domain::Values(values) => values.clone(),
-            Domain::Range(range) => range.points().map(AxisValue::from).collect(),
+            Domain::Range(range) => range.points().map(Value::from).collect(),
         }
     }
 }
@@ -63,56 +62,19 @@ pub enum Search {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Domain {
-    Values(Vec<AxisValue>),
+    Values(Vec<Value>),
     Range(NumericRange),
 }
 
-/// One value of an axis; rendered into placeholders by its `Display`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum AxisValue {
-    Int(i64),
-    Float(f64),
-    Str(String),
-}
+/// One value of an axis (the shared [`qualify_model::Value`]), rendered into placeholders by its
+/// `Display`.
+pub use qualify_model::Value;
 
-impl AxisValue {
-    pub fn is_numeric(&self) -> bool {
-        !matches!(self, AxisValue::Str(_))
-    }
-
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            AxisValue::Int(n) => Some(*n as f64),
-            AxisValue::Float(x) => Some(*x),
-            AxisValue::Str(_) => None,
-        }
-    }
-
-    pub fn as_number(&self) -> Option<Number> {
-        match self {
-            AxisValue::Int(n) => Some(Number::Int(*n)),
-            AxisValue::Float(x) => Some(Number::Float(*x)),
-            AxisValue::Str(_) => None,
-        }
-    }
-}
-
-impl fmt::Display for AxisValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AxisValue::Int(n) => write!(f, "{n}"),
-            AxisValue::Float(x) => write!(f, "{x}"),
-            AxisValue::Str(s) => f.write_str(s),
-        }
-    }
-}
-
-impl From<Number> for AxisValue {
-    fn from(n: Number) -> AxisValue {
+impl From<Number> for Value {
+    fn from(n: Number) -> Value {
         match n {
-            Number::Int(n) => AxisValue::Int(n),
-            Number::Float(x) => AxisValue::Float(x),
+            Number::Int(n) => Value::Int(n),
+            Number::Float(x) => Value::Float(x),
         }
     }
 }
@@ -122,10 +84,10 @@ impl From<Number> for AxisValue {
 pub(crate) struct RawAxis {
     name: Spanned<String>,
     kind: Spanned<AxisKind>,
-    values: Option<Spanned<Vec<Spanned<Value>>>>,
-    range: Option<Spanned<Vec<Spanned<Value>>>>,
+    values: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    range: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     search: Option<Spanned<Search>>,
-    step: Option<Spanned<Value>>,
+    step: Option<Spanned<toml::Value>>,
     scale: Option<Spanned<Scale>>,
 }
 
@@ -258,9 +220,9 @@ fn check_one(raw: RawAxis, kind: AxisKind, ck: &mut Checker<'_>) -> Option<Axis>
 fn check_values(
     name: &str,
     kind: AxisKind,
-    values: Spanned<Vec<Spanned<Value>>>,
+    values: Spanned<Vec<Spanned<toml::Value>>>,
     ck: &mut Checker<'_>,
-) -> Option<Vec<AxisValue>> {
+) -> Option<Vec<Value>> {
     if values.get_ref().is_empty() {
         ck.error_help(
             values.span(),
@@ -269,11 +231,11 @@ fn check_values(
         );
         return None;
     }
-    let mut out: Vec<AxisValue> = Vec::new();
+    let mut out: Vec<Value> = Vec::new();
     let mut ok = true;
     for value in values.get_ref() {
         let converted = if kind == AxisKind::Memory {
-            ck.size(value).map(|bytes| AxisValue::Int(bytes as i64))
+            ck.size(value).map(|bytes| Value::Int(bytes as i64))
         } else {
             axis_value(value, ck)
         };
@@ -292,31 +254,32 @@ fn check_values(
     ok.then_some(out)
 }
 
-fn same(a: &AxisValue, b: &AxisValue) -> bool {
+fn same(a: &Value, b: &Value) -> bool {
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) => x == y,
         _ => a == b,
     }
 }
 
-fn axis_value(value: &Spanned<Value>, ck: &mut Checker<'_>) -> Option<AxisValue> {
+fn axis_value(value: &Spanned<toml::Value>, ck: &mut Checker<'_>) -> Option<Value> {
     match value.get_ref() {
-        Value::String(s) => Some(AxisValue::Str(s.clone())),
-        other => number(value, other, "expected an integer, a float or a string", ck)
-            .map(AxisValue::from),
+        toml::Value::String(s) => Some(Value::Text(s.clone())),
+        other => {
+            number(value, other, "expected an integer, a float or a string", ck).map(Value::from)
+        }
     }
 }
 
 fn number(
-    spanned: &Spanned<Value>,
-    value: &Value,
+    spanned: &Spanned<toml::Value>,
+    value: &toml::Value,
     expected: &str,
     ck: &mut Checker<'_>,
 ) -> Option<Number> {
     match value {
-        Value::Integer(n) => Some(Number::Int(*n)),
-        Value::Float(x) if x.is_finite() => Some(Number::Float(*x)),
-        Value::Float(x) => {
+        toml::Value::Integer(n) => Some(Number::Int(*n)),
+        toml::Value::Float(x) if x.is_finite() => Some(Number::Float(*x)),
+        toml::Value::Float(x) => {
             ck.error(
                 spanned.span(),
                 format!("invalid value: found float `{x}`, expected a finite number"),
@@ -334,7 +297,7 @@ fn number(
 }
 
 /// A range bound or linear step: a size (bytes) on a memory axis, a number otherwise.
-fn bound(value: &Spanned<Value>, kind: AxisKind, ck: &mut Checker<'_>) -> Option<Number> {
+fn bound(value: &Spanned<toml::Value>, kind: AxisKind, ck: &mut Checker<'_>) -> Option<Number> {
     if kind == AxisKind::Memory {
         ck.size(value).map(|bytes| Number::Int(bytes as i64))
     } else {
@@ -345,8 +308,8 @@ fn bound(value: &Spanned<Value>, kind: AxisKind, ck: &mut Checker<'_>) -> Option
 fn check_range(
     name: &str,
     kind: AxisKind,
-    range: Spanned<Vec<Spanned<Value>>>,
-    step: Option<Spanned<Value>>,
+    range: Spanned<Vec<Spanned<toml::Value>>>,
+    step: Option<Spanned<toml::Value>>,
     scale: Option<Spanned<Scale>>,
     searched: bool,
     ck: &mut Checker<'_>,

@@ -1,7 +1,6 @@
 //! Command lines as a spec writes them: a string runs through `/bin/sh -c`, an array of strings
 //! is executed directly ([`CommandLine`]), plus the raw, spanned form read from TOML.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
@@ -10,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::check::{Checker, PlaceholderUse};
-use crate::template::render;
+use crate::template::{Bindings, render};
 
 /// The shell a string command runs through.
 pub const SHELL: &str = "/bin/sh";
@@ -37,7 +36,7 @@ impl CommandLine {
     }
 
     /// The same command with `{name}` placeholders substituted from `params` in every piece.
-    pub fn render<V: fmt::Display>(&self, params: &BTreeMap<String, V>) -> CommandLine {
+    pub fn render<B: Bindings + ?Sized>(&self, params: &B) -> CommandLine {
         match self {
             CommandLine::Shell(command) => CommandLine::Shell(render(command, params)),
             CommandLine::Argv(argv) => {
@@ -133,6 +132,8 @@ fn empty(ck: &mut Checker<'_>, span: Range<usize>, what: &str) {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     #[test]

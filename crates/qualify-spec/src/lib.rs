@@ -26,7 +26,7 @@ pub mod template;
 mod waiver;
 
 pub use artifact::Artifact;
-pub use axis::{Axis, AxisKind, AxisValue, Domain, MAX_SWEEP_POINTS, Search};
+pub use axis::{Axis, AxisKind, Domain, MAX_SWEEP_POINTS, Search, Value};
 pub use claim::{Claim, ClaimLevel};
 pub use command::{CommandLine, SHELL};
 pub use environment::{Environment, Reproducibility};

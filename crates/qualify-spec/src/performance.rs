@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use toml::{Spanned, Value};
+use toml::Spanned;
 
-use crate::axis::{Axis, AxisKind, AxisValue, Domain};
+use crate::axis::{Axis, AxisKind, Domain, Value};
 use crate::check::{Checker, describe};
 
 /// The metrics every run yields without a regex: name, unit.
@@ -42,12 +42,8 @@ impl Performance {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Better {
-    Higher,
-    Lower,
-}
+/// Whether a smaller or a larger value of a metric is better (the shared vocabulary's).
+pub use qualify_model::Better;
 
 /// `[[performance.metric]]`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -107,7 +103,7 @@ pub enum ExpectRule {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PerfReference {
     /// Axis values naming the cell, in the order written.
-    pub params: Vec<(String, AxisValue)>,
+    pub params: Vec<(String, Value)>,
     pub metric: String,
     pub reference: f64,
     pub lower: f64,
@@ -119,7 +115,7 @@ pub struct PerfReference {
 pub(crate) struct RawPerformance {
     repeat: Option<Spanned<i64>>,
     warmup: Option<Spanned<i64>>,
-    regression: Option<Spanned<Value>>,
+    regression: Option<Spanned<toml::Value>>,
     #[serde(default)]
     metric: Vec<RawMetric>,
     #[serde(default)]
@@ -142,24 +138,24 @@ struct RawMetric {
 struct RawExpect {
     axis: Spanned<String>,
     metric: Spanned<String>,
-    max_exponent: Option<Spanned<Value>>,
-    min_efficiency: Option<Spanned<Value>>,
+    max_exponent: Option<Spanned<toml::Value>>,
+    min_efficiency: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawReference {
-    params: Spanned<BTreeMap<Spanned<String>, Spanned<Value>>>,
+    params: Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
     metric: Spanned<String>,
-    reference: Spanned<Value>,
-    lower: Spanned<Value>,
-    upper: Spanned<Value>,
+    reference: Spanned<toml::Value>,
+    lower: Spanned<toml::Value>,
+    upper: Spanned<toml::Value>,
 }
 
-fn number(value: &Spanned<Value>, what: &str, ck: &mut Checker<'_>) -> Option<f64> {
+fn number(value: &Spanned<toml::Value>, what: &str, ck: &mut Checker<'_>) -> Option<f64> {
     match value.get_ref() {
-        Value::Integer(n) => Some(*n as f64),
-        Value::Float(x) if x.is_finite() => Some(*x),
+        toml::Value::Integer(n) => Some(*n as f64),
+        toml::Value::Float(x) if x.is_finite() => Some(*x),
         other => {
             ck.error(
                 value.span(),
@@ -364,7 +360,7 @@ pub(crate) fn check(raw: RawPerformance, axes: &[Axis], ck: &mut Checker<'_>) ->
     for r in raw.reference {
         known_metric(&r.metric, &metrics, "performance.reference", ck);
         let mut params = Vec::new();
-        let mut entries: Vec<(Spanned<String>, Spanned<Value>)> =
+        let mut entries: Vec<(Spanned<String>, Spanned<toml::Value>)> =
             r.params.into_inner().into_iter().collect();
         entries.sort_by_key(|(k, _)| k.span().start);
         if entries.is_empty() {
@@ -384,9 +380,9 @@ pub(crate) fn check(raw: RawPerformance, axes: &[Axis], ck: &mut Checker<'_>) ->
                 continue;
             };
             let v = match value.get_ref() {
-                Value::Integer(n) => AxisValue::Int(*n),
-                Value::Float(x) => AxisValue::Float(*x),
-                Value::String(s) => AxisValue::Str(s.clone()),
+                toml::Value::Integer(n) => Value::Int(*n),
+                toml::Value::Float(x) => Value::Float(*x),
+                toml::Value::String(s) => Value::Text(s.clone()),
                 other => {
                     ck.error(
                         value.span(),
@@ -455,8 +451,8 @@ pub(crate) fn check(raw: RawPerformance, axes: &[Axis], ck: &mut Checker<'_>) ->
     }
 }
 
-fn in_domain(axis: &Axis, v: &AxisValue) -> bool {
-    let same = |a: &AxisValue| match (a.as_f64(), v.as_f64()) {
+fn in_domain(axis: &Axis, v: &Value) -> bool {
+    let same = |a: &Value| match (a.as_f64(), v.as_f64()) {
         (Some(x), Some(y)) => x == y,
         _ => a == v,
     };

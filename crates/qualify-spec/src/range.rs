@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::axis::AxisValue;
+use crate::axis::Value;
 
 /// How a range's lattice is spaced: `linear` adds `step`, `log` multiplies by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -36,7 +36,7 @@ impl Number {
 
 impl fmt::Display for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        AxisValue::from(*self).fmt(f)
+        Value::from(*self).fmt(f)
     }
 }
 

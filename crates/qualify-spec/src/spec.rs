@@ -2,13 +2,13 @@
 //! span sections — every placeholder names an axis, every axis is used by a placeholder or sets
 //! a ceiling, a `production` claim has a `[target]`, the workdir exists.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::artifact::{self, Artifact, RawArtifact};
-use crate::axis::{self, Axis, AxisValue, RawAxis};
+use crate::axis::{self, Axis, RawAxis, Value};
 use crate::check::{Checker, PlaceholderUse};
 use crate::claim::{Claim, ClaimLevel, RawClaim};
 use crate::environment::{self, Environment, RawEnvironment, RawReproducibility, Reproducibility};
@@ -20,6 +20,7 @@ use crate::performance::{self, Performance, RawPerformance};
 use crate::target::{self, RawTarget, Target};
 use crate::template::is_placeholder_name;
 use crate::waiver::{self, RawWaiver, Waiver};
+use qualify_model::Params;
 
 /// A checked `qualify.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -98,12 +99,53 @@ impl Spec {
         self.axes.iter().find(|a| a.sets_memory_ceiling())
     }
 
+    /// How to probe a command of the spec's own (the build, the functional check, a tolerance or
+    /// held-out check): in the artifact's workdir, under `[limits]`, with no extra environment.
+    pub fn command_probe(
+        &self,
+        argv: Vec<std::ffi::OsString>,
+        backend: qualify_probe::BackendChoice,
+    ) -> qualify_probe::ProbeSpec {
+        qualify_probe::ProbeSpec {
+            argv,
+            workdir: Some(self.artifact.workdir.clone()),
+            env: Vec::new(),
+            limits: self.limits.to_probe_limits(),
+            backend,
+        }
+    }
+
+    /// How to probe the cell whose axis values are `params`: the artifact's command (under its
+    /// launcher) and environment rendered, in its workdir, under the cell's limits.
+    pub fn cell_probe(
+        &self,
+        params: &Params,
+        backend: qualify_probe::BackendChoice,
+    ) -> qualify_probe::ProbeSpec {
+        qualify_probe::ProbeSpec {
+            argv: self
+                .artifact
+                .argv(params)
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+            workdir: Some(self.artifact.workdir.clone()),
+            env: self
+                .artifact
+                .env(params)
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+            limits: self.limits_for(params),
+            backend,
+        }
+    }
+
     /// The probe limits of the cell whose axis values are `params`: `[limits]` (or the probe's
     /// defaults), with the memory ceiling taken from the memory axis's value when there is one.
-    pub fn limits_for(&self, params: &BTreeMap<String, AxisValue>) -> qualify_probe::Limits {
+    pub fn limits_for(&self, params: &Params) -> qualify_probe::Limits {
         let mut limits = self.limits.to_probe_limits();
-        if let Some(AxisValue::Int(bytes)) =
-            self.ceiling_axis().and_then(|axis| params.get(&axis.name))
+        if let Some(Value::Int(bytes)) = self.ceiling_axis().and_then(|axis| params.get(&axis.name))
         {
             limits.memory_bytes = u64::try_from(*bytes).ok();
         }

@@ -55,17 +55,36 @@ pub fn placeholders(template: &str) -> Result<Vec<Placeholder>, TemplateError> {
     }
 }
 
+/// Where placeholder values come from: a cell's parameters ([`qualify_model::Params`]), or any
+/// map of displayable values (per-cell extras such as an assigned port).
+pub trait Bindings {
+    /// The text substituted for `{name}`, if `name` is bound.
+    fn lookup(&self, name: &str) -> Option<String>;
+}
+
+impl Bindings for qualify_model::Params {
+    fn lookup(&self, name: &str) -> Option<String> {
+        self.get(name).map(ToString::to_string)
+    }
+}
+
+impl<V: fmt::Display> Bindings for BTreeMap<String, V> {
+    fn lookup(&self, name: &str) -> Option<String> {
+        self.get(name).map(ToString::to_string)
+    }
+}
+
 /// Substitute each `{name}` by `params[name]` and `{{`/`}}` by `{`/`}`.
 ///
 /// Never fails: a placeholder without a value and malformed braces are kept as written (a
 /// validated spec has neither).
-pub fn render<V: fmt::Display>(template: &str, params: &BTreeMap<String, V>) -> String {
+pub fn render<B: Bindings + ?Sized>(template: &str, params: &B) -> String {
     let mut out = String::with_capacity(template.len());
     for piece in scan(template).pieces {
         match piece {
             Piece::Text(text) => out.push_str(text),
-            Piece::Placeholder(p) => match params.get(&p.name) {
-                Some(value) => out.push_str(&value.to_string()),
+            Piece::Placeholder(p) => match params.lookup(&p.name) {
+                Some(value) => out.push_str(&value),
                 None => out.push_str(&template[p.start..p.end]),
             },
         }

@@ -176,7 +176,7 @@ reason = "single node only"
     // Swept values keep the written order.
     assert_eq!(
         spec.axes[0].domain,
-        Domain::Values([16, 1, 2, 4, 8].map(AxisValue::Int).to_vec())
+        Domain::Values([16, 1, 2, 4, 8].map(Value::Int).to_vec())
     );
     assert_eq!(spec.axes[0].search, None);
     assert_eq!(
@@ -191,7 +191,7 @@ reason = "single node only"
     assert_eq!(spec.axes[1].search, Some(Search::Boundary));
     assert_eq!(
         spec.axes[2].points(),
-        [256 << 20, 1 << 20, 1 << 30].map(AxisValue::Int).to_vec()
+        [256 << 20, 1 << 20, 1 << 30].map(Value::Int).to_vec()
     );
     assert!(spec.axes[2].sets_memory_ceiling());
     assert_eq!(spec.ceiling_axis().map(|a| a.name.as_str()), Some("mem"));
@@ -206,13 +206,14 @@ reason = "single node only"
     assert_eq!(spec.source, text);
 
     // One cell: render its command, environment and limits.
-    let params: BTreeMap<String, AxisValue> = [
-        ("threads".to_string(), AxisValue::Int(8)),
-        ("n".to_string(), AxisValue::Int(1024)),
-        ("mem".to_string(), AxisValue::Int(1 << 30)),
-        ("mode".to_string(), AxisValue::Str("fast".into())),
+    let params: qualify_model::Params = [
+        ("threads", Value::Int(8)),
+        ("n", Value::Int(1024)),
+        ("mem", Value::Int(1 << 30)),
+        ("mode", Value::Text("fast".into())),
     ]
-    .into();
+    .into_iter()
+    .collect();
     assert_eq!(
         a.argv(&params),
         ["/bin/sh", "-c", "./gemm --threads 8 --n 1024"]
@@ -244,7 +245,7 @@ fn search_axes_sort_their_values() {
     let spec = Spec::parse(&text, "q.toml").unwrap();
     assert_eq!(
         spec.axes[0].points(),
-        [AxisValue::Int(1), AxisValue::Float(2.5), AxisValue::Int(4)]
+        [Value::Int(1), Value::Float(2.5), Value::Int(4)]
     );
 }
 
@@ -566,13 +567,13 @@ fn ranges_expand_to_lattices() {
     let spec = Spec::parse(&text, "q.toml").unwrap();
     assert_eq!(
         spec.axes[0].points(),
-        [1, 2, 4, 8, 16, 32, 64].map(AxisValue::Int).to_vec()
+        [1, 2, 4, 8, 16, 32, 64].map(Value::Int).to_vec()
     );
     let text = BASE.replace("values = [1, 2, 4]", "range = [0.5, 1.5]\nstep = 0.5");
     let spec = Spec::parse(&text, "q.toml").unwrap();
     assert_eq!(
         spec.axes[0].points(),
-        [0.5, 1.0, 1.5].map(AxisValue::Float).to_vec()
+        [0.5, 1.0, 1.5].map(Value::Float).to_vec()
     );
 }
 

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::Args;
 use qualify_evidence::ClaimLevel;
 
-use crate::EXIT_USAGE;
+use crate::error::{CliError, exit};
 
 #[derive(Args, Debug)]
 pub struct GateArgs {
@@ -31,35 +31,31 @@ pub struct GateArgs {
     vsa: Option<PathBuf>,
 }
 
-pub fn run(args: GateArgs) -> ExitCode {
-    let text = match std::fs::read_to_string(&args.receipt) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!(
-                "qualify: error: cannot read receipt {}: {e}; give the path `qualify run` printed",
-                args.receipt.display()
-            );
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    let key = match crate::trust_gate::load_key(args.key.as_deref()) {
-        Ok(k) => k,
-        Err(msg) => {
-            eprintln!("qualify: error: {msg}");
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    let receipt = match qualify_evidence::gate::parse_with_key(&text, key.as_ref()) {
+pub fn run(args: GateArgs) -> Result<ExitCode, CliError> {
+    let text = std::fs::read_to_string(&args.receipt).map_err(|e| {
+        CliError::unreadable(
+            "receipt",
+            &args.receipt,
+            &e,
+            "give the path `qualify run` printed",
+        )
+    })?;
+    let key = crate::gate_signature::load_key(args.key.as_deref())?;
+    let receipt = match qualify_evidence::receipt_file::parse_with_key(&text, key.as_ref()) {
         Ok(r) => r,
         Err(e) if e.is_signature_failure() => {
-            return crate::trust_gate::refuse_signature(&args.receipt, args.claim, &e, args.json);
+            return Ok(crate::gate_signature::refuse_signature(
+                &args.receipt,
+                args.claim,
+                &e,
+                args.json,
+            ));
         }
         Err(e) => {
-            eprintln!(
-                "qualify: error: {} is not a valid receipt: {e}",
+            return Err(CliError::input_only(format!(
+                "{} is not a valid receipt: {e}",
                 args.receipt.display()
-            );
-            return ExitCode::from(EXIT_USAGE);
+            )));
         }
     };
     let verdict = receipt.evaluate(args.claim);
@@ -69,7 +65,7 @@ pub fn run(args: GateArgs) -> ExitCode {
         );
     }
     let out = if args.json {
-        crate::trust_gate::json_verdict(&verdict, &receipt)
+        crate::gate_signature::json_verdict(&verdict, &receipt)
     } else {
         let mut s = String::new();
         if verdict.supported {
@@ -93,19 +89,17 @@ pub fn run(args: GateArgs) -> ExitCode {
     };
     let mut out = out;
     if !args.json {
-        out.push_str(&crate::trust_gate::notes(&receipt));
+        out.push_str(&crate::gate_signature::notes(&receipt));
     }
     crate::print_stdout(&out);
     if verdict.supported
         && let Some(path) = &args.vsa
-        && let Err(msg) = crate::trust_gate::write_vsa(path, &args.receipt, &receipt, args.claim)
     {
-        eprintln!("qualify: error: {msg}");
-        return ExitCode::from(EXIT_USAGE);
+        crate::gate_signature::write_vsa(path, &args.receipt, &receipt, args.claim)?;
     }
-    if verdict.supported {
+    Ok(if verdict.supported {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
-    }
+        exit::refused()
+    })
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::EXIT_USAGE;
+use crate::error::CliError;
 
 #[derive(Args, Debug)]
 pub struct InitArgs {
@@ -17,22 +17,20 @@ pub struct InitArgs {
     force: bool,
 }
 
-pub fn run(args: InitArgs) -> ExitCode {
+pub fn run(args: InitArgs) -> Result<ExitCode, CliError> {
     if args.path.exists() && !args.force {
-        eprintln!(
-            "qualify: error: {} already exists; pass --force to overwrite it or name another path",
-            args.path.display()
-        );
-        return ExitCode::from(EXIT_USAGE);
+        return Err(CliError::input(
+            format!("{} already exists", args.path.display()),
+            "pass --force to overwrite it or name another path",
+        ));
     }
-    if let Err(e) = std::fs::write(&args.path, qualify_spec::STARTER_SPEC) {
-        eprintln!("qualify: error: cannot write {}: {e}", args.path.display());
-        return ExitCode::from(EXIT_USAGE);
-    }
+    std::fs::write(&args.path, qualify_spec::STARTER_SPEC).map_err(|e| {
+        CliError::output(format!("cannot write {}: {e}", args.path.display()), None)
+    })?;
     println!(
         "wrote {}: edit [artifact] and the axes, then run `qualify run {}`",
         args.path.display(),
         args.path.display()
     );
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }

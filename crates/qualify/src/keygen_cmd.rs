@@ -9,7 +9,7 @@ use clap::Args;
 use qualify_trust::Algorithm;
 use qualify_trust::keys::{public_path, write_key_pair};
 
-use crate::EXIT_USAGE;
+use crate::error::CliError;
 
 #[derive(Args, Debug)]
 pub struct KeygenArgs {
@@ -21,21 +21,15 @@ pub struct KeygenArgs {
     algorithm: Algorithm,
 }
 
-pub fn run(args: KeygenArgs) -> ExitCode {
-    match write_key_pair(&args.out, args.algorithm) {
-        Ok(public) => {
-            crate::print_stdout(&format!(
-                "wrote {} key pair\n  private: {} (mode 0600; keep it secret)\n  public:  {}\n  key id:  {}",
-                args.algorithm,
-                args.out.display(),
-                public_path(&args.out).display(),
-                public.keyid()
-            ));
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("qualify: error: {e}");
-            ExitCode::from(EXIT_USAGE)
-        }
-    }
+pub fn run(args: KeygenArgs) -> Result<ExitCode, CliError> {
+    let public = write_key_pair(&args.out, args.algorithm)
+        .map_err(|e| CliError::output(e.to_string(), None))?;
+    crate::print_stdout(&format!(
+        "wrote {} key pair\n  private: {} (mode 0600; keep it secret)\n  public:  {}\n  key id:  {}",
+        args.algorithm,
+        args.out.display(),
+        public_path(&args.out).display(),
+        public.keyid()
+    ));
+    Ok(ExitCode::SUCCESS)
 }

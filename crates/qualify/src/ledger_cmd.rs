@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use qualify_ledger::{Ledger, LedgerError};
 
-use crate::EXIT_USAGE;
+use crate::error::{CliError, exit};
 
 #[derive(Args, Debug)]
 pub struct LedgerArgs {
@@ -51,28 +51,24 @@ enum LedgerCommand {
     },
 }
 
-pub fn run(args: LedgerArgs) -> ExitCode {
-    match execute(&args) {
-        Ok(code) => code,
-        Err(msg) => {
-            eprintln!("qualify: error: {msg}");
-            ExitCode::from(EXIT_USAGE)
-        }
-    }
+/// A ledger that cannot be opened or read.
+fn ledger_error(e: LedgerError) -> CliError {
+    CliError::input_only(e.to_string())
 }
 
-fn open_existing(path: &Path) -> Result<Ledger, String> {
+fn open_existing(path: &Path) -> Result<Ledger, CliError> {
     if !path.exists() {
-        return Err(format!(
-            "no ledger at {}; `qualify run` creates it, or pass --ledger PATH",
-            path.display()
+        return Err(CliError::input(
+            format!("no ledger at {}", path.display()),
+            "`qualify run` creates it, or pass --ledger PATH",
         ));
     }
-    Ledger::open(path).map_err(|e| e.to_string())
+    Ledger::open(path).map_err(ledger_error)
 }
 
-fn json<T: serde::Serialize>(value: &T) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| format!("cannot encode: {e}"))?;
+fn json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| CliError::output(format!("cannot encode: {e}"), None))?;
     crate::print_stdout(&text);
     Ok(())
 }
@@ -81,16 +77,18 @@ fn short(digest: &str) -> &str {
     &digest[..digest.len().min(12)]
 }
 
-fn execute(args: &LedgerArgs) -> Result<ExitCode, String> {
+pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
+    let args = &args;
     match &args.command {
         LedgerCommand::Append { receipts } => {
-            let mut ledger = Ledger::open(&args.ledger).map_err(|e| e.to_string())?;
+            let mut ledger = Ledger::open(&args.ledger).map_err(ledger_error)?;
             for path in receipts {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    CliError::input_only(format!("cannot read {}: {e}", path.display()))
+                })?;
                 let done = ledger
                     .append(&text)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                    .map_err(|e| CliError::input_only(format!("{}: {e}", path.display())))?;
                 if args.json {
                     json(&done)?;
                 }
@@ -98,9 +96,7 @@ fn execute(args: &LedgerArgs) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         LedgerCommand::List => {
-            let entries = open_existing(&args.ledger)?
-                .list()
-                .map_err(|e| e.to_string())?;
+            let entries = open_existing(&args.ledger)?.list().map_err(ledger_error)?;
             if args.json {
                 json(&entries)?;
                 return Ok(ExitCode::SUCCESS);
@@ -151,16 +147,17 @@ fn execute(args: &LedgerArgs) -> Result<ExitCode, String> {
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e @ (LedgerError::NotFound(_) | LedgerError::Ambiguous { .. })) => {
-                    eprintln!("qualify: {e} (see `qualify ledger list`)");
-                    Ok(ExitCode::from(1))
+                    Err(CliError::NotFound {
+                        message: format!("{e} (see `qualify ledger list`)"),
+                    })
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(ledger_error(e)),
             }
         }
         LedgerCommand::Verify => {
             let v = open_existing(&args.ledger)?
                 .verify()
-                .map_err(|e| e.to_string())?;
+                .map_err(ledger_error)?;
             if args.json {
                 json(&v)?;
             } else {
@@ -182,13 +179,13 @@ fn execute(args: &LedgerArgs) -> Result<ExitCode, String> {
             Ok(if v.broken.is_none() {
                 ExitCode::SUCCESS
             } else {
-                ExitCode::from(1)
+                exit::refused()
             })
         }
         LedgerCommand::Controls { artifact } => {
             let controls = open_existing(&args.ledger)?
                 .controls(artifact.as_deref())
-                .map_err(|e| e.to_string())?;
+                .map_err(ledger_error)?;
             if args.json {
                 json(&controls)?;
                 return Ok(ExitCode::SUCCESS);
@@ -208,9 +205,7 @@ fn execute(args: &LedgerArgs) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         LedgerCommand::Stats => {
-            let stats = open_existing(&args.ledger)?
-                .stats()
-                .map_err(|e| e.to_string())?;
+            let stats = open_existing(&args.ledger)?.stats().map_err(ledger_error)?;
             if args.json {
                 json(&stats)?;
                 return Ok(ExitCode::SUCCESS);

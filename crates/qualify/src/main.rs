@@ -1,30 +1,24 @@
 //! `qualify`: the command-line front end. Thin by design: argument parsing, signal handling,
-//! output formatting and exit codes; the work lives in the library crates.
+//! output formatting and exit codes; the work lives in the library crates. One module per
+//! subcommand (`*_cmd`); `run_cmd` is the main job, a pipeline of named stages. Every subcommand
+//! returns `Result<ExitCode, CliError>` and errors are printed here, once ([`error`]).
 
-mod factory;
+mod error;
 mod gate_cmd;
-mod host;
+mod gate_signature;
 mod init_cmd;
-mod junit;
 mod keygen_cmd;
 mod ledger_cmd;
-mod perf_run;
 mod probe_cmd;
-mod report;
 mod report_cmd;
 mod run_cmd;
-mod slurm_exec;
-mod topology;
-mod trust_gate;
-mod trust_run;
 mod verify_cmd;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Exit status for usage and setup errors (bad flag, bad size, command not found, …).
-pub const EXIT_USAGE: u8 = 2;
+use error::exit;
 
 #[derive(Parser)]
 #[command(
@@ -61,12 +55,12 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let code = if e.use_stderr() { exit::USAGE } else { 0 };
             let _ = e.print();
             return ExitCode::from(code);
         }
     };
-    match cli.command {
+    let done = match cli.command {
         Command::Probe(args) => probe_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Gate(args) => gate_cmd::run(args),
@@ -75,7 +69,8 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify_cmd::run(args),
         Command::Report(args) => report_cmd::run(args),
         Command::Ledger(args) => ledger_cmd::run(args),
-    }
+    };
+    done.unwrap_or_else(|e| error::report(&e))
 }
 
 /// Install SIGINT/SIGTERM/SIGHUP handlers that set the returned token instead of killing qualify,

@@ -10,7 +10,7 @@ use qualify_probe::{
     parse_duration, parse_size,
 };
 
-use crate::EXIT_USAGE;
+use crate::error::{CliError, exit};
 
 #[derive(Args, Debug)]
 pub struct ProbeArgs {
@@ -46,7 +46,7 @@ pub struct ProbeArgs {
     command: Vec<OsString>,
 }
 
-pub fn run(args: ProbeArgs) -> ExitCode {
+pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
     let cancel = crate::cancel_on_signals();
     let limits = Limits {
         memory_bytes: args.memory,
@@ -76,13 +76,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
             );
         }
     });
-    let result = match result {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("qualify: error: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
+    let result = result?;
     if let Some(w) = result
         .evidence
         .get("backend_fallback")
@@ -91,27 +85,21 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         eprintln!("qualify: warning: {w}");
     }
     if json {
-        match serde_json::to_string(&result) {
-            Ok(s) => {
-                use std::io::Write;
-                let _ = writeln!(std::io::stdout().lock(), "{s}");
-            }
-            Err(e) => {
-                eprintln!("qualify: error: cannot encode result as JSON: {e}");
-                return ExitCode::from(EXIT_USAGE);
-            }
-        }
+        let s = serde_json::to_string(&result)
+            .map_err(|e| CliError::output(format!("cannot encode result as JSON: {e}"), None))?;
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), "{s}");
     } else {
         print_summary(&result);
     }
-    exit_code(&result)
+    Ok(exit_code(&result))
 }
 
 fn exit_code(r: &ProbeResult) -> ExitCode {
     match r.outcome {
         Outcome::Ok => ExitCode::SUCCESS,
-        Outcome::Interrupted => ExitCode::from(130),
-        _ => ExitCode::from(1),
+        Outcome::Interrupted => exit::interrupted(),
+        _ => exit::refused(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `qualify report RECEIPT [--html FILE] [--markdown] [--junit FILE] [--extrap FILE]`: render a
 //! receipt for people (self-contained HTML, Markdown for CI job summaries) and for other tools
-//! (JUnit XML, Extra-P JSON Lines). The rendering lives in `qualify-report`; this module reads and
+//! (JUnit XML, Extra-P JSON Lines). The rendering lives in `qualify-render`; this module reads and
 //! validates the receipt, writes the files and maps errors to exit codes: 0 written, 2 for an
 //! unreadable or invalid receipt or an output file that cannot be written.
 
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::EXIT_USAGE;
+use crate::error::CliError;
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -29,61 +29,52 @@ pub struct ReportArgs {
     extrap: Option<PathBuf>,
 }
 
-fn write(path: &Path, what: &str, text: &str) -> Result<(), String> {
+fn write(path: &Path, what: &str, text: &str) -> Result<(), CliError> {
     std::fs::write(path, text).map_err(|e| {
-        format!(
-            "cannot write the {what} to {}: {e}; check that its directory exists and is writable",
-            path.display()
+        CliError::output(
+            format!("cannot write the {what} to {}: {e}", path.display()),
+            Some("check that its directory exists and is writable"),
         )
     })
 }
 
-pub fn run(args: ReportArgs) -> ExitCode {
-    let text = match std::fs::read_to_string(&args.receipt) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!(
-                "qualify: error: cannot read receipt {}: {e}; give the path `qualify run` printed",
-                args.receipt.display()
-            );
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    let receipt = match qualify_evidence::parse(&text) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!(
-                "qualify: error: {} is not a valid receipt: {e}",
-                args.receipt.display()
-            );
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
+pub fn run(args: ReportArgs) -> Result<ExitCode, CliError> {
+    let text = std::fs::read_to_string(&args.receipt).map_err(|e| {
+        CliError::unreadable(
+            "receipt",
+            &args.receipt,
+            &e,
+            "give the path `qualify run` printed",
+        )
+    })?;
+    let receipt = qualify_evidence::parse(&text).map_err(|e| {
+        CliError::input_only(format!(
+            "{} is not a valid receipt: {e}",
+            args.receipt.display()
+        ))
+    })?;
     let statement = &receipt.statement;
     let mut outputs: Vec<(&Path, &str, String)> = Vec::new();
     if let Some(p) = &args.html {
-        outputs.push((p, "HTML report", qualify_report::html(statement)));
+        outputs.push((p, "HTML report", qualify_render::html(statement)));
     }
     if let Some(p) = &args.junit {
-        outputs.push((p, "JUnit report", qualify_report::junit(statement)));
+        outputs.push((p, "JUnit report", qualify_render::junit(statement)));
     }
     if let Some(p) = &args.extrap {
         outputs.push((
             p,
             "Extra-P JSON Lines",
-            qualify_report::extrap_jsonl(statement),
+            qualify_render::extrap_jsonl(statement),
         ));
     }
     let print_markdown = args.markdown || outputs.is_empty();
     for (path, what, body) in &outputs {
-        if let Err(e) = write(path, what, body) {
-            eprintln!("qualify: error: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        write(path, what, body)?;
         eprintln!("wrote {what}: {}", path.display());
     }
     if print_markdown {
-        crate::print_stdout(&qualify_report::markdown(statement));
+        crate::print_stdout(&qualify_render::markdown(statement));
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }

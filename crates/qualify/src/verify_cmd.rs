@@ -11,7 +11,7 @@ use clap::Args;
 use qualify_trust::{Envelope, IN_TOTO_PAYLOAD_TYPE, sha256_hex};
 use serde_json::Value;
 
-use crate::EXIT_USAGE;
+use crate::error::{CliError, exit};
 
 /// One line on stdout (a closed pipe is ignored).
 macro_rules! say {
@@ -32,47 +32,44 @@ pub struct VerifyArgs {
     artifact: Option<PathBuf>,
 }
 
-pub fn run(args: VerifyArgs) -> ExitCode {
-    let key = match qualify_trust::keys::read_public_key(&args.key) {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("qualify: error: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    let text = match std::fs::read_to_string(&args.receipt) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!(
-                "qualify: error: cannot read receipt {}: {e}",
-                args.receipt.display()
-            );
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
+pub fn run(args: VerifyArgs) -> Result<ExitCode, CliError> {
+    let key = qualify_trust::keys::read_public_key(&args.key)
+        .map_err(|e| CliError::input_only(e.to_string()))?;
+    let text = std::fs::read_to_string(&args.receipt).map_err(|e| {
+        CliError::input_only(format!(
+            "cannot read receipt {}: {e}",
+            args.receipt.display()
+        ))
+    })?;
     let artifact = match &args.artifact {
-        Some(path) => match std::fs::read(path) {
-            Ok(bytes) => Some((path, sha256_hex(&bytes))),
-            Err(e) => {
-                eprintln!(
-                    "qualify: error: cannot read artifact {}: {e}",
-                    path.display()
-                );
-                return ExitCode::from(EXIT_USAGE);
-            }
-        },
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| {
+                CliError::input_only(format!("cannot read artifact {}: {e}", path.display()))
+            })?;
+            Some((path, sha256_hex(&bytes)))
+        }
         None => None,
     };
+    Ok(check(&args, &key, &text, artifact))
+}
+
+/// Every check in order; the first failure ends it.
+fn check(
+    args: &VerifyArgs,
+    key: &qualify_trust::PublicKey,
+    text: &str,
+    artifact: Option<(&PathBuf, String)>,
+) -> ExitCode {
     let fail = |what: &str| {
         say!("FAILED: {what}");
         say!("  {} does not verify", args.receipt.display());
-        ExitCode::from(1)
+        exit::refused()
     };
-    let envelope = match Envelope::from_json(&text) {
+    let envelope = match Envelope::from_json(text) {
         Ok(e) => e,
         Err(e) => return fail(&e.to_string()),
     };
-    let payload = match envelope.verify(&key, IN_TOTO_PAYLOAD_TYPE) {
+    let payload = match envelope.verify(key, IN_TOTO_PAYLOAD_TYPE) {
         Ok(p) => p,
         Err(e) => return fail(&e.to_string()),
     };

@@ -1,5 +1,5 @@
 //! End-to-end tests of `qualify report`: the real binary on receipts written by `qualify run`
-//! (the fixtures of `crates/qualify-report/tests/fixtures`, and one written live from
+//! (the fixtures of `crates/qualify-render/tests/fixtures`, and one written live from
 //! `examples/sumsq`), asserting the files it writes, what it prints and its exit statuses.
 
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ const QUALIFY: &str = env!("CARGO_BIN_EXE_qualify");
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../qualify-report/tests/fixtures/{name}.json"))
+        .join(format!("../qualify-render/tests/fixtures/{name}.json"))
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -224,7 +224,7 @@ fn an_interrupted_run_never_closes_the_envelope() {
 fn envelope_partial_when_a_declared_range_was_not_reached() {
     let mut r = record();
     if let AxisDomain::Range { max, .. } = &mut r.axes[1].domain {
-        *max = json!(4096);
+        *max = ParamValue::Int(4096);
     }
     let l = envelope(&r);
     assert_eq!(l.status, LayerStatus::Partial);

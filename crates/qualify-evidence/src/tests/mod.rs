@@ -1,10 +1,11 @@
 //! Unit tests over the public surface, with record fixtures shared by all of them.
 
 mod gap;
-mod gate;
+mod golden;
 mod layers;
 mod policy;
 mod receipt;
+mod receipt_file;
 mod trust;
 
 use std::time::{Duration, SystemTime};
@@ -57,9 +58,14 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
     }
 }
 
+/// A parameter value from JSON (fixtures write `json!(4)`).
+pub fn pv(v: Value) -> ParamValue {
+    serde_json::from_value(v).unwrap()
+}
+
 pub fn cell(params: &[(&str, Value)], outcome: Outcome) -> Cell {
     Cell::new(
-        params.iter().map(|(k, v)| (*k, v.clone())).collect(),
+        params.iter().map(|(k, v)| (*k, pv(v.clone()))).collect(),
         probe(outcome),
         false,
     )
@@ -118,14 +124,14 @@ pub fn record() -> RunRecord {
             AxisDecl {
                 name: "threads".to_string(),
                 kind: AxisKind::Concurrency,
-                domain: AxisDomain::Values(vec![json!(1), json!(2)]),
+                domain: AxisDomain::Values(vec![ParamValue::Int(1), ParamValue::Int(2)]),
             },
             AxisDecl {
                 name: "n".to_string(),
                 kind: AxisKind::Workload,
                 domain: AxisDomain::Range {
-                    min: json!(256),
-                    max: json!(1024),
+                    min: ParamValue::Int(256),
+                    max: ParamValue::Int(1024),
                 },
             },
         ],

@@ -10,9 +10,9 @@ use qualify_trust::{Algorithm, Envelope, IN_TOTO_PAYLOAD_TYPE, PrivateKey};
 use serde_json::json;
 
 use super::*;
-use crate::gate::{ReceiptError, Signing, parse, parse_with_key};
 use crate::layers::LayerStatus;
 use crate::receipt::build;
+use crate::receipt_file::{ReceiptError, Signing, parse, parse_with_key};
 
 pub fn fingerprint() -> Fingerprint {
     Fingerprint {

@@ -1,16 +1,16 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::gate::{ReceiptError, check, parse};
 use crate::layers::LayerName;
 use crate::policy::evaluate;
 use crate::receipt::{Statement, build};
+use crate::receipt_file::{ReceiptError, check, parse};
 
 fn receipt_value() -> Value {
     serde_json::to_value(build(&record())).unwrap()
 }
 
-fn parse_value(v: &Value) -> Result<crate::gate::Receipt, ReceiptError> {
+fn parse_value(v: &Value) -> Result<crate::receipt_file::Receipt, ReceiptError> {
     parse(&v.to_string())
 }
 

@@ -1,4 +1,4 @@
-//! Test counts from a JUnit XML report (the `[functional] junit` file): the sums over every
+//! Reading test counts from a JUnit XML report (the `[functional] junit` file): the sums over every
 //! `<testsuite>`, or the `<testsuites>` totals when no suite carries counts.
 
 use std::path::Path;
@@ -7,16 +7,19 @@ use qualify_evidence::JunitCounts;
 use quick_xml::Reader;
 use quick_xml::events::Event;
 
+use crate::error::CliError;
+
 /// Read `path` and sum its counts. Errors name the file and what was wrong.
-pub fn read(path: &Path) -> Result<JunitCounts, String> {
+pub fn read(path: &Path) -> Result<JunitCounts, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read the JUnit report {}: {e}; check [functional] junit (relative to the workdir) \
-             and that the test command writes it",
-            path.display()
+        CliError::unreadable(
+            "the JUnit report",
+            path,
+            &e,
+            "check [functional] junit (relative to the workdir) and that the test command writes it",
         )
     })?;
-    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    parse(&text).map_err(|e| CliError::input_only(format!("{}: {e}", path.display())))
 }
 
 pub fn parse(text: &str) -> Result<JunitCounts, String> {

@@ -7,10 +7,11 @@ use std::fmt::Write;
 
 use serde_json::{Map, Value};
 
-use crate::outcome::{NOT_EXAMINED, OUTCOMES, severity, style};
 use crate::svg::{Axis, PALETTE, Plot, Scale};
 use crate::text::{self, esc, num};
 use crate::view::{self, CellRow, Performance, Scaling, View};
+use qualify_model::Outcome;
+use qualify_model::outcome::{NOT_EXAMINED, style_of};
 
 const CSS: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;max-width:1150px;margin:24px auto;padding:0 16px}
@@ -219,7 +220,7 @@ fn envelope(h: &mut String, v: &View, cells: &[CellRow], order: &[String]) {
             let e = grid
                 .entry((yv, xv))
                 .or_insert_with(|| (c.outcome.clone(), Vec::new()));
-            if severity(&c.outcome) > severity(&e.0) {
+            if style_of(&c.outcome).severity > style_of(&e.0).severity {
                 e.0 = c.outcome.clone();
             }
             e.1.push(format!(
@@ -295,12 +296,13 @@ fn envelope(h: &mut String, v: &View, cells: &[CellRow], order: &[String]) {
                 let (outcome, titles) = grid
                     .get(&(yv.clone(), xv.clone()))
                     .map(|(o, t)| (o.as_str(), t.join("\n")))
-                    .unwrap_or((NOT_EXAMINED.0, "not examined".into()));
-                let (sym, fill, fg) = if outcome == NOT_EXAMINED.0 {
-                    (NOT_EXAMINED.1, NOT_EXAMINED.2, NOT_EXAMINED.3)
+                    .unwrap_or((NOT_EXAMINED.name, "not examined".into()));
+                let st = if outcome == NOT_EXAMINED.name {
+                    &NOT_EXAMINED
                 } else {
-                    style(outcome)
+                    style_of(outcome)
                 };
+                let (sym, fill, fg) = (st.mark, st.fill, st.text);
                 let _ = write!(
                     s,
                     r##"<g><title>{}</title><rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="#fff" stroke-width="2"/><text x="{:.1}" y="{:.1}" text-anchor="middle" class="sym" fill="{fg}">{}</text></g>"##,
@@ -319,8 +321,13 @@ fn envelope(h: &mut String, v: &View, cells: &[CellRow], order: &[String]) {
         // Legend: the outcomes that occur, then "not examined".
         let seen: BTreeSet<&str> = cells.iter().map(|c| c.outcome.as_str()).collect();
         h.push_str("<p>");
-        for (o, sym, fill, fg) in OUTCOMES.iter().filter(|(o, ..)| seen.contains(o)) {
-            let n = cells.iter().filter(|c| c.outcome == *o).count();
+        for st in Outcome::ALL
+            .iter()
+            .map(|o| o.style())
+            .filter(|st| seen.contains(st.name))
+        {
+            let (o, sym, fill, fg) = (st.name, st.mark, st.fill, st.text);
+            let n = cells.iter().filter(|c| c.outcome == o).count();
             let _ = write!(
                 h,
                 "<span class=\"legend-item\"><span class=\"sw\" style=\"background:{fill};color:{fg}\">{sym}</span>{o} ({n})</span>"
@@ -328,16 +335,22 @@ fn envelope(h: &mut String, v: &View, cells: &[CellRow], order: &[String]) {
         }
         for o in seen
             .iter()
-            .filter(|o| !OUTCOMES.iter().any(|(k, ..)| k == *o))
+            .filter(|o| !Outcome::ALL.iter().any(|k| k.as_str() == **o))
         {
-            let (sym, fill, fg) = style(o);
+            let st = style_of(o);
+            let (sym, fill, fg) = (st.mark, st.fill, st.text);
             let _ = write!(
                 h,
                 "<span class=\"legend-item\"><span class=\"sw\" style=\"background:{fill};color:{fg}\">{sym}</span>{}</span>",
                 esc(o)
             );
         }
-        let (o, sym, fill, fg) = NOT_EXAMINED;
+        let (o, sym, fill, fg) = (
+            NOT_EXAMINED.name,
+            NOT_EXAMINED.mark,
+            NOT_EXAMINED.fill,
+            NOT_EXAMINED.text,
+        );
         let _ = writeln!(
             h,
             "<span class=\"legend-item\"><span class=\"sw\" style=\"background:{fill};color:{fg}\">{sym}</span>{o}</span></p>"

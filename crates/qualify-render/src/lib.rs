@@ -1,4 +1,4 @@
-//! `qualify-report` renders a receipt (the in-toto Statement `qualify run` writes, read as a
+//! `qualify-render` renders a receipt (the in-toto Statement `qualify run` writes, read as a
 //! `serde_json::Value`) for people and for other tools. Rendering only: nothing here judges a claim
 //! or runs a process, and every renderer tolerates missing optional parts (a receipt without
 //! `predicate.performance`, without boundaries, without a target) by leaving those sections out.
@@ -18,7 +18,6 @@ mod extrap;
 mod html;
 mod junit;
 mod markdown;
-mod outcome;
 pub mod svg;
 mod text;
 pub mod view;

@@ -42,7 +42,7 @@ fn assert_self_contained(html: &str) {
 #[test]
 fn html_has_verdict_layers_and_one_heatmap_for_an_envelope_only_receipt() {
     let r = fixture("transfer");
-    let html = qualify_report::html(&r);
+    let html = qualify_render::html(&r);
     assert_self_contained(&html);
     assert_eq!(html.matches("<svg").count(), 1, "heatmap only");
     assert!(html.contains("aria-label=\"envelope heatmap\""));
@@ -70,7 +70,7 @@ fn html_has_verdict_layers_and_one_heatmap_for_an_envelope_only_receipt() {
 #[test]
 fn html_one_axis_is_a_strip_and_boundaries_are_listed() {
     let r = fixture("index");
-    let html = qualify_report::html(&r);
+    let html = qualify_render::html(&r);
     assert_self_contained(&html);
     assert_eq!(html.matches("<svg").count(), 1);
     assert_eq!(html.matches(">M</text>").count(), non_ok(&r));
@@ -81,7 +81,7 @@ fn html_one_axis_is_a_strip_and_boundaries_are_listed() {
 #[test]
 fn html_performance_plots_checks_predictions_and_gap() {
     let r = fixture("perf");
-    let html = qualify_report::html(&r);
+    let html = qualify_render::html(&r);
     assert_self_contained(&html);
     // heatmap, scaling curves (n), speedup, efficiency, target gap.
     assert_eq!(html.matches("<svg").count(), 5, "one <svg> per plot");
@@ -110,7 +110,7 @@ fn html_performance_plots_checks_predictions_and_gap() {
 fn html_renders_performance_as_qualify_run_writes_it() {
     // Written by `qualify run examples/perf/quadratic.toml`: four metrics along one workload axis.
     let r = fixture("quadratic");
-    let html = qualify_report::html(&r);
+    let html = qualify_render::html(&r);
     assert_self_contained(&html);
     assert_eq!(
         html.matches("<svg").count(),
@@ -131,9 +131,9 @@ fn html_renders_performance_as_qualify_run_writes_it() {
     );
     // Outliers are run indices in the receipt; the table names the run and its value.
     assert!(html.contains("run 4: "));
-    let md = qualify_report::markdown(&r);
+    let md = qualify_render::markdown(&r);
     assert!(md.contains("| n | cpu | — | n^2 | 2 [2, 2] |"), "{md}");
-    let lines = qualify_report::extrap_jsonl(&r).lines().count();
+    let lines = qualify_render::extrap_jsonl(&r).lines().count();
     let values: usize = r["predicate"]["performance"]["stats"]
         .as_array()
         .unwrap()
@@ -150,7 +150,7 @@ fn html_without_models_plots_measured_medians_per_axis() {
     perf.remove("models");
     perf.remove("scaling");
     perf.remove("predictions");
-    let html = qualify_report::html(&r);
+    let html = qualify_render::html(&r);
     assert_self_contained(&html);
     // heatmap, wall vs n, wall vs threads (both measured only), target gap.
     assert_eq!(html.matches("<svg").count(), 4);
@@ -170,12 +170,12 @@ fn html_tolerates_missing_and_mistyped_parts() {
                "performance": {"stats": [{"metric": "wall"}], "models": [{"axis": "n"}],
                                "scaling": [{"axis": "t", "points": [{"p": 1}]}]}}}),
     ] {
-        let html = qualify_report::html(&r);
+        let html = qualify_render::html(&r);
         assert_self_contained(&html);
         assert!(html.contains("not_run"), "missing layers show as not_run");
-        let _ = qualify_report::markdown(&r);
-        let _ = qualify_report::junit(&r);
-        let _ = qualify_report::extrap_jsonl(&r);
+        let _ = qualify_render::markdown(&r);
+        let _ = qualify_render::junit(&r);
+        let _ = qualify_render::extrap_jsonl(&r);
     }
 }
 
@@ -184,7 +184,7 @@ fn html_escapes_receipt_text() {
     let mut r = fixture("transfer");
     r["predicate"]["cells"][2]["result"]["detail"] = json!("<script>alert(1)</script> & \"q\"");
     r["predicate"]["run"]["artifact"]["name"] = json!("a<b>");
-    let html = qualify_report::html(&r);
+    let html = qualify_render::html(&r);
     assert!(!html.contains("<script>"));
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;"));
     assert!(html.contains("qualify report: a&lt;b&gt;"));
@@ -196,7 +196,7 @@ fn html_escapes_receipt_text() {
 #[test]
 fn markdown_has_verdict_layer_table_failing_cells_and_boundaries() {
     let r = fixture("transfer");
-    let md = qualify_report::markdown(&r);
+    let md = qualify_render::markdown(&r);
     assert!(md.starts_with("## qualify: transfer — ❌ trial claim NOT SUPPORTED"));
     assert!(md.contains("| layer | status | summary | untested |\n|---|---|---|---|\n"));
     assert!(md.contains("| functional | ✅ closed | `./transfer --check` exited ok | — |"));
@@ -208,10 +208,10 @@ fn markdown_has_verdict_layer_table_failing_cells_and_boundaries() {
     );
     assert!(md.contains("6 cell(s), 2 ended ok, 4 did not."));
 
-    let md = qualify_report::markdown(&fixture("index"));
+    let md = qualify_render::markdown(&fixture("index"));
     assert!(md.contains("### Boundaries\n\n- records: last pass 63557, first fail 63558"));
 
-    let md = qualify_report::markdown(&fixture("perf"));
+    let md = qualify_render::markdown(&fixture("perf"));
     assert!(md.contains("### Performance checks"));
     assert!(md.contains("| ❌ FAILED | min_efficiency | threads | wall | 0.6 |"));
     assert!(md.contains("### Target gap"));
@@ -223,7 +223,7 @@ fn markdown_has_verdict_layer_table_failing_cells_and_boundaries() {
 fn markdown_table_cells_survive_pipes_and_newlines() {
     let mut r = fixture("transfer");
     r["predicate"]["cells"][2]["result"]["detail"] = json!("a | b\nc");
-    let md = qualify_report::markdown(&r);
+    let md = qualify_render::markdown(&r);
     assert!(md.contains("a \\| b c"));
 }
 
@@ -290,7 +290,7 @@ fn parse_junit(xml: &str) -> Junit {
 fn junit_one_testcase_per_cell_and_a_failure_per_non_ok_cell() {
     for name in ["transfer", "index", "perf"] {
         let r = fixture(name);
-        let j = parse_junit(&qualify_report::junit(&r));
+        let j = parse_junit(&qualify_render::junit(&r));
         assert_eq!(j.suites, 1);
         assert_eq!(j.cases.len(), cells(&r).len(), "{name}");
         assert_eq!(j.tests_attr, cells(&r).len());
@@ -301,7 +301,7 @@ fn junit_one_testcase_per_cell_and_a_failure_per_non_ok_cell() {
         let names: BTreeSet<&String> = j.cases.iter().map(|(_, n)| n).collect();
         assert_eq!(names.len(), j.cases.len(), "cell names are unique");
     }
-    let j = parse_junit(&qualify_report::junit(&fixture("transfer")));
+    let j = parse_junit(&qualify_render::junit(&fixture("transfer")));
     assert!(
         j.cases
             .contains(&("transfer".into(), "threads=2, rounds=10".into()))
@@ -317,7 +317,7 @@ fn junit_escapes_and_marks_interrupted_cells_skipped() {
     r["predicate"]["cells"][2]["result"]["detail"] = json!("]]> <x> & \u{1} \"end\"");
     r["predicate"]["cells"][3]["result"]["outcome"] = json!("interrupted");
     r["predicate"]["run"]["artifact"]["name"] = json!("a&b");
-    let j = parse_junit(&qualify_report::junit(&r));
+    let j = parse_junit(&qualify_render::junit(&r));
     assert!(
         j.cases
             .contains(&("a&b".into(), "threads=1, mode=<&\"'>".into()))
@@ -364,7 +364,7 @@ fn assert_extrap_shape(ls: &[Value]) {
 #[test]
 fn extrap_exports_every_repeat_from_performance_stats() {
     let r = fixture("perf");
-    let ls = lines(&qualify_report::extrap_jsonl(&r));
+    let ls = lines(&qualify_render::extrap_jsonl(&r));
     let expected: usize = r["predicate"]["performance"]["stats"]
         .as_array()
         .unwrap()
@@ -392,7 +392,7 @@ fn extrap_exports_every_repeat_from_performance_stats() {
 #[test]
 fn extrap_without_performance_exports_ok_cells_only() {
     let r = fixture("transfer");
-    let ls = lines(&qualify_report::extrap_jsonl(&r));
+    let ls = lines(&qualify_render::extrap_jsonl(&r));
     let ok = cells(&r).len() - non_ok(&r);
     assert_eq!(ls.len(), ok * 3, "wall, cpu and peak_memory per ok cell");
     assert_extrap_shape(&ls);
@@ -413,7 +413,7 @@ fn extrap_moves_non_numeric_parameters_into_the_callpath() {
         c["params"]["mode"] = json!(if i % 2 == 0 { "fast" } else { "safe" });
         c["result"]["outcome"] = json!("ok");
     }
-    let ls = lines(&qualify_report::extrap_jsonl(&r));
+    let ls = lines(&qualify_render::extrap_jsonl(&r));
     assert_eq!(ls.len(), 6 * 3);
     assert_extrap_shape(&ls);
     assert!(ls.iter().any(|l| l["callpath"] == "transfer->mode=fast"));

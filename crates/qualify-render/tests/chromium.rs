@@ -85,7 +85,7 @@ fn chromium_renders_the_report_with_its_plots() {
     let fixture = format!("{}/tests/fixtures/perf.json", env!("CARGO_MANIFEST_DIR"));
     let receipt: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
-    let html = qualify_report::html(&receipt);
+    let html = qualify_render::html(&receipt);
     let page = dir.join("report.html");
     std::fs::write(&page, &html).unwrap();
     let url = format!("file://{}", page.display());

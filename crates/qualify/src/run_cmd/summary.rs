@@ -1,5 +1,8 @@
-//! What people see at the end of `qualify run`: the layer table, a failure map over two axes
-//! (one symbol per outcome, coloured on a terminal), the boundaries, the gap and the verdict.
+//! Stage 8: what people see at the end of `qualify run` (the terminal summary; `qualify report`
+//! renders receipts as files): the layer table, a failure map over two axes (one symbol per
+//! outcome, coloured on a terminal, from the one outcome table in `qualify-model`), the
+//! boundaries, the gap, the verdict, and a few lines of performance. With `--json` the receipt
+//! itself is printed instead.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -7,36 +10,27 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use qualify_evidence as ev;
+use qualify_model::Value as ParamValue;
 use qualify_probe::Outcome;
 use serde_json::Value;
 
-/// One symbol per outcome, in legend order.
-const SYMBOLS: [(Outcome, char, &str); 9] = [
-    (Outcome::Ok, '.', "32"),
-    (Outcome::ExitFailure, 'x', "31"),
-    (Outcome::Crash, 'C', "31;1"),
-    (Outcome::OomKilled, 'M', "35;1"),
-    (Outcome::Deadlock, 'D', "33;1"),
-    (Outcome::Livelock, 'L', "33"),
-    (Outcome::Timeout, 'T', "34;1"),
-    (Outcome::Killed, 'K', "31"),
-    (Outcome::Interrupted, '?', "90"),
-];
+use super::Context;
+use super::seal::Sealed;
 
-fn symbol(o: Outcome) -> (char, &'static str) {
-    SYMBOLS
-        .iter()
-        .find(|(x, _, _)| *x == o)
-        .map(|(_, c, col)| (*c, *col))
-        .unwrap_or(('?', "0"))
-}
-
-/// Severity for merging several cells into one map square: any failure beats ok.
-fn severity(o: Outcome) -> u8 {
-    match o {
-        Outcome::Ok => 0,
-        Outcome::Interrupted => 1,
-        _ => 2,
+/// Print the receipt (`--json`) or the summary and the performance lines.
+pub fn print(ctx: &Context<'_>, sealed: &Sealed) {
+    if ctx.args.json {
+        crate::print_stdout(&sealed.text);
+        return;
+    }
+    crate::print_stdout(&summary(
+        &sealed.statement,
+        &sealed.record,
+        &sealed.verdict,
+        &sealed.path,
+    ));
+    if let Some(p) = &sealed.performance {
+        crate::print_stdout(&super::perf_summary::summary(p));
     }
 }
 
@@ -136,6 +130,14 @@ pub fn summary(
     s
 }
 
+/// A cell's parameter value as the map shows it (as JSON writes numbers: `2.0` stays `2.0`).
+fn param_text(v: &ParamValue) -> String {
+    match v {
+        ParamValue::Text(s) => s.clone(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
 fn text_of(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
@@ -203,7 +205,10 @@ fn failure_map(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str
     let mut values: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for c in &record.cells {
         for (k, v) in c.params.iter() {
-            values.entry(k.to_string()).or_default().insert(text_of(v));
+            values
+                .entry(k.to_string())
+                .or_default()
+                .insert(param_text(v));
         }
     }
     let axes: Vec<&str> = record
@@ -227,16 +232,16 @@ fn failure_map(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str
         .unwrap_or_else(|| vec![String::new()]);
     let mut grid: BTreeMap<(String, String), Outcome> = BTreeMap::new();
     for c in &record.cells {
-        let Some(r) = c.params.get(row_axis).map(text_of) else {
+        let Some(r) = c.params.get(row_axis).map(param_text) else {
             continue;
         };
         let col = col_axis
-            .and_then(|a| c.params.get(a).map(text_of))
+            .and_then(|a| c.params.get(a).map(param_text))
             .unwrap_or_default();
         let o = c.result.outcome;
         grid.entry((r, col))
             .and_modify(|e| {
-                if severity(o) > severity(*e) {
+                if o.severity() > e.severity() {
                     *e = o;
                 }
             })
@@ -264,10 +269,10 @@ fn failure_map(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str
         for c in &cols {
             match grid.get(&(r.clone(), c.clone())) {
                 Some(o) => {
-                    let (ch, code) = symbol(*o);
+                    let style = o.style();
                     seen.insert(o.as_str());
-                    let cell = format!("{ch:>width$}");
-                    line.push_str(&paint(code, &cell));
+                    let cell = format!("{:>width$}", style.term_symbol);
+                    line.push_str(&paint(style.ansi, &cell));
                 }
                 None => line.push_str(&format!("{:>width$}", "·")),
             }
@@ -275,10 +280,10 @@ fn failure_map(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str
         }
         let _ = writeln!(s, "{}", line.trim_end());
     }
-    let legend: Vec<String> = SYMBOLS
+    let legend: Vec<String> = Outcome::ALL
         .iter()
-        .filter(|(o, _, _)| seen.contains(o.as_str()))
-        .map(|(o, c, _)| format!("{c} {}", o.as_str()))
+        .filter(|o| seen.contains(o.as_str()))
+        .map(|o| format!("{} {}", o.style().term_symbol, o.as_str()))
         .collect();
     let _ = writeln!(s, "  legend: {}  · not examined", legend.join("  "));
 }

@@ -1,4 +1,4 @@
-//! `qualify run` on Slurm: choosing the executor (`--executor` over `[executor] kind`), starting
+//! The Slurm executor of `qualify run`: choosing the executor (`--executor` over `[executor] kind`), starting
 //! the [`qualify_slurm::SlurmExecutor`] with the spec's partition/account/qos/sbatch options and
 //! pending limit, and turning a cell's probe spec into a [`CellJob`]. The run directory is
 //! `.qualify/slurm/<run name>` under the current directory (it must be shared with the compute
@@ -10,6 +10,8 @@ use std::sync::Arc;
 use qualify_probe::{CancelToken, ProbeResult, ProbeSpec};
 use qualify_slurm::{CellJob, SlurmConfig, SlurmExecutor, Topology};
 use qualify_spec::{ExecutorKind, Spec};
+
+use crate::error::CliError;
 
 /// The `--executor` flag's values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -28,12 +30,15 @@ pub fn kind(flag: Option<ExecutorFlag>, spec: &Spec) -> ExecutorKind {
 }
 
 /// Start the Slurm executor for `spec` (errors are setup errors: exit 2).
-pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, String> {
-    let qualify = std::env::current_exe()
-        .map_err(|e| format!("cannot find the qualify binary for the Slurm jobs to run: {e}"))?;
+pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, CliError> {
+    let qualify = std::env::current_exe().map_err(|e| {
+        CliError::input_only(format!(
+            "cannot find the qualify binary for the Slurm jobs to run: {e}"
+        ))
+    })?;
     let mut config = SlurmConfig::new(PathBuf::new(), qualify);
     let base = std::path::absolute(".qualify/slurm")
-        .map_err(|e| format!("cannot resolve .qualify/slurm: {e}"))?;
+        .map_err(|e| CliError::input_only(format!("cannot resolve .qualify/slurm: {e}")))?;
     config.run_dir = base.join(&config.job_name);
     let e = &spec.executor;
     config.partition = e.partition.clone();
@@ -46,7 +51,8 @@ pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, String>
             "qualify: warning: [performance] measurements are not taken under --executor slurm (each cell runs once per job, or --repeat times); run locally for the performance layer"
         );
     }
-    SlurmExecutor::start(config, Arc::clone(cancel)).map_err(|e| e.to_string())
+    SlurmExecutor::start(config, Arc::clone(cancel))
+        .map_err(|e| CliError::input_only(e.to_string()))
 }
 
 /// Run one cell's probe spec as a Slurm job (`repeat` runs inside the job, as `--repeat`).

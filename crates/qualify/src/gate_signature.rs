@@ -1,23 +1,25 @@
-//! The gate's trust side: loading `--key`, refusing a claim whose receipt's signature is missing
+//! The gate's signature side: loading `--key`, refusing a claim whose receipt's signature is missing
 //! or wrong (exit 1, naming the failed check), saying how the receipt was signed and which
 //! waivers it lists, and writing the SLSA Verification Summary Attestation (`--vsa`).
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use qualify_evidence::gate::{Receipt, ReceiptError, Signing};
+use qualify_evidence::receipt_file::{Receipt, ReceiptError, Signing};
 use qualify_evidence::{ClaimLevel, GateVerdict};
 use qualify_trust::PublicKey;
 use serde_json::{Value, json};
 
+use crate::error::{CliError, exit};
+
 /// Read `--key`, if given.
-pub fn load_key(path: Option<&Path>) -> Result<Option<PublicKey>, String> {
+pub fn load_key(path: Option<&Path>) -> Result<Option<PublicKey>, CliError> {
     let Some(path) = path else {
         return Ok(None);
     };
     qualify_trust::keys::read_public_key(path)
         .map(Some)
-        .map_err(|e| format!("--key: {e}"))
+        .map_err(|e| CliError::input_only(format!("--key: {e}")))
 }
 
 /// A claim refused because the signature required by `--key` is missing or does not verify.
@@ -41,7 +43,7 @@ pub fn refuse_signature(
             receipt.display()
         ));
     }
-    ExitCode::from(1)
+    exit::refused()
 }
 
 /// One line on the signature plus the receipt's waivers.
@@ -110,7 +112,7 @@ pub fn write_vsa(
     receipt_path: &Path,
     receipt: &Receipt,
     claim: ClaimLevel,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let subjects = receipt
         .statement
         .get("subject")
@@ -141,8 +143,9 @@ pub fn write_vsa(
     if !checked && let Some(p) = vsa.get_mut("predicate").and_then(Value::as_object_mut) {
         p.insert("qualify_signature".into(), signature_json(&receipt.signing));
     }
-    let mut text =
-        serde_json::to_string_pretty(&vsa).map_err(|e| format!("cannot encode the VSA: {e}"))?;
+    let mut text = serde_json::to_string_pretty(&vsa)
+        .map_err(|e| CliError::output(format!("cannot encode the VSA: {e}"), None))?;
     text.push('\n');
-    std::fs::write(path, text).map_err(|e| format!("--vsa: cannot write {}: {e}", path.display()))
+    std::fs::write(path, text)
+        .map_err(|e| CliError::output(format!("--vsa: cannot write {}: {e}", path.display()), None))
 }

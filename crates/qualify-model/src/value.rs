@@ -1,6 +1,8 @@
 //! Axis values and cell parameters: [`Value`] (one point on an axis) and [`Params`] (one cell's
 //! point in the operating region, axis name → value, in axis order). Both serialize the way a
-//! receipt shows them: a value as a bare JSON number or string, params as a JSON object.
+//! receipt shows them: a value as a bare JSON number or string, params as a JSON object. The
+//! spec declares axes with them, the planner expands them into cells, the evidence and the
+//! ledger keep them: one type from the TOML file to the receipt.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -36,6 +38,33 @@ impl Value {
         match self {
             Value::Int(i) => Some(*i),
             _ => None,
+        }
+    }
+
+    /// The value as a non-negative integer, if it is an `Int` ≥ 0.
+    pub fn as_u64(&self) -> Option<u64> {
+        self.as_i64().and_then(|i| u64::try_from(i).ok())
+    }
+
+    /// A number (not text).
+    pub fn is_numeric(&self) -> bool {
+        !matches!(self, Value::Text(_))
+    }
+
+    /// The text, if it is text.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Value::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The same point on an axis: numbers compared by value (`4` is the point `4.0`), text by
+    /// content. Unlike `==`, which is structural.
+    pub fn same_point(&self, other: &Value) -> bool {
+        match (self.as_f64(), other.as_f64()) {
+            (Some(a), Some(b)) => a == b,
+            _ => self == other,
         }
     }
 }
@@ -133,7 +162,7 @@ impl Params {
     }
 
     /// Put axis `name` at `position` (clamped to the end); used to rebuild axis order.
-    pub(crate) fn insert_at(&mut self, position: usize, name: &str, value: Value) {
+    pub fn insert_at(&mut self, position: usize, name: &str, value: Value) {
         let position = position.min(self.0.len());
         self.0.insert(position, (name.to_owned(), value));
     }
@@ -151,8 +180,8 @@ impl Params {
     }
 }
 
-impl FromIterator<(String, Value)> for Params {
-    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
+impl<K: Into<String>> FromIterator<(K, Value)> for Params {
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Self {
         let mut params = Params::new();
         for (name, value) in iter {
             params.insert(name, value);

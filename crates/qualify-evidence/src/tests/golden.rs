@@ -1,0 +1,230 @@
+//! The receipt's shape pinned byte for byte: a fixed, rich [`RunRecord`] (target, waivers,
+//! functional with JUnit counts, held-out checks, trace and git, a fingerprint, repeats, cells of
+//! several outcomes with flags and evidence, a boundary, a performance section, a control) is
+//! rendered and compared with `golden/receipt.json`. A refactor must not change a byte; a change
+//! of the receipt's shape is deliberate and is re-blessed with
+//! `QUALIFY_BLESS=1 cargo test -p qualify-evidence golden` (review the diff).
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use qualify_probe::{Flag, Outcome, TimeoutKind};
+use serde_json::json;
+
+use super::*;
+use crate::holdout::{HoldoutCheck, HoldoutRun};
+use crate::layers::process::{GitSummary, ProcessRecord, TraceSummary};
+use crate::layers::reproducibility::ReproducibilityDecl;
+use crate::receipt::build;
+
+fn fingerprint() -> qualify_trust::Fingerprint {
+    serde_json::from_value(json!({
+        "os": {
+            "name": "Debian GNU/Linux 12 (bookworm)",
+            "id": "debian",
+            "version_id": "12",
+            "kernel": "Linux",
+            "kernel_release": "6.1.0-test",
+            "kernel_version": "#1 SMP"
+        },
+        "architecture": "x86_64",
+        "cpu_model": "Test CPU @ 2.0GHz",
+        "cores_online": 2,
+        "cores_allowed": 2,
+        "memory_bytes": 25769803776u64,
+        "cgroup_version": "hybrid",
+        "backend": "cgroup1",
+        "tools": [{"command": "cc --version", "version": "cc 12.2.0", "status": "ok"}],
+        "git": {"commit": "c".repeat(40), "tree": "d".repeat(40), "dirty": false},
+        "lockfiles": [{"path": "Cargo.lock", "sha256": "e".repeat(64)}],
+        "artifact_sha256": "a".repeat(64),
+        "spec_sha256": "b".repeat(64),
+        "qualify_version": "0.1.0",
+        "env": {"LANG": "C.UTF-8", "API_TOKEN": "<redacted>"},
+        "redacted": ["API_TOKEN"]
+    }))
+    .unwrap()
+}
+
+fn repeated(outcome: Outcome, n: usize) -> qualify_probe::ProbeResult {
+    let runs: Vec<_> = (0..n).map(|_| probe(outcome)).collect();
+    qualify_probe::ProbeResult::combine(runs).unwrap()
+}
+
+/// A production claim on the design notes' big target, partly examined: a concurrency sweep,
+/// a workload boundary search, one control, performance with one model and one check.
+pub fn rich_record() -> RunRecord {
+    let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let mut r = record();
+    r.claim = ClaimLevel::Production;
+    r.target = Target {
+        concurrency: Some(8),
+        workload: [("n".to_string(), 4096.0)].into_iter().collect(),
+        ..big_target()
+    };
+    r.waivers = vec![Waiver {
+        gap: "topology.nodes".to_string(),
+        reason: "single-node CI".to_string(),
+    }];
+    r.functional = functional_with(
+        Outcome::Ok,
+        Some(JunitCounts {
+            tests: 12,
+            failures: 0,
+            errors: 0,
+            skipped: 1,
+        }),
+    );
+    r.holdout = HoldoutRun {
+        required: true,
+        checks: Some(vec![
+            HoldoutCheck {
+                sha256: "1".repeat(64),
+                outcome: "ok".to_string(),
+            },
+            HoldoutCheck {
+                sha256: "2".repeat(64),
+                outcome: "exit_failure".to_string(),
+            },
+        ]),
+    };
+    r.process = ProcessRecord {
+        trace: Some(TraceSummary {
+            path: "trace.jsonl".to_string(),
+            sha256: "f".repeat(64),
+            events: 5,
+            counts: [("edit".to_string(), 3), ("test".to_string(), 2)]
+                .into_iter()
+                .collect(),
+            unknown_types: Vec::new(),
+            first: Some("2027-01-15T07:00:00Z".to_string()),
+            last: Some("2027-01-15T07:30:00Z".to_string()),
+            span_seconds: Some(1800.0),
+            untimed: 0,
+            test_runs: 2,
+            failed_test_runs: 1,
+            repairs: 1,
+            errors: 0,
+        }),
+        git: Some(GitSummary {
+            since: "HEAD~2".to_string(),
+            head: "abc1234".to_string(),
+            commits: 2,
+            files_changed: 3,
+            test_files_changed: vec!["tests/gemm.rs".to_string()],
+        }),
+    };
+    r.environment = Some(fingerprint());
+    r.reproducibility = ReproducibilityDecl::default();
+
+    let mut cells = Vec::new();
+    let mut control = cell(
+        &[("threads", json!(2)), ("n", json!(1024))],
+        Outcome::Deadlock,
+    );
+    control.control = true;
+    control.result.detail = "every thread blocked in futex for the stall window".to_string();
+    control.result.evidence = json!({"blocked": [{"pid": 10, "tid": 11, "wait": "futex"}]});
+    cells.push(control);
+    for t in [1, 2] {
+        let mut c = Cell::new(
+            [("threads", pv(json!(t))), ("n", pv(json!(256)))]
+                .into_iter()
+                .collect(),
+            repeated(Outcome::Ok, 3),
+            false,
+        );
+        c.result.stdout_tail = "x".repeat(3000);
+        c.result.flags = vec![Flag::OutputTruncated];
+        cells.push(c);
+    }
+    for (n, outcome) in [(512, Outcome::Ok), (2048, Outcome::OomKilled)] {
+        cells.push(Cell::new(
+            [("threads", pv(json!(2))), ("n", pv(json!(n)))]
+                .into_iter()
+                .collect(),
+            probe(outcome),
+            true,
+        ));
+    }
+    let mut slow = cell(
+        &[("threads", json!(4)), ("n", json!(256))],
+        Outcome::Timeout,
+    );
+    slow.result.timeout_kind = Some(TimeoutKind::Busy);
+    slow.result.flags = vec![Flag::Oversubscribed, Flag::CpuThrottled];
+    cells.push(slow);
+    cells.push(cell(
+        &[("threads", json!(8)), ("n", json!(256))],
+        Outcome::Interrupted,
+    ));
+    r.cells = cells;
+    r.planned_cells = Some(6);
+    r.boundaries = vec![json!({
+        "axis": "n",
+        "fixed": {"threads": 2},
+        "last_pass": 512,
+        "first_fail": 2048,
+        "outcome": "oom_killed",
+        "probes": 2,
+        "monotonic": true
+    })];
+    r.performance = Some(json!({
+        "repeat": 3,
+        "warmup": 0,
+        "metrics": [{"name": "cpu", "unit": "s", "better": "lower"}],
+        "models": [{
+            "metric": "cpu",
+            "axis": "n",
+            "fixed": {"threads": 1},
+            "fit": {"form": "n^2", "exponent": 2.0, "log_exponent": 0, "error": 0.01},
+            "exponent_ci95": [1.9, 2.1]
+        }],
+        "checks": [{"kind": "max_exponent", "verdict": "held", "detail": "n^2 ≤ n^2.5"}],
+        "stats": [],
+        "unfitted": [],
+        "scaling": [],
+        "predictions": [],
+        "errors": []
+    }));
+    r.incomplete = true;
+    r.started = start;
+    r.finished = start + Duration::from_secs(95);
+    r
+}
+
+fn golden_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/tests/golden/receipt.json")
+}
+
+#[test]
+fn golden_receipt_is_unchanged() {
+    let text = build(&rich_record()).to_json().unwrap();
+    let path = golden_path();
+    if std::env::var_os("QUALIFY_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let golden = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; create it with QUALIFY_BLESS=1 cargo test -p qualify-evidence golden",
+            path.display()
+        )
+    });
+    if text != golden {
+        let (line, (got, want)) = text
+            .lines()
+            .zip(golden.lines())
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+            .unwrap_or((
+                text.lines().count().min(golden.lines().count()),
+                ("<end>", "<end>"),
+            ));
+        panic!(
+            "the receipt's JSON changed at line {}:\n  golden: {want}\n  now:    {got}\n(re-bless with QUALIFY_BLESS=1 only if the change is deliberate)",
+            line + 1
+        );
+    }
+}

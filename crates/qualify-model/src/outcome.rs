@@ -1,0 +1,209 @@
+//! How one probed run (one cell) ended — the outcome strings are a public contract of `qualify
+//! probe --json`, the receipt and the ledger — and the one presentation table every renderer
+//! draws outcomes with: a terminal symbol and ANSI colour, a report symbol and fill/text colours,
+//! and the severity used when several cells fall on one square of a map.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// How one probed run ended. Exactly one per run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Exit status 0.
+    Ok,
+    /// Non-zero exit status.
+    ExitFailure,
+    /// Killed by SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL.
+    Crash,
+    /// The memory ceiling killed something in the tree (decided by the oom_kill counter or the
+    /// watchdog, never by the exit status).
+    OomKilled,
+    /// Every thread blocked in an untimed wait only the tree could release; nothing moved for the
+    /// stall window.
+    Deadlock,
+    /// CPU busy and no progress signal for the stall window.
+    Livelock,
+    /// The deadline passed; see `timeout_kind`.
+    Timeout,
+    /// Killed by a signal that neither qualify nor the memory ceiling sent.
+    Killed,
+    /// qualify itself was interrupted (SIGINT/SIGTERM) and killed the tree; says nothing about the
+    /// artifact.
+    Interrupted,
+}
+
+impl Outcome {
+    /// The contract string, e.g. `"oom_killed"`.
+    pub fn as_str(self) -> &'static str {
+        self.style().name
+    }
+
+    /// Every outcome, in contract (and legend) order.
+    pub const ALL: [Outcome; 9] = [
+        Outcome::Ok,
+        Outcome::ExitFailure,
+        Outcome::Crash,
+        Outcome::OomKilled,
+        Outcome::Deadlock,
+        Outcome::Livelock,
+        Outcome::Timeout,
+        Outcome::Killed,
+        Outcome::Interrupted,
+    ];
+
+    /// How renderers draw this outcome.
+    pub fn style(self) -> &'static Style {
+        match STYLES.iter().find(|(o, _)| *o == self) {
+            Some((_, style)) => style,
+            None => &UNKNOWN,
+        }
+    }
+
+    /// Rank for merging several cells into one square: any failure beats an interruption, which
+    /// beats ok.
+    pub fn severity(self) -> u8 {
+        self.style().severity
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Outcome {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Outcome, String> {
+        Outcome::ALL
+            .into_iter()
+            .find(|o| o.as_str() == s)
+            .ok_or_else(|| {
+                let all: Vec<&str> = Outcome::ALL.iter().map(|o| o.as_str()).collect();
+                format!("unknown outcome `{s}`; expected one of: {}", all.join(", "))
+            })
+    }
+}
+
+/// How an outcome is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    /// The contract string (or a label for the non-outcome styles).
+    pub name: &'static str,
+    /// One character in the terminal's failure map.
+    pub term_symbol: char,
+    /// ANSI SGR parameters of the terminal symbol, e.g. `"31;1"`.
+    pub ansi: &'static str,
+    /// The symbol in HTML and Markdown maps.
+    pub mark: &'static str,
+    /// Fill and text colour of an HTML square.
+    pub fill: &'static str,
+    pub text: &'static str,
+    /// 0 ok, 1 interrupted (or nothing known), 2 a failure.
+    pub severity: u8,
+}
+
+const fn style(
+    name: &'static str,
+    term_symbol: char,
+    ansi: &'static str,
+    mark: &'static str,
+    fill: &'static str,
+    text: &'static str,
+    severity: u8,
+) -> Style {
+    Style {
+        name,
+        term_symbol,
+        ansi,
+        mark,
+        fill,
+        text,
+        severity,
+    }
+}
+
+/// The table, in legend order.
+const STYLES: [(Outcome, Style); 9] = [
+    (
+        Outcome::Ok,
+        style("ok", '.', "32", "✓", "#2e7d32", "#fff", 0),
+    ),
+    (
+        Outcome::ExitFailure,
+        style("exit_failure", 'x', "31", "x", "#c62828", "#fff", 2),
+    ),
+    (
+        Outcome::Crash,
+        style("crash", 'C', "31;1", "C", "#7f0000", "#fff", 2),
+    ),
+    (
+        Outcome::OomKilled,
+        style("oom_killed", 'M', "35;1", "M", "#6a1b9a", "#fff", 2),
+    ),
+    (
+        Outcome::Deadlock,
+        style("deadlock", 'D', "33;1", "D", "#e65100", "#fff", 2),
+    ),
+    (
+        Outcome::Livelock,
+        style("livelock", 'L', "33", "L", "#f9a825", "#000", 2),
+    ),
+    (
+        Outcome::Timeout,
+        style("timeout", 'T', "34;1", "T", "#1565c0", "#fff", 2),
+    ),
+    (
+        Outcome::Killed,
+        style("killed", 'K', "31", "K", "#5d4037", "#fff", 2),
+    ),
+    (
+        Outcome::Interrupted,
+        style("interrupted", '?', "90", "?", "#9e9e9e", "#000", 1),
+    ),
+];
+
+/// An outcome string this version does not know (a newer receipt): neutral, counted a failure.
+pub const UNKNOWN: Style = style("unknown", '?', "0", "?", "#424242", "#fff", 2);
+
+/// A square of a map with no cell.
+pub const NOT_EXAMINED: Style = style("not examined", '·', "90", "·", "#eeeeee", "#555", 0);
+
+/// The style of an outcome string as a receipt carries it (unknown strings: [`UNKNOWN`]).
+pub fn style_of(outcome: &str) -> &'static Style {
+    outcome
+        .parse::<Outcome>()
+        .map(Outcome::style)
+        .unwrap_or(&UNKNOWN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_outcome_has_one_style_and_round_trips() {
+        for o in Outcome::ALL {
+            assert_eq!(o.style().name, o.as_str());
+            assert_eq!(o.as_str().parse::<Outcome>(), Ok(o));
+            assert_eq!(style_of(o.as_str()), o.style());
+        }
+        assert_eq!(style_of("new_outcome"), &UNKNOWN);
+        assert!(
+            "nope"
+                .parse::<Outcome>()
+                .unwrap_err()
+                .contains("expected one of")
+        );
+    }
+
+    #[test]
+    fn failures_outrank_interruptions_which_outrank_ok() {
+        assert!(Outcome::Deadlock.severity() > Outcome::Interrupted.severity());
+        assert!(Outcome::Interrupted.severity() > Outcome::Ok.severity());
+        assert_eq!(style_of("whatever").severity, 2);
+    }
+}

@@ -1,0 +1,175 @@
+//! The one place a cell of the plan is probed: [`CellRunner`] owns how a cell runs (its probe
+//! spec from the spec, warmups, repeats, the local topology flag) on one of two executors —
+//! this machine or Slurm — and what is measured of it afterwards ([`measure`]). The planner and
+//! the controls call it through `qualify_plan::CellRunner`. A new kind of cell (a service under
+//! load) plugs in here: its own way to run and its own measurements, on the same executors.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
+
+use qualify_perf::Sample;
+use qualify_plan::Params;
+use qualify_probe::{CancelToken, Outcome, ProbeError, ProbeResult, ProbeSpec};
+use qualify_slurm::SlurmExecutor;
+use qualify_spec::Spec;
+
+use super::Context;
+
+/// Where cells run.
+pub enum Executor {
+    /// On this machine, as probes of this process.
+    Local,
+    /// As Slurm jobs (each runs `qualify probe` on a compute node).
+    Slurm(SlurmExecutor),
+}
+
+/// Probes the plan's cells (and the ledger's controls) on one executor.
+pub struct CellRunner<'a> {
+    spec: &'a Spec,
+    backend: qualify_probe::BackendChoice,
+    /// Runs per cell compared by stdout digest (`--repeat`, `[reproducibility] repeat`).
+    repeat: u64,
+    cancel: &'a CancelToken,
+    executor: &'a Executor,
+    /// The first probe that could not start at all (command not found, backend missing): it
+    /// stops the run, which then fails with this error.
+    setup_error: OnceLock<ProbeError>,
+}
+
+impl<'a> CellRunner<'a> {
+    pub fn new(ctx: &Context<'a>, executor: &'a Executor) -> CellRunner<'a> {
+        CellRunner {
+            spec: ctx.spec,
+            backend: ctx.args.backend,
+            repeat: ctx.repeat(),
+            cancel: ctx.cancel,
+            executor,
+            setup_error: OnceLock::new(),
+        }
+    }
+
+    /// The probe that could not start, if one did not.
+    pub fn into_setup_error(self) -> Option<ProbeError> {
+        self.setup_error.into_inner()
+    }
+
+    fn run_local(&self, params: &Params, probe: &ProbeSpec) -> ProbeResult {
+        match self.probe_locally(probe) {
+            Ok(mut r) => {
+                let topology = super::topology::of(self.spec, params);
+                super::topology::flag_local(&mut r, topology, qualify_probe::allowed_cpus());
+                r
+            }
+            Err(e) => {
+                let _ = self.setup_error.set(e);
+                self.cancel.store(true, Ordering::SeqCst);
+                ProbeResult::not_run(probe, "not probed: the run was stopping")
+            }
+        }
+    }
+
+    /// `[performance]`: `warmup` discarded runs (a warmup that does not end `ok` is the cell's
+    /// result: repeating a failure only costs time), then `repeat` runs combined with `runs`.
+    /// Otherwise `repeat` runs compared by stdout digest, or one run.
+    fn probe_locally(&self, probe: &ProbeSpec) -> Result<ProbeResult, ProbeError> {
+        if let Some(p) = &self.spec.performance {
+            for _ in 0..p.warmup {
+                let r = qualify_probe::probe(probe, self.cancel)?;
+                if r.outcome != Outcome::Ok {
+                    return Ok(r);
+                }
+            }
+            let repeat = usize::try_from(p.repeat).unwrap_or(usize::MAX);
+            let mut r = qualify_probe::probe_repeated(probe, repeat, self.cancel, |_, _| {})?;
+            if r.runs.is_none() {
+                r.runs = Some(vec![r.clone()]);
+            }
+            return Ok(r);
+        }
+        let repeat = usize::try_from(self.repeat).unwrap_or(usize::MAX);
+        if repeat <= 1 {
+            return qualify_probe::probe(probe, self.cancel);
+        }
+        qualify_probe::probe_repeated(probe, repeat, self.cancel, |_, _| {})
+    }
+}
+
+impl qualify_plan::CellRunner for CellRunner<'_> {
+    fn run(&self, params: &Params) -> ProbeResult {
+        let probe = self.spec.cell_probe(params, self.backend);
+        match self.executor {
+            Executor::Local => self.run_local(params, &probe),
+            Executor::Slurm(slurm) => {
+                let topology = super::topology::of(self.spec, params);
+                super::slurm::run_cell(slurm, &probe, topology, self.repeat)
+            }
+        }
+    }
+}
+
+/// What one cell measured: samples per metric (wall, cpu = user + system, peak_memory, and the
+/// spec's regex figures from stdout) and the problems measuring it. A figure that does not
+/// parse is an error of the cell, never a zero; runs that timed out or were killed are
+/// censored ("≥ value").
+pub fn measure(spec: &Spec, result: &ProbeResult) -> (BTreeMap<String, Vec<Sample>>, Vec<String>) {
+    let mut samples: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
+    let mut errors: Vec<String> = Vec::new();
+    let single = [result.clone()];
+    let runs: &[ProbeResult] = result.runs.as_deref().unwrap_or(&single);
+    let metrics = spec
+        .performance
+        .as_ref()
+        .map(|p| p.metrics.as_slice())
+        .unwrap_or(&[]);
+    let mut note = |message: String| {
+        if !errors.contains(&message) {
+            errors.push(message);
+        }
+    };
+    for (i, run) in runs.iter().enumerate() {
+        let cpu = run.user_seconds + run.system_seconds;
+        let mut push = |name: &str, s: Sample| samples.entry(name.to_string()).or_default().push(s);
+        if run.outcome == Outcome::Ok {
+            push("wall", Sample::measured(run.wall_seconds));
+            push("cpu", Sample::measured(cpu));
+            match run.peak_memory_bytes {
+                Some(b) => push("peak_memory", Sample::measured(b as f64)),
+                None => note("peak_memory: not measured on this backend".to_string()),
+            }
+            for m in metrics {
+                match m.extract(&run.stdout_tail) {
+                    Ok(v) => push(&m.name, Sample::measured(v)),
+                    Err(e) => note(format!("run {}: {e}", i + 1)),
+                }
+            }
+        } else if censored(run.outcome) {
+            push("wall", Sample::at_least(run.wall_seconds));
+            push("cpu", Sample::at_least(cpu));
+            if let Some(b) = run.peak_memory_bytes {
+                push("peak_memory", Sample::at_least(b as f64));
+            }
+        } else if run.outcome != Outcome::Interrupted {
+            note(format!(
+                "run {} ended {}: no measurement ({})",
+                i + 1,
+                run.outcome,
+                run.detail
+            ));
+        }
+    }
+    (samples, errors)
+}
+
+/// Whether a run that ended this way is a censored observation (it would have taken at least
+/// this long): stopped by the deadline, a signal, the memory ceiling or a stall.
+fn censored(outcome: Outcome) -> bool {
+    matches!(
+        outcome,
+        Outcome::Timeout
+            | Outcome::Killed
+            | Outcome::OomKilled
+            | Outcome::Deadlock
+            | Outcome::Livelock
+    )
+}

@@ -1,0 +1,66 @@
+//! Stage 1: everything `qualify run` checks and loads before it runs anything, so a bad flag
+//! never wastes a run: the signing key (`--sign`), the baseline receipt (`--baseline`), the
+//! held-out checks (`--holdout` / `QUALIFY_HOLDOUT`), the process layer's inputs (`--trace`,
+//! `--since`), and the ledger with this artifact's controls (`--ledger`, `--no-ledger`). Every
+//! error here is a usage/setup error (exit 2).
+
+use qualify_evidence as ev;
+use qualify_ledger::Ledger;
+use qualify_perf::BaselineInput;
+use qualify_trust::PrivateKey;
+
+use super::Context;
+use super::controls::Controls;
+use super::holdout::HeldOut;
+use crate::error::CliError;
+
+/// What the flags named, loaded and checked.
+pub struct Prepared {
+    pub signing_key: Option<PrivateKey>,
+    pub baseline: Option<BaselineInput>,
+    pub held_out: HeldOut,
+    pub process: ev::ProcessRecord,
+    /// `None` with `--no-ledger`.
+    pub ledger: Option<Ledger>,
+    /// The ledger's controls for this artifact, each with its result once run.
+    pub controls: Controls,
+}
+
+pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
+    let args = ctx.args;
+    let signing_key = super::signing::load_key(args.sign.as_deref())?;
+    let baseline = super::analysis::load_baseline(args.baseline.as_deref())?;
+    let held_out = HeldOut::discover(ctx.spec, args.holdout.as_deref())?;
+    let process = ev::ProcessRecord {
+        trace: args
+            .trace
+            .as_deref()
+            .map(super::process_inputs::load_trace)
+            .transpose()?,
+        git: args
+            .since
+            .as_deref()
+            .map(|rev| super::process_inputs::git_summary(&ctx.spec.artifact.workdir, rev))
+            .transpose()?,
+    };
+    let (ledger, controls) = if args.no_ledger {
+        (None, Controls::default())
+    } else {
+        let ledger = Ledger::open(&args.ledger).map_err(|e| {
+            CliError::input(
+                e.to_string(),
+                "pass --ledger PATH to use another, or --no-ledger",
+            )
+        })?;
+        let controls = Controls::load(ctx, &ledger)?;
+        (Some(ledger), controls)
+    };
+    Ok(Prepared {
+        signing_key,
+        baseline,
+        held_out,
+        process,
+        ledger,
+        controls,
+    })
+}

@@ -1,0 +1,184 @@
+//! Stage 4: probing the operating region. The spec's axes become the planner's (a unit-step
+//! integer range searched for a boundary is bisected over integers; every other range is the
+//! spec's lattice of points); the ledger's controls run first, then the plan's sweeps and
+//! boundary searches, every cell through one [`CellRunner`], with a progress bar, `--jobs`
+//! side by side under a CPU budget locally, and every cell at once under Slurm.
+
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use qualify_plan as plan;
+use qualify_probe::Outcome;
+use qualify_spec::{Domain, Number, Scale, Search, Spec};
+
+use super::Context;
+use super::cells::{CellRunner, Executor};
+use super::checks::Next;
+use super::controls::Controls;
+use crate::error::CliError;
+
+/// Cells in flight at once under Slurm (each waits on its own thread for its job).
+const SLURM_IN_FLIGHT: usize = 4096;
+
+/// The plan, and what of it ran.
+pub struct Region {
+    /// Cells the plan held before boundary searches added probes.
+    pub planned: usize,
+    /// `None`: the region was not probed (interrupted earlier, or the functional check failed).
+    pub execution: Option<plan::Execution>,
+}
+
+pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<Region, CliError> {
+    let spec = ctx.spec;
+    let axes: Vec<plan::Axis> = spec.axes.iter().map(plan_axis).collect();
+    let the_plan = plan::Plan::new(axes)
+        .map_err(|e| CliError::input_only(format!("{}: {e}", spec.path.display())))?;
+    let planned = the_plan.estimated_cells();
+    if *next != Next::Probe {
+        return Ok(Region {
+            planned,
+            execution: None,
+        });
+    }
+    let executor = match super::slurm::kind(ctx.args.executor, spec) {
+        qualify_spec::ExecutorKind::Slurm => {
+            Executor::Slurm(super::slurm::start(spec, ctx.cancel)?)
+        }
+        qualify_spec::ExecutorKind::Local => Executor::Local,
+    };
+    let runner = CellRunner::new(ctx, &executor);
+    let execution = execute(ctx, &the_plan, planned, &runner, controls, &executor);
+    if let Executor::Slurm(slurm) = &executor
+        && let Some(e) = slurm.setup_error()
+    {
+        return Err(CliError::input_only(format!(
+            "a cell could not be submitted to Slurm: {e}"
+        )));
+    }
+    if let Some(e) = runner.into_setup_error() {
+        return Err(CliError::probe("a cell could not be probed", e));
+    }
+    Ok(Region {
+        planned,
+        execution: Some(execution),
+    })
+}
+
+fn execute(
+    ctx: &Context<'_>,
+    the_plan: &plan::Plan,
+    planned: usize,
+    runner: &CellRunner<'_>,
+    controls: &mut Controls,
+    executor: &Executor,
+) -> plan::Execution {
+    let bar = progress_bar(ctx.args.json, planned);
+    let slurm = matches!(executor, Executor::Slurm(_));
+    // Under Slurm the scheduler owns the cores: every cell is submitted at once.
+    let (jobs, cores) = if slurm {
+        (SLURM_IN_FLIGHT, SLURM_IN_FLIGHT)
+    } else {
+        (ctx.args.jobs as usize, qualify_probe::allowed_cpus())
+    };
+    let demand = cpu_demand(ctx.spec);
+    let progress_bar = bar.clone();
+    let opts = plan::ExecuteOptions::new()
+        .jobs(jobs)
+        .cores(cores)
+        .demand(move |p: &plan::Params| if slurm { 1 } else { demand(p) })
+        .cancel(ctx.cancel.clone())
+        .on_progress(move |ev| match ev {
+            plan::ProgressEvent::Started {
+                params,
+                total_estimate,
+                ..
+            } => {
+                progress_bar.set_length(*total_estimate as u64);
+                progress_bar.set_message(format!("running {params}"));
+            }
+            plan::ProgressEvent::Finished {
+                params,
+                result,
+                finished,
+                total_estimate,
+                ..
+            } => {
+                progress_bar.set_length(*total_estimate as u64);
+                progress_bar.set_position(*finished as u64);
+                if result.outcome != Outcome::Ok {
+                    progress_bar.println(format!(
+                        "  {params}: {} — {}",
+                        result.outcome, result.detail
+                    ));
+                }
+            }
+        });
+    let started = Instant::now();
+    controls.run(runner, ctx.cancel, &bar);
+    let execution = the_plan.execute(runner, &opts);
+    bar.finish_and_clear();
+    ctx.say(&format!(
+        "probed {} cell(s) in {:.1}s",
+        execution.cells.len(),
+        started.elapsed().as_secs_f64()
+    ));
+    execution
+}
+
+fn progress_bar(hidden: bool, planned: usize) -> ProgressBar {
+    let bar = if hidden {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(planned as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  {wide_msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// The cores a cell needs locally: its concurrency axis's value, capped by the CPU ceiling.
+fn cpu_demand(spec: &Spec) -> impl Fn(&plan::Params) -> usize + use<> {
+    let concurrency_axis = spec
+        .axes
+        .iter()
+        .find(|a| a.kind == qualify_spec::AxisKind::Concurrency)
+        .map(|a| a.name.clone());
+    let cpus = spec.limits.cpus;
+    move |p: &plan::Params| -> usize {
+        let from_axis = concurrency_axis
+            .as_ref()
+            .map(|a| plan::axis_demand(a.clone())(p))
+            .unwrap_or(1);
+        let from_ceiling = cpus.map(|c| c.ceil() as usize).unwrap_or(from_axis);
+        from_axis.min(from_ceiling).max(1)
+    }
+}
+
+/// A spec axis as the planner sees it. A unit-step integer range searched for a boundary is
+/// bisected over integers; every other range is the spec's lattice of points.
+fn plan_axis(a: &qualify_spec::Axis) -> plan::Axis {
+    let domain = match &a.domain {
+        Domain::Values(vals) => plan::Domain::Values(vals.clone()),
+        Domain::Range(r) => match (r.lo, r.hi, r.step, r.scale, a.search) {
+            (
+                Number::Int(lo),
+                Number::Int(hi),
+                Number::Int(1),
+                Scale::Linear,
+                Some(Search::Boundary),
+            ) => plan::Domain::Range { lo, hi },
+            _ => plan::Domain::Values(a.points()),
+        },
+    };
+    let axis = plan::Axis::new(a.name.clone(), a.kind, domain);
+    if a.search == Some(Search::Boundary) {
+        axis.boundary()
+    } else {
+        axis
+    }
+}

@@ -1,0 +1,207 @@
+//! Stage 6: the receipt. The environment is fingerprinted, everything the run observed becomes
+//! one [`ev::RunRecord`], `qualify-evidence` assesses it into the layered in-toto Statement and
+//! the claim's verdict, `--sign` wraps it in a DSSE envelope, and it is written atomically
+//! (`--receipt PATH`, else `.qualify/receipts/<UTC time>-<digest>.json`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use qualify_evidence as ev;
+use qualify_perf as perf;
+use qualify_spec::{Domain, Spec};
+
+use super::Context;
+use super::analysis::Analysed;
+use super::checks::Checked;
+use super::prepare::Prepared;
+use super::region::Region;
+use crate::error::{CliError, exit};
+
+/// The written receipt and what it says.
+pub struct Sealed {
+    pub record: ev::RunRecord,
+    pub statement: ev::Statement,
+    /// The receipt file's text (the Statement, or its DSSE envelope).
+    pub text: String,
+    pub path: PathBuf,
+    pub verdict: ev::GateVerdict,
+    pub performance: Option<perf::Performance>,
+}
+
+impl Sealed {
+    /// 0 supported, 1 refused, 130 interrupted.
+    pub fn exit_code(&self) -> ExitCode {
+        if self.record.incomplete {
+            exit::interrupted()
+        } else if self.verdict.supported {
+            ExitCode::SUCCESS
+        } else {
+            exit::refused()
+        }
+    }
+}
+
+pub fn seal(
+    ctx: &Context<'_>,
+    prepared: &Prepared,
+    checked: Checked,
+    region: Region,
+    analysed: Analysed,
+) -> Result<Sealed, CliError> {
+    let record = record(ctx, prepared, checked, region, &analysed);
+    let statement = ev::build(&record);
+    let text = statement
+        .to_json()
+        .map_err(|e| CliError::output(format!("cannot encode the receipt: {e}"), None))?;
+    let text = super::signing::seal(text, prepared.signing_key.as_ref(), ctx.args.json);
+    let path = match &ctx.args.receipt {
+        Some(p) => p.clone(),
+        None => {
+            Path::new(".qualify/receipts").join(ev::default_file_name(SystemTime::now(), &text))
+        }
+    };
+    write_receipt(&path, &text)?;
+    let verdict = ev::evaluate(&statement, record.claim);
+    Ok(Sealed {
+        record,
+        statement,
+        text,
+        path,
+        verdict,
+        performance: analysed.performance,
+    })
+}
+
+/// Everything the run observed, as the evidence crate reads it.
+fn record(
+    ctx: &Context<'_>,
+    prepared: &Prepared,
+    checked: Checked,
+    region: Region,
+    analysed: &Analysed,
+) -> ev::RunRecord {
+    let spec = ctx.spec;
+    let backend = analysed
+        .cells
+        .first()
+        .map(|c| c.result.enforcement.backend.clone())
+        .or_else(|| match &checked.functional {
+            ev::FunctionalRun::Ran(r) => Some(r.result.enforcement.backend.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "none".into());
+    let executable = artifact_executable(spec);
+    let (environment, reproducibility) = super::environment::collect(
+        ctx,
+        &backend,
+        executable.as_ref().map(|e| e.sha256.clone()),
+        analysed.incomplete,
+    );
+    ev::RunRecord {
+        qualify_version: env!("CARGO_PKG_VERSION").to_string(),
+        artifact: ev::ArtifactRecord {
+            name: spec.artifact.name.clone(),
+            executable,
+        },
+        spec: ev::FileDigest {
+            path: spec.path.display().to_string(),
+            sha256: ev::sha256_hex(spec.source.as_bytes()),
+        },
+        claim: spec.claim.level,
+        target: spec
+            .target
+            .as_ref()
+            .map(|t| ev::Target {
+                cores: t.cores,
+                nodes: t.nodes,
+                memory_bytes: t.memory_bytes,
+                concurrency: t.concurrency,
+                workload: t.workload.clone(),
+            })
+            .unwrap_or_default(),
+        machine: super::host::machine(backend, environment.as_ref()),
+        axes: spec.axes.iter().map(axis_decl).collect(),
+        material: Vec::new(),
+        waivers: spec
+            .waivers
+            .iter()
+            .map(|w| ev::Waiver {
+                gap: w.gap.clone(),
+                reason: w.reason.clone(),
+            })
+            .collect(),
+        functional: checked.functional,
+        holdout: checked.holdout,
+        process: prepared.process.clone(),
+        environment,
+        reproducibility,
+        keep_going: ctx.args.keep_going,
+        cells: analysed.cells.clone(),
+        planned_cells: Some(region.planned),
+        boundaries: analysed.boundaries.clone(),
+        performance: analysed
+            .performance
+            .as_ref()
+            .and_then(|p| serde_json::to_value(p).ok()),
+        incomplete: analysed.incomplete,
+        started: ctx.started,
+        finished: SystemTime::now(),
+    }
+}
+
+/// Write then rename: an interrupted write never leaves half a receipt.
+fn write_receipt(path: &Path, text: &str) -> Result<(), CliError> {
+    let cannot = |what: &Path, e: std::io::Error| {
+        CliError::output(format!("cannot write {}: {e}", what.display()), None)
+    };
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::output(format!("cannot create {}: {e}", dir.display()), None))?;
+    }
+    let tmp = path.with_extension("json.partial");
+    std::fs::write(&tmp, text).map_err(|e| cannot(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| cannot(path, e))
+}
+
+fn axis_decl(a: &qualify_spec::Axis) -> ev::AxisDecl {
+    let domain = match &a.domain {
+        Domain::Values(vals) => ev::AxisDomain::Values(vals.clone()),
+        Domain::Range(r) => ev::AxisDomain::Range {
+            min: r.lo.into(),
+            max: r.hi.into(),
+        },
+    };
+    ev::AxisDecl {
+        name: a.name.clone(),
+        kind: a.kind,
+        domain,
+    }
+}
+
+/// The artifact's executable, where one can be found: the first word of the command (an array's
+/// first element), resolved against the workdir or PATH.
+fn artifact_executable(spec: &Spec) -> Option<ev::FileDigest> {
+    let first = match &spec.artifact.command {
+        qualify_spec::CommandLine::Argv(v) => v.first()?.clone(),
+        qualify_spec::CommandLine::Shell(s) => s.split_whitespace().next()?.to_string(),
+    };
+    if first.contains('{') {
+        return None;
+    }
+    let path = if first.contains('/') {
+        spec.artifact.workdir.join(first.trim_start_matches("./"))
+    } else {
+        let paths = std::env::var_os("PATH")?;
+        std::env::split_paths(&paths)
+            .map(|d| d.join(&first))
+            .find(|p| p.is_file())?
+    };
+    let bytes = std::fs::read(&path).ok()?;
+    Some(ev::FileDigest {
+        path: path.display().to_string(),
+        sha256: ev::sha256_hex(&bytes),
+    })
+}
