@@ -101,13 +101,10 @@ pub(crate) fn check_reproducibility(
 #[cfg(test)]
 mod tests {
     use crate::Spec;
-
-    const BASE: &str =
-        "[artifact]\nname = \"x\"\ncommand = \"true\"\n\n[claim]\nlevel = \"trial\"\n";
+    use crate::test_support::MINIMAL;
 
     fn parse(extra: &str) -> Result<Spec, Vec<String>> {
-        Spec::parse(&format!("{BASE}{extra}"), "dir/qualify.toml")
-            .map_err(|e| e.diagnostics().iter().map(ToString::to_string).collect())
+        crate::test_support::parse(&format!("{MINIMAL}{extra}"))
     }
 
     #[test]

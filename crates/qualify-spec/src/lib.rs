@@ -45,4 +45,6 @@ pub use template::render;
 pub use waiver::Waiver;
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

@@ -103,7 +103,7 @@ pub enum ExpectRule {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PerfReference {
     /// Axis values naming the cell, in the order written.
-    pub params: Vec<(String, Value)>,
+    pub params: qualify_model::Params,
     pub metric: String,
     pub reference: f64,
     pub lower: f64,
@@ -359,7 +359,7 @@ pub(crate) fn check(raw: RawPerformance, axes: &[Axis], ck: &mut Checker<'_>) ->
     let mut references = Vec::new();
     for r in raw.reference {
         known_metric(&r.metric, &metrics, "performance.reference", ck);
-        let mut params = Vec::new();
+        let mut params = qualify_model::Params::new();
         let mut entries: Vec<(Spanned<String>, Spanned<toml::Value>)> =
             r.params.into_inner().into_iter().collect();
         entries.sort_by_key(|(k, _)| k.span().start);
@@ -401,7 +401,7 @@ pub(crate) fn check(raw: RawPerformance, axes: &[Axis], ck: &mut Checker<'_>) ->
                     "a reference names a cell the run measures",
                 );
             }
-            params.push((axis.name.clone(), v));
+            params.insert(axis.name.clone(), v);
         }
         let reference = number(&r.reference, "reference", ck);
         let lower = number(&r.lower, "lower", ck);
@@ -466,7 +466,6 @@ fn in_domain(axis: &Axis, v: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::Spec;
 
     const BASE: &str = r#"[artifact]
 name = "sort"
@@ -487,35 +486,17 @@ values = [1, 2]
 "#;
 
     fn errors(extra: &str) -> Vec<String> {
-        let text = format!("{BASE}{extra}");
-        match Spec::parse(&text, "q.toml") {
-            Ok(spec) => panic!("expected errors, got {:#?}", spec.performance),
-            Err(e) => e.diagnostics().iter().map(ToString::to_string).collect(),
-        }
+        crate::test_support::errors(&format!("{BASE}{extra}"))
     }
 
-    /// The single error, checking it points at `needle` (line:col computed here).
+    /// The single error, checking it points at the last `needle`.
     fn error_at(extra: &str, needle: &str, message: &str) {
-        let text = format!("{BASE}{extra}");
-        let errs = errors(extra);
-        assert_eq!(errs.len(), 1, "{errs:#?}");
-        let offset = text
-            .rfind(needle)
-            .unwrap_or_else(|| panic!("{needle} not in text"));
-        let line = text[..offset].matches('\n').count() + 1;
-        let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;
-        let prefix = format!("q.toml:{line}:{col}: error: {message}");
-        assert!(
-            errs[0].starts_with(&prefix),
-            "expected `{prefix}…`, got:\n{}",
-            errs[0]
-        );
+        crate::test_support::error_at(&format!("{BASE}{extra}"), needle, message);
     }
 
     #[test]
     fn defaults_and_a_full_section() {
-        let spec = Spec::parse(&format!("{BASE}[performance]\n"), "q.toml")
-            .unwrap_or_else(|e| panic!("{e}"));
+        let spec = crate::test_support::valid(&format!("{BASE}[performance]\n"));
         let p = spec.performance.unwrap_or_else(|| panic!("no section"));
         assert_eq!((p.repeat, p.warmup, p.regression), (5, 1, None));
         let full = r#"
@@ -547,15 +528,17 @@ reference = 1.5
 lower = -0.1
 upper = 0.1
 "#;
-        let spec =
-            Spec::parse(&format!("{BASE}{full}"), "q.toml").unwrap_or_else(|e| panic!("{e}"));
+        let spec = crate::test_support::valid(&format!("{BASE}{full}"));
         let p = spec.performance.unwrap_or_else(|| panic!("no section"));
         assert_eq!((p.repeat, p.warmup, p.regression), (7, 0, Some(0.05)));
         assert_eq!(p.metrics[0].better, super::Better::Higher);
         assert_eq!(p.expects[0].rule, super::ExpectRule::MaxExponent(1.2));
         assert_eq!(p.expects[1].rule, super::ExpectRule::MinEfficiency(0.6));
         assert_eq!(p.references[0].params.len(), 2);
-        assert_eq!(p.references[0].params[0].0, "n");
+        assert_eq!(
+            p.references[0].params.iter().next().map(|(k, _)| k),
+            Some("n")
+        );
         assert_eq!(p.metrics[0].extract("x\nGFLOP/s: 12.5\n"), Ok(12.5));
         let missing = p.metrics[0]
             .extract("nothing here")
@@ -563,7 +546,7 @@ upper = 0.1
             .unwrap_or_default();
         assert!(missing.contains("matched nothing"), "{missing}");
         // No [performance] at all.
-        let spec = Spec::parse(BASE, "q.toml").unwrap_or_else(|e| panic!("{e}"));
+        let spec = crate::test_support::valid(BASE);
         assert!(spec.performance.is_none());
     }
 

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::*;
+use crate::test_support::{assert_starts, at, error, errors};
 
 const BASE: &str = r#"[artifact]
 name = "gemm"
@@ -18,43 +19,6 @@ name = "threads"
 kind = "concurrency"
 values = [1, 2, 4]
 "#;
-
-/// The diagnostics of an invalid spec, each as displayed.
-fn errors(text: &str) -> Vec<String> {
-    match Spec::parse(text, "dir/qualify.toml") {
-        Ok(spec) => panic!("expected errors, got {spec:#?}"),
-        Err(e) => e.diagnostics().iter().map(ToString::to_string).collect(),
-    }
-}
-
-/// The single diagnostic of an invalid spec.
-fn error(text: &str) -> String {
-    let errors = errors(text);
-    assert_eq!(errors.len(), 1, "{errors:#?}");
-    errors.into_iter().next().unwrap_or_default()
-}
-
-/// `dir/qualify.toml:line:col: error: ` for the `nth` occurrence of `needle` (plus `shift`
-/// characters), computed independently of the crate's own conversion.
-fn at(text: &str, needle: &str, nth: usize, shift: usize) -> String {
-    let offset = text
-        .match_indices(needle)
-        .nth(nth)
-        .map(|(i, _)| i)
-        .unwrap_or_else(|| panic!("`{needle}` #{nth} not in text"));
-    let line = text[..offset].lines().count() + usize::from(text[..offset].ends_with('\n'));
-    let line = line.max(1);
-    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    let column = text[line_start..offset].chars().count() + 1 + shift;
-    format!("dir/qualify.toml:{line}:{column}: error: ")
-}
-
-fn assert_starts(diagnostic: &str, prefix: &str, message: &str) {
-    assert!(
-        diagnostic.starts_with(&format!("{prefix}{message}")),
-        "expected `{prefix}{message}…`, got:\n{diagnostic}"
-    );
-}
 
 #[test]
 fn base_spec_is_valid() {

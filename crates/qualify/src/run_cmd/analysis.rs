@@ -171,7 +171,7 @@ fn performance(
             .references
             .iter()
             .map(|r| perf::Reference {
-                params: r.params.iter().map(|(k, v)| (k, v.clone())).collect(),
+                params: r.params.clone(),
                 metric: r.metric.clone(),
                 reference: r.reference,
                 lower: r.lower,
