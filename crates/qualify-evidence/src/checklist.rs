@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::claim::ClaimLevel;
+use crate::claimed::ClaimedAxis;
 use crate::gap::Gap;
 use crate::record::{Cell, FunctionalRun, RunRecord, value_text};
 use crate::region::{DimensionCoverage, Tested};
@@ -54,11 +55,12 @@ pub fn answer(
     tested: &Tested,
     dimensions: &[DimensionCoverage],
     gaps: &[Gap],
+    claimed: &[ClaimedAxis],
 ) -> Checklist {
     Checklist {
         claim: claim(record.claim),
         target_only_facts: target_only(dimensions, gaps),
-        examined_facts: examined(record, tested),
+        examined_facts: examined(record, tested, claimed),
         assumptions: assumptions(record, tested, gaps),
         failure_behaviour: failure_behaviour(record),
         traceability: traceability(record, tested),
@@ -98,7 +100,7 @@ fn target_only(dimensions: &[DimensionCoverage], gaps: &[Gap]) -> Vec<String> {
     out
 }
 
-fn examined(record: &RunRecord, tested: &Tested) -> Vec<String> {
+fn examined(record: &RunRecord, tested: &Tested, claimed: &[ClaimedAxis]) -> Vec<String> {
     let mut out = Vec::new();
     if let FunctionalRun::Ran(f) = &record.functional {
         let junit = match f.junit {
@@ -139,6 +141,16 @@ fn examined(record: &RunRecord, tested: &Tested) -> Vec<String> {
     }
     for b in &record.boundaries {
         out.push(format!("boundary: {}", boundary_text(b)));
+    }
+    for c in claimed.iter().filter(|c| c.bound.is_some()) {
+        out.push(format!("claimed region: {}", c.claims));
+        if let Some(h) = &c.headroom {
+            let required = c
+                .required_headroom
+                .map(|r| format!(" (required: {r}×)"))
+                .unwrap_or_default();
+            out.push(format!("headroom: {}{required}", h.describe(&c.axis)));
+        }
     }
     out.push(format!(
         "machine: {} with {} core(s) allowed of {} online, {}, enforcement backend {}",
@@ -348,6 +360,8 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
     }
 }
 
+/// Every row reads the record the receipt itself carries — the environment fingerprint, the
+/// process trace, the cells — so no row can contradict the layers or the fingerprint.
 fn traceability(record: &RunRecord, tested: &Tested) -> Vec<TraceItem> {
     let item = |item: &str, recorded: bool, detail: String| TraceItem {
         item: item.to_string(),
@@ -365,6 +379,146 @@ fn traceability(record: &RunRecord, tested: &Tested) -> Vec<TraceItem> {
             ),
         ),
     };
+    let fp = record.environment.as_ref();
+    let tools = match fp.map(|f| &f.tools) {
+        Some(tools) if !tools.is_empty() => {
+            let listed: Vec<String> = tools
+                .iter()
+                .map(|t| match &t.version {
+                    Some(v) => format!("`{}`: {v}", t.command),
+                    None => format!("`{}`: {}", t.command, t.status),
+                })
+                .collect();
+            let all_ok = tools.iter().all(|t| t.version.is_some());
+            item(
+                "tools",
+                all_ok,
+                format!(
+                    "qualify {}; {}{}",
+                    record.qualify_version,
+                    listed.join("; "),
+                    if all_ok {
+                        ""
+                    } else {
+                        " (a tool's version could not be read)"
+                    }
+                ),
+            )
+        }
+        Some(_) => item(
+            "tools",
+            false,
+            format!(
+                "qualify {}; no toolchain command was fingerprinted (list them in [environment] tools)",
+                record.qualify_version
+            ),
+        ),
+        None => item(
+            "tools",
+            false,
+            format!(
+                "qualify {}; other toolchain versions are not recorded",
+                record.qualify_version
+            ),
+        ),
+    };
+    let environment = match fp {
+        Some(f) => item(
+            "environment",
+            true,
+            format!(
+                "{} (kernel {}), {}, cgroup {}, backend {}; {} environment variable(s) recorded, {} redacted{}",
+                f.os.name.as_deref().unwrap_or("unknown OS"),
+                f.os.kernel_release.as_deref().unwrap_or("unknown"),
+                f.architecture,
+                f.cgroup_version,
+                f.backend,
+                f.env.len(),
+                f.redacted.len(),
+                match &f.git {
+                    Some(g) => format!(
+                        "; git {}{}",
+                        g.commit
+                            .as_deref()
+                            .map(|c| &c[..c.len().min(12)])
+                            .unwrap_or("?"),
+                        if g.dirty == Some(true) {
+                            " (dirty)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None => String::new(),
+                }
+            ),
+        ),
+        None => item(
+            "environment",
+            false,
+            format!(
+                "only host `{}` and enforcement backend `{}` are recorded; no OS, kernel or environment fingerprint",
+                tested.hostname, tested.backend
+            ),
+        ),
+    };
+    let memory = tested
+        .memory_bytes
+        .map(|m| format!(", {}", format_bytes(m)))
+        .unwrap_or_default();
+    let hardware = match fp.and_then(|f| f.cpu_model.as_deref()) {
+        Some(model) => item(
+            "hardware",
+            true,
+            format!(
+                "{model}; {} core(s) online, {} node(s){memory}",
+                tested.cores_online, tested.nodes
+            ),
+        ),
+        None => item(
+            "hardware",
+            false,
+            format!(
+                "{} core(s) online, {} node(s){memory}; CPU model not recorded",
+                tested.cores_online, tested.nodes
+            ),
+        ),
+    };
+    let dependencies = match fp.map(|f| &f.lockfiles) {
+        Some(locks) if !locks.is_empty() => item(
+            "dependencies",
+            true,
+            locks
+                .iter()
+                .map(|l| format!("{} sha256:{}", l.path, l.sha256))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        Some(_) => item(
+            "dependencies",
+            false,
+            "no lockfile was found in the artifact's workdir: dependency versions are not pinned by this receipt".to_string(),
+        ),
+        None => item(
+            "dependencies",
+            false,
+            "dependency versions and lockfile digests are not recorded".to_string(),
+        ),
+    };
+    let model = match &record.process.trace {
+        Some(t) => item(
+            "model_and_prompts",
+            true,
+            format!(
+                "development trace {} sha256:{} ({} event(s))",
+                t.path, t.sha256, t.events
+            ),
+        ),
+        None => item(
+            "model_and_prompts",
+            false,
+            "no development trace was supplied".to_string(),
+        ),
+    };
     let cells = record.cells.len();
     vec![
         artifact,
@@ -373,45 +527,11 @@ fn traceability(record: &RunRecord, tested: &Tested) -> Vec<TraceItem> {
             true,
             format!("{} sha256:{}", record.spec.path, record.spec.sha256),
         ),
-        item(
-            "tools",
-            true,
-            format!(
-                "qualify {}; other toolchain versions are not recorded",
-                record.qualify_version
-            ),
-        ),
-        item(
-            "environment",
-            false,
-            format!(
-                "only host `{}` and enforcement backend `{}` are recorded; no OS, kernel or environment fingerprint",
-                tested.hostname, tested.backend
-            ),
-        ),
-        item(
-            "hardware",
-            false,
-            format!(
-                "{} core(s) online, {} node(s){}; CPU model not recorded",
-                tested.cores_online,
-                tested.nodes,
-                tested
-                    .memory_bytes
-                    .map(|m| format!(", {}", format_bytes(m)))
-                    .unwrap_or_default()
-            ),
-        ),
-        item(
-            "dependencies",
-            false,
-            "dependency versions and lockfile digests are not recorded".to_string(),
-        ),
-        item(
-            "model_and_prompts",
-            false,
-            "no development trace was supplied".to_string(),
-        ),
+        tools,
+        environment,
+        hardware,
+        dependencies,
+        model,
         item(
             "measurements",
             cells > 0,

@@ -12,6 +12,7 @@
 
 pub mod checklist;
 pub mod claim;
+pub mod claimed;
 pub mod gap;
 pub mod holdout;
 pub mod layers;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::checklist::{self, Checklist};
+use crate::claimed::{self, ClaimedAxis};
 use crate::gap::{self, Gap, WaiverUse};
 use crate::layers::{self, LayerName, LayerStatus, Layers};
 use crate::policy::{self, Evidence, GateVerdict};
@@ -58,6 +59,9 @@ pub struct Predicate {
     pub layers: Layers,
     pub target: Target,
     pub tested: Tested,
+    /// Per axis, what the claim covers (up to the target's value, where it names one) and the
+    /// headroom found beyond it; `tested` is the explored region.
+    pub claimed_region: Vec<ClaimedAxis>,
     pub gap: Vec<Gap>,
     pub waivers: Vec<WaiverUse>,
     pub checklist: Checklist,
@@ -119,9 +123,24 @@ impl Evidence for Statement {
 pub fn build(record: &RunRecord) -> Statement {
     let tested = region::tested(record);
     let dimensions = region::dimensions(record, &tested);
-    let layers = layers::assess(record, &tested, &dimensions);
+    let claimed_region = claimed::region(record);
+    let layers = layers::assess(record, &tested, &dimensions, &claimed_region);
     let (gaps, waivers) = gap::compute(&record.target, &tested, &record.waivers);
-    let checklist = checklist::answer(record, &tested, &dimensions, &gaps);
+    let checklist = checklist::answer(record, &tested, &dimensions, &gaps, &claimed_region);
+    let cells = record
+        .cells
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            c.beyond_claim = !claimed::inside(&c, record);
+            c
+        })
+        .collect();
+    let boundaries = record
+        .boundaries
+        .iter()
+        .map(|b| claimed::with_headroom(b, record))
+        .collect();
     let mut predicate = Predicate {
         claim: GateVerdict {
             level: record.claim,
@@ -133,11 +152,12 @@ pub fn build(record: &RunRecord) -> Statement {
         layers,
         target: record.target.clone(),
         tested,
+        claimed_region,
         gap: gaps,
         waivers,
         checklist,
-        boundaries: record.boundaries.clone(),
-        cells: record.cells.clone(),
+        boundaries,
+        cells,
         run: RunInfo {
             artifact: record.artifact.clone(),
             spec: record.spec.clone(),

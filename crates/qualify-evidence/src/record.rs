@@ -2,7 +2,6 @@
 //! glue code (spec, planner, executor). This crate reads no spec and plans nothing; it only judges
 //! what the record says was run. Also owns output trimming for probe results kept in a receipt.
 
-use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use qualify_probe::{Outcome, ProbeResult};
@@ -33,6 +32,8 @@ pub struct RunRecord {
     pub material: Vec<Dimension>,
     /// `[[waiver]]` entries of the spec.
     pub waivers: Vec<Waiver>,
+    /// `[claim] headroom`: how far beyond the target the first failure must lie.
+    pub headroom: qualify_model::Headroom,
     pub functional: FunctionalRun,
     /// Held-out checks (`--holdout DIR`) and whether the spec requires them.
     pub holdout: crate::holdout::HoldoutRun,
@@ -75,33 +76,8 @@ pub struct FileDigest {
     pub sha256: String,
 }
 
-/// The environment the claim is about (`[target]`). Every field is optional.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Target {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cores: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_bytes: Option<u64>,
-    /// Threads/workers/clients the target runs with; defaults to `cores` when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub concurrency: Option<u64>,
-    /// Target workload per workload-axis name, e.g. `n → 1e6`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub workload: BTreeMap<String, f64>,
-}
-
-impl Target {
-    /// The concurrency the target runs with: `concurrency`, else `cores`.
-    pub fn effective_concurrency(&self) -> Option<u64> {
-        self.concurrency.or(self.cores)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self == &Target::default()
-    }
-}
+/// The environment the claim is about (`[target]`): the shared vocabulary's.
+pub use qualify_model::Target;
 
 /// Facts of the machine the run happened on.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,6 +169,10 @@ pub struct Cell {
     /// A regression control from the ledger (an earlier failure re-run), not a plan cell.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub control: bool,
+    /// Outside the claimed region (beyond a target value on some axis): explored to map the
+    /// envelope, not covered by the claim.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub beyond_claim: bool,
 }
 
 impl Cell {
@@ -204,7 +184,13 @@ impl Cell {
             result,
             boundary,
             control: false,
+            beyond_claim: false,
         }
+    }
+
+    /// The cell ended `ok`.
+    pub fn passed(&self) -> bool {
+        self.result.outcome == Outcome::Ok
     }
 
     /// The cell finished (was not cut short by qualify's own interruption).

@@ -183,7 +183,7 @@ pub fn tested(record: &RunRecord) -> Tested {
     }
 }
 
-fn examine_axis(axis: &AxisDecl, completed: &[&Cell]) -> ExaminedAxis {
+pub(crate) fn examine_axis(axis: &AxisDecl, completed: &[&Cell]) -> ExaminedAxis {
     let mut values: Vec<ParamValue> = Vec::new();
     let mut cells = 0;
     for cell in completed {

@@ -69,6 +69,29 @@ impl FromStr for ClaimLevel {
     }
 }
 
+/// The headroom a claim demands beyond its target values: factors ≥ 1 by which the first
+/// failure must lie beyond the target (`[claim] headroom`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Headroom {
+    /// `headroom = 1.5`: every axis with a target value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all: Option<f64>,
+    /// `headroom = { n = 2.0 }`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub axes: std::collections::BTreeMap<String, f64>,
+}
+
+impl Headroom {
+    /// The factor demanded along `axis` (measured only where the target names a value).
+    pub fn for_axis(&self, axis: &str) -> Option<f64> {
+        self.axes.get(axis).copied().or(self.all)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.all.is_none() && self.axes.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,8 @@
 //! planner, the probe, the analysis and the evidence speak of one thing each instead of
 //! converting between copies: [`ClaimLevel`], [`AxisKind`] and [`Dimension`]; axis values and
 //! cell parameters ([`Value`], [`Params`]); a metric's direction ([`Better`]); how a run ended
-//! ([`Outcome`], with the one table renderers draw outcomes with); and one digest format
+//! ([`Outcome`], with the one table renderers draw outcomes with); the environment a claim is
+//! about ([`Target`]) and which target value bounds each axis's claimed region; and one digest format
 //! ([`sha256_hex`]).
 
 mod axis;
@@ -10,11 +11,13 @@ mod better;
 mod claim;
 pub mod digest;
 pub mod outcome;
+pub mod target;
 mod value;
 
 pub use axis::{AxisKind, Dimension};
 pub use better::Better;
-pub use claim::ClaimLevel;
+pub use claim::{ClaimLevel, Headroom};
 pub use digest::sha256_hex;
 pub use outcome::Outcome;
+pub use target::{Bound, Harder, Target};
 pub use value::{Params, Value};

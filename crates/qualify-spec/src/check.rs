@@ -56,6 +56,22 @@ impl<'a> Checker<'a> {
             .push(diagnostic_at(self.text, self.path, offset, message, help));
     }
 
+    /// The span of key `key` inside an inline table spanning `table` (`{ n = 2.0 }`), found in
+    /// the text; the table's own span when the key cannot be found (quoted or dotted keys).
+    pub fn key_span(&self, table: Range<usize>, key: &str) -> Range<usize> {
+        let inner = self.text.get(table.clone()).unwrap_or("");
+        let bytes = inner.as_bytes();
+        for (i, _) in inner.match_indices(key) {
+            let before_ok = i == 0 || !is_key_char(bytes[i - 1]);
+            let rest = inner[i + key.len()..].trim_start();
+            if before_ok && rest.starts_with('=') {
+                let start = table.start + i;
+                return start..start + key.len();
+            }
+        }
+        table
+    }
+
     /// `"line:col"` of a byte offset, for help lines that point elsewhere.
     pub fn position(&self, offset: usize) -> String {
         let (line, column) = crate::error::line_col(self.text, offset);
@@ -254,6 +270,10 @@ impl<'a> Checker<'a> {
 }
 
 /// How a TOML value is named in messages: `integer `3``, `string "x"`, `array`.
+fn is_key_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
 pub(crate) fn describe(value: &Value) -> String {
     match value {
         Value::String(s) => format!("string {s:?}"),

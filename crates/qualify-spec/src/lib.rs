@@ -11,6 +11,7 @@ mod artifact;
 mod axis;
 mod check;
 mod claim;
+mod coherence;
 mod command;
 mod environment;
 mod error;
@@ -27,7 +28,7 @@ mod waiver;
 
 pub use artifact::Artifact;
 pub use axis::{Axis, AxisKind, Domain, MAX_SWEEP_POINTS, Search, Value};
-pub use claim::{Claim, ClaimLevel};
+pub use claim::{Claim, ClaimLevel, Headroom};
 pub use command::{CommandLine, SHELL};
 pub use environment::{Environment, Reproducibility};
 pub use error::{Diagnostic, SpecError};

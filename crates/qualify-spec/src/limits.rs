@@ -59,12 +59,12 @@ pub(crate) struct RawLimits {
 }
 
 pub(crate) fn check(raw: RawLimits, ck: &mut Checker<'_>) -> SpecLimits {
-    SpecLimits {
+    let limits = SpecLimits {
         memory_bytes: raw.memory.and_then(|m| ck.size(&m)),
         cpus: raw.cpus.and_then(|c| ck.cpus(&c)),
         pids: raw.pids.and_then(|p| ck.positive(&p, "limits.pids")),
-        timeout: raw.timeout.and_then(|t| ck.duration(&t)),
-        stall: raw.stall.and_then(|s| ck.duration(&s)),
+        timeout: raw.timeout.as_ref().and_then(|t| ck.duration(t)),
+        stall: raw.stall.as_ref().and_then(|s| ck.duration(s)),
         progress: raw
             .progress
             .and_then(|p| match Progress::from_str(p.get_ref()) {
@@ -74,7 +74,31 @@ pub(crate) fn check(raw: RawLimits, ck: &mut Checker<'_>) -> SpecLimits {
                     None
                 }
             }),
+    };
+    // The stall window must fit in the deadline, or a deadlock is only ever a timeout.
+    let probe = limits.to_probe_limits();
+    if probe.stall_seconds >= probe.timeout_seconds {
+        let show = |s: f64| humantime::format_duration(Duration::from_secs_f64(s)).to_string();
+        let (stall, timeout) = (show(probe.stall_seconds), show(probe.timeout_seconds));
+        let (span, which) = match (&raw.stall, &raw.timeout) {
+            (Some(s), _) => (s.span(), "limits.stall"),
+            (None, Some(t)) => (t.span(), "limits.timeout"),
+            (None, None) => (0..0, "limits"),
+        };
+        let defaulted = if raw.stall.is_none() {
+            " (the default)"
+        } else {
+            ""
+        };
+        ck.error_help(
+            span,
+            format!(
+                "{which}: the stall window {stall}{defaulted} is not shorter than the timeout {timeout}: a deadlock or livelock could never be recognised before the deadline"
+            ),
+            "make stall shorter than timeout, e.g. a stall of a tenth of the timeout",
+        );
     }
+    limits
 }
 
 #[cfg(test)]

@@ -197,7 +197,12 @@ fn axis_names(axes: &[Axis]) -> String {
         .join(", ")
 }
 
-pub(crate) fn check(raw: RawPerformance, axes: &[Axis], ck: &mut Checker<'_>) -> Performance {
+/// The section, with the span of each accepted expectation's `axis` (for `coherence.rs`).
+pub(crate) fn check(
+    raw: RawPerformance,
+    axes: &[Axis],
+    ck: &mut Checker<'_>,
+) -> (Performance, Vec<std::ops::Range<usize>>) {
     let repeat = raw
         .repeat
         .as_ref()
@@ -272,6 +277,7 @@ pub(crate) fn check(raw: RawPerformance, axes: &[Axis], ck: &mut Checker<'_>) ->
     }
 
     let mut expects = Vec::new();
+    let mut expect_spans = Vec::new();
     for e in raw.expect {
         known_metric(&e.metric, &metrics, "performance.expect", ck);
         let axis = axes.iter().find(|a| &a.name == e.axis.get_ref());
@@ -348,6 +354,7 @@ pub(crate) fn check(raw: RawPerformance, axes: &[Axis], ck: &mut Checker<'_>) ->
             }
         };
         if let Some(rule) = rule {
+            expect_spans.push(e.axis.span());
             expects.push(PerfExpect {
                 axis: e.axis.get_ref().clone(),
                 metric: e.metric.get_ref().clone(),
@@ -441,14 +448,17 @@ pub(crate) fn check(raw: RawPerformance, axes: &[Axis], ck: &mut Checker<'_>) ->
         }
     }
 
-    Performance {
-        repeat,
-        warmup,
-        regression,
-        metrics,
-        expects,
-        references,
-    }
+    (
+        Performance {
+            repeat,
+            warmup,
+            regression,
+            metrics,
+            expects,
+            references,
+        },
+        expect_spans,
+    )
 }
 
 fn in_domain(axis: &Axis, v: &Value) -> bool {
@@ -477,7 +487,7 @@ level = "trial"
 [[axis]]
 name = "n"
 kind = "workload"
-values = [1024, 2048, 4096]
+values = [1024, 2048, 4096, 8192, 16384]
 
 [[axis]]
 name = "threads"

@@ -11,6 +11,7 @@ use crate::artifact::{self, Artifact, RawArtifact};
 use crate::axis::{self, Axis, RawAxis, Value};
 use crate::check::{Checker, PlaceholderUse};
 use crate::claim::{Claim, ClaimLevel, RawClaim};
+use crate::coherence;
 use crate::environment::{self, Environment, RawEnvironment, RawReproducibility, Reproducibility};
 use crate::error::{SpecError, from_toml};
 use crate::executor::{self, Executor, RawExecutor};
@@ -166,6 +167,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
     let mut ck = Checker::new(text, path);
 
     let level = raw.claim.level;
+    let headroom = crate::claim::check_headroom(raw.claim.headroom, &mut ck);
     let checked = artifact::check(raw.artifact, dir, &mut ck);
     if check_fs {
         let workdir = &checked.artifact.workdir;
@@ -182,7 +184,10 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
             );
         }
     }
-    let target = raw.target.map(|t| target::check(t, &mut ck));
+    let (target, workload_spans) = match raw.target.map(|t| target::check(t, &mut ck)) {
+        Some((t, spans)) => (Some(t), spans),
+        None => (None, Default::default()),
+    };
     let functional = raw
         .functional
         .map(|f| functional::check(f, &checked.artifact.workdir, &mut ck));
@@ -193,9 +198,19 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
     let declared: BTreeSet<String> = raw.axis.iter().map(|a| a.name().to_string()).collect();
     let axes = axis::check_all(raw.axis, &mut ck);
     let waivers = waiver::check(raw.waiver, &mut ck);
-    let performance = raw
+    let (performance, expect_spans) = match raw
         .performance
-        .map(|p| performance::check(p, &axes_of(&axes), &mut ck));
+        .map(|p| performance::check(p, &axes_of(&axes), &mut ck))
+    {
+        Some((p, spans)) => (Some(p), spans),
+        None => (None, Vec::new()),
+    };
+    coherence::headroom(&headroom, target.as_ref(), &axes, &mut ck);
+    coherence::waivers(&waivers, target.as_ref(), &mut ck);
+    coherence::target_workload(&workload_spans, &axes, &mut ck);
+    if let Some(p) = &performance {
+        coherence::performance(p, &expect_spans, &axes, &mut ck);
+    }
     let executor = raw
         .executor
         .map(|e| executor::check(e, &mut ck))
@@ -260,12 +275,13 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         artifact: checked.artifact,
         claim: Claim {
             level: level.into_inner(),
+            headroom: headroom.headroom,
         },
         target,
         functional,
         limits,
         axes: axes.into_iter().map(|a| a.axis).collect(),
-        waivers,
+        waivers: waivers.into_iter().map(|(w, _)| w).collect(),
         performance,
         executor,
         environment,

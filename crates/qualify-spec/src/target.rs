@@ -4,21 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::{Spanned, Value};
 
 use crate::check::Checker;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Target {
-    pub cores: Option<u64>,
-    pub nodes: Option<u64>,
-    pub memory_bytes: Option<u64>,
-    /// Threads/workers/clients the target runs with (the gap uses `cores` when absent).
-    pub concurrency: Option<u64>,
-    /// Target workload per workload-axis name.
-    pub workload: BTreeMap<String, f64>,
-}
+/// The target environment (the shared vocabulary's).
+pub use qualify_model::Target;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,8 +22,18 @@ pub(crate) struct RawTarget {
     workload: Option<BTreeMap<String, Spanned<Value>>>,
 }
 
-pub(crate) fn check(raw: RawTarget, ck: &mut Checker<'_>) -> Target {
-    Target {
+/// The target, with the span of each `workload` entry's value (for the cross-checks).
+pub(crate) fn check(
+    raw: RawTarget,
+    ck: &mut Checker<'_>,
+) -> (Target, BTreeMap<String, std::ops::Range<usize>>) {
+    let spans = raw
+        .workload
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.span()))
+        .collect();
+    let target = Target {
         cores: raw.cores.and_then(|c| ck.positive(&c, "target.cores")),
         nodes: raw.nodes.and_then(|n| ck.positive(&n, "target.nodes")),
         memory_bytes: raw.memory.and_then(|m| ck.size(&m)),
@@ -61,5 +63,6 @@ pub(crate) fn check(raw: RawTarget, ck: &mut Checker<'_>) -> Target {
                 }
             })
             .collect(),
-    }
+    };
+    (target, spans)
 }

@@ -883,3 +883,101 @@ fn load_resolves_workdir_against_the_spec_directory() {
     )));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Contradictions between sections are errors at the place that contradicts, with a fix.
+#[test]
+fn contradictions_between_sections_are_errors() {
+    // stall ≥ timeout: the stall window could never fire.
+    let text = format!("{BASE}\n[limits]\ntimeout = \"1s\"\nstall = \"10s\"\n");
+    assert_starts(
+        &error(&text),
+        &at(&text, "\"10s\"", 0, 0),
+        "limits.stall: the stall window 10s is not shorter than the timeout 1s",
+    );
+    // With the default stall (10s), a short timeout points at the timeout.
+    let text = format!("{BASE}\n[limits]\ntimeout = \"5s\"\n");
+    let e = error(&text);
+    assert_starts(
+        &e,
+        &at(&text, "\"5s\"", 0, 0),
+        "limits.timeout: the stall window 10s (the default) is not shorter than the timeout 5s",
+    );
+    assert!(e.contains("help: make stall shorter than timeout"), "{e}");
+
+    // A waiver for a gap the target cannot produce.
+    let text = format!(
+        "{BASE}\n[target]\ncores = 8\n\n[[waiver]]\ngap = \"nodes\"\nreason = \"one node\"\n"
+    );
+    let e = error(&text);
+    assert_starts(
+        &e,
+        &at(&text, "\"nodes\"", 0, 0),
+        "waiver names gap `nodes`, which this spec's [target] cannot produce",
+    );
+    assert!(
+        e.contains("the gaps this target can have: cores, concurrency"),
+        "{e}"
+    );
+    let text = format!("{BASE}\n[[waiver]]\ngap = \"cores\"\nreason = \"r\"\n");
+    assert!(error(&text).contains("this spec's target can have no gap"));
+
+    // A target workload entry on an axis of another kind.
+    let text = format!("{BASE}\n[target]\nworkload = {{ threads = 8 }}\n");
+    assert_starts(
+        &error(&text),
+        &at(&text, "8 }", 0, 0),
+        "target.workload.threads: axis `threads` is a concurrency axis, not a workload axis",
+    );
+
+    // Headroom with nothing to measure it from, on a memory axis, or below 1.
+    let with_n = "[artifact]\nname = \"a\"\ncommand = \"./a {n}\"\n\n[claim]\nlevel = \"trial\"\nheadroom = { n = 2.0 }\n\n[[axis]]\nname = \"n\"\nkind = \"workload\"\nvalues = [1, 2]\n";
+    assert_starts(
+        &error(with_n),
+        &at(with_n, "n = 2.0", 0, 0),
+        "claim.headroom.n: [target] names no value for axis `n`",
+    );
+    let ok = format!("{with_n}\n[target]\nworkload = {{ n = 2 }}\n");
+    let spec = crate::test_support::valid(&ok);
+    assert_eq!(spec.claim.headroom.for_axis("n"), Some(2.0));
+    assert_eq!(spec.claim.headroom.for_axis("m"), None);
+    let low = ok.replace("n = 2.0", "n = 0.5");
+    assert!(error(&low).contains("claim.headroom.n must be at least 1, found 0.5"));
+    let all = format!("{BASE}\n[claim]\n").replace(
+        "[claim]\nlevel = \"trial\"\n",
+        "[claim]\nlevel = \"trial\"\nheadroom = 1.5\n",
+    );
+    let all = all.trim_end_matches("\n[claim]\n").to_string();
+    assert!(
+        error(&all).contains("claim.headroom: no axis has a target value"),
+        "{all}"
+    );
+    let mem = "[artifact]\nname = \"a\"\ncommand = \"./a\"\n\n[claim]\nlevel = \"trial\"\nheadroom = { mem = 2 }\n\n[target]\nmemory = \"1GiB\"\n\n[[axis]]\nname = \"mem\"\nkind = \"memory\"\nvalues = [\"64MiB\", \"128MiB\"]\n";
+    assert!(error(mem).contains("`mem` is a memory axis, where smaller is harder"));
+
+    // Two expectations on one curve; an efficiency that is never computed; a model that can
+    // never be fitted.
+    let perf = "[artifact]\nname = \"a\"\ncommand = \"./a {n} {threads}\"\n\n[claim]\nlevel = \"trial\"\n\n[[axis]]\nname = \"n\"\nkind = \"workload\"\nvalues = [1, 2, 4, 8, 16]\n\n[[axis]]\nname = \"threads\"\nkind = \"concurrency\"\nvalues = [1, 2]\n\n[performance]\n";
+    let dup = format!(
+        "{perf}\n[[performance.expect]]\naxis = \"n\"\nmetric = \"wall\"\nmax_exponent = 1.2\n\n[[performance.expect]]\naxis = \"n\"\nmetric = \"wall\"\nmax_exponent = 2.0\n"
+    );
+    let e = error(&dup);
+    assert_starts(
+        &e,
+        &at(&dup, "\"n\"", 2, 0),
+        "a second [[performance.expect]] on axis `n` and metric `wall`",
+    );
+    assert!(e.contains("the first is at 21:8"), "{e}");
+    let cpu = format!(
+        "{perf}\n[[performance.expect]]\naxis = \"threads\"\nmetric = \"cpu\"\nmin_efficiency = 0.5\n"
+    );
+    assert!(error(&cpu).contains("min_efficiency of `cpu` is never measured"));
+    let few = format!(
+        "{perf}\n[[performance.expect]]\naxis = \"n\"\nmetric = \"wall\"\nmax_exponent = 1.2\n"
+    )
+    .replace("[1, 2, 4, 8, 16]", "[1, 2, 4]");
+    assert!(
+        error(&few).contains(
+            "max_exponent along `n` is never judged: a scaling model needs 5 distinct values and the axis has 3"
+        )
+    );
+}

@@ -1,8 +1,9 @@
 //! `[[waiver]]`: a target gap the user accepts by name, with the reason. Kept for the gate;
-//! this crate only checks that both fields are present and non-empty and that no gap is waived
-//! twice.
+//! this module checks that both fields are present and non-empty and that no gap is waived
+//! twice (`coherence.rs` checks that the named gap can arise from `[target]`).
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -23,7 +24,8 @@ pub(crate) struct RawWaiver {
     reason: Spanned<String>,
 }
 
-pub(crate) fn check(raw: Vec<RawWaiver>, ck: &mut Checker<'_>) -> Vec<Waiver> {
+/// The waivers, each with the span of its `gap` value (for the cross-checks against `[target]`).
+pub(crate) fn check(raw: Vec<RawWaiver>, ck: &mut Checker<'_>) -> Vec<(Waiver, Range<usize>)> {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     raw.into_iter()
         .map(|w| {
@@ -35,7 +37,7 @@ pub(crate) fn check(raw: Vec<RawWaiver>, ck: &mut Checker<'_>) -> Vec<Waiver> {
             } else {
                 seen.insert(gap.clone(), w.gap.span().start);
             }
-            Waiver { gap, reason }
+            (Waiver { gap, reason }, w.gap.span())
         })
         .collect()
 }

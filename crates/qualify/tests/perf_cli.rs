@@ -144,7 +144,11 @@ fn exponents_of_linear_and_quadratic_programs_are_recovered() {
 fn timed_out_runs_are_censored_and_a_baseline_is_compared() {
     let perf_section = "repeat = 3\nwarmup = 0\nregression = 0.5\n";
     let mut text = spec("quadratic", "[1000, 2000, 40000]", perf_section);
-    text = text.replace("timeout = \"30s\"", "timeout = \"300ms\"");
+    // The stall window must be shorter than the deadline (a spec error otherwise).
+    text = text.replace(
+        "timeout = \"30s\"",
+        "timeout = \"300ms\"\nstall = \"250ms\"",
+    );
     let dir = workspace("censored", &text);
     let out = run(&dir, &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -1260,6 +1260,7 @@ command = "true"
 
 [limits]
 timeout = "2s"
+stall = "1s"
 
 [[axis]]
 name = "n"

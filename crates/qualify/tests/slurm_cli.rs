@@ -267,7 +267,7 @@ fn a_timeout_inside_a_job_is_a_timeout() {
         &dir,
         &spec(
             "sleep {s}",
-            "timeout = \"2s\"\nstall = \"30s\"",
+            "timeout = \"2s\"\nstall = \"1s\"",
             "[[axis]]\nname = \"s\"\nkind = \"workload\"\nvalues = [60]\n",
         ),
         &[],
@@ -356,7 +356,7 @@ fn ctrl_c_cancels_the_runs_jobs() {
         dir.join("qualify.toml"),
         spec(
             "sleep {s}",
-            "timeout = \"120s\"\nstall = \"120s\"",
+            "timeout = \"120s\"\nstall = \"60s\"",
             "[[axis]]\nname = \"s\"\nkind = \"workload\"\nvalues = [100, 101, 102]\n",
         ),
     )

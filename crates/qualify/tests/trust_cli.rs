@@ -415,9 +415,24 @@ fn gap_and_waivers_reach_the_receipt_and_the_gate_output() {
     );
     assert!(!g.contains("waiver"), "{g}");
 
-    // With waivers: applied ones are listed and no longer reasons; a waiver naming no gap is
-    // listed as not applied.
-    let waivers = "\n[[waiver]]\ngap = \"cores\"\nreason = \"the target box is not available\"\n\n[[waiver]]\ngap = \"workload.n\"\nreason = \"n = 1000 is covered by the vendor's tests\"\n\n[[waiver]]\ngap = \"nodes\"\nreason = \"single node\"\n";
+    // A waiver for a gap this target cannot produce is a spec error (exit 2, located).
+    let impossible = "\n[[waiver]]\ngap = \"nodes\"\nreason = \"single node\"\n";
+    std::fs::write(
+        dir.join("qualify.toml"),
+        format!("{spec}{target}{impossible}"),
+    )
+    .unwrap();
+    let bad = qualify(dir, &["run", "qualify.toml", "--receipt", "x.json"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("waiver names gap `nodes`, which this spec's [target] cannot produce"),
+        "{err}"
+    );
+    // With waivers: applied ones are listed and no longer reasons; a waiver for a gap that can
+    // arise but did not in this run is listed as not applied.
+    let target = format!("{target}memory = \"1GiB\"\n");
+    let waivers = "\n[[waiver]]\ngap = \"cores\"\nreason = \"the target box is not available\"\n\n[[waiver]]\ngap = \"workload.n\"\nreason = \"n = 1000 is covered by the vendor's tests\"\n\n[[waiver]]\ngap = \"memory\"\nreason = \"the box has less memory\"\n";
     std::fs::write(dir.join("qualify.toml"), format!("{spec}{target}{waivers}")).unwrap();
     expect(
         &qualify(dir, &["run", "qualify.toml", "--receipt", "b.json"]),
@@ -440,7 +455,7 @@ fn gap_and_waivers_reach_the_receipt_and_the_gate_output() {
         "{g}"
     );
     assert!(
-        g.contains("waiver nodes: single node (NOT applied: no gap named `nodes`"),
+        g.contains("waiver memory: the box has less memory (NOT applied: no gap named `memory`"),
         "{g}"
     );
 }

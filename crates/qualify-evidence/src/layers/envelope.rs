@@ -1,7 +1,10 @@
-//! The envelope layer: which failures occur, or not, inside the region the cells examined.
-//! `failed` if any completed cell failed; `not_run` if no cell completed; `partial` if every
-//! completed cell passed but a material dimension, a declared value or a planned cell stayed
-//! unexamined (an interrupted run is at best `partial`); `closed` otherwise.
+//! The envelope layer: which failures occur, or not, inside the claimed region the cells
+//! examined. `failed` if a completed cell inside the claimed region failed, or the headroom
+//! `[claim]` demands was measured short; `not_run` if no cell completed; `partial` if every
+//! claimed cell passed but a material dimension, a claimed value, a planned cell or a demanded
+//! headroom stayed unexamined (an interrupted run is at best `partial`); `closed` otherwise.
+//! Failures beyond the claimed region (found while mapping the envelope past a target value)
+//! never fail the layer: they are boundaries, stated with their headroom.
 
 use std::collections::BTreeMap;
 
@@ -9,6 +12,7 @@ use qualify_probe::{Flag, Outcome};
 use serde_json::{Value, json};
 
 use super::{Layer, LayerName, LayerStatus};
+use crate::claimed::{self, ClaimedAxis, HeadroomFinding};
 use crate::record::{Cell, FunctionalRun, RunRecord};
 use crate::region::{DimensionCoverage, Tested};
 
@@ -16,25 +20,59 @@ use crate::region::{DimensionCoverage, Tested};
 const NAMED_IN_SUMMARY: usize = 3;
 
 /// Assess the envelope layer of `record`.
-pub fn assess(record: &RunRecord, tested: &Tested, dimensions: &[DimensionCoverage]) -> Layer {
+pub fn assess(
+    record: &RunRecord,
+    tested: &Tested,
+    dimensions: &[DimensionCoverage],
+    claimed: &[ClaimedAxis],
+) -> Layer {
     let completed: Vec<&Cell> = record.cells.iter().filter(|c| c.completed()).collect();
-    let failing: Vec<&Cell> = completed
+    let (failing, failing_beyond): (Vec<&Cell>, Vec<&Cell>) = completed
         .iter()
         .copied()
-        .filter(|c| c.result.outcome != Outcome::Ok)
-        .collect();
+        .filter(|c| !c.passed())
+        .partition(|c| claimed::inside(c, record));
 
     let mut untested: Vec<String> = dimensions
         .iter()
         .filter(|d| !d.examined)
         .map(|d| format!("{}: {} ({})", d.dimension, d.detail, d.material_because))
         .collect();
-    untested.extend(
-        tested
-            .axes
-            .iter()
-            .filter_map(|a| a.unexamined.as_ref().map(|u| format!("{}: {u}", a.name))),
-    );
+    untested.extend(record.axes.iter().zip(claimed).filter_map(|(axis, c)| {
+        claimed::unexamined(axis, c.bound.as_ref(), &completed)
+            .map(|u| format!("{}: {u}", axis.name))
+    }));
+    let mut short: Vec<String> = Vec::new();
+    for c in claimed {
+        let Some(required) = c.required_headroom else {
+            continue;
+        };
+        match &c.headroom {
+            Some(HeadroomFinding::Failure {
+                ratio,
+                first_fail,
+                outcome,
+                source,
+            // A failure at or inside the target already fails the layer as a claimed cell.
+            }) if *ratio > 1.0 && *ratio < required => short.push(format!(
+                "headroom along {}: {outcome} at {}={} ({source}) is {ratio:.2}× the target, below the required {required}×",
+                c.axis,
+                c.axis,
+                crate::record::param_text(first_fail)
+            )),
+            Some(HeadroomFinding::NoFailure { at_least, .. }) if *at_least < required => {
+                untested.push(format!(
+                    "headroom along {}: no failure up to {at_least:.2}× the target; the required {required}× was not examined",
+                    c.axis
+                ))
+            }
+            None => untested.push(format!(
+                "headroom along {}: nothing beyond the target was examined; the required {required}× is not established",
+                c.axis
+            )),
+            Some(_) => {}
+        }
+    }
     if tested.cells_interrupted > 0 {
         untested.push(format!(
             "{} cell(s) interrupted before they finished",
@@ -66,6 +104,12 @@ pub fn assess(record: &RunRecord, tested: &Tested, dimensions: &[DimensionCovera
             "detail": c.result.detail,
             "boundary": c.boundary,
         })).collect::<Vec<_>>(),
+        "failing_beyond_claim": failing_beyond.iter().map(|c| json!({
+            "params": c.params,
+            "outcome": c.result.outcome,
+            "boundary": c.boundary,
+        })).collect::<Vec<_>>(),
+        "headroom_short": short,
         "flagged": flagged,
         "dimensions": dimensions,
         "keep_going": record.keep_going,
@@ -102,6 +146,20 @@ pub fn assess(record: &RunRecord, tested: &Tested, dimensions: &[DimensionCovera
     } else {
         ""
     };
+    let inside: Vec<&Cell> = completed
+        .iter()
+        .copied()
+        .filter(|c| claimed::inside(c, record))
+        .collect();
+    // Cells beyond the claim are named apart: "n cells inside the claimed region …".
+    let (cells_word, beyond_note) = if inside.len() == completed.len() {
+        ("completed cells", String::new())
+    } else {
+        (
+            "completed cells inside the claimed region",
+            beyond_note(&completed, &inside, &failing_beyond, claimed),
+        )
+    };
     if !failing.is_empty() {
         let mut named: Vec<String> = failing
             .iter()
@@ -114,10 +172,25 @@ pub fn assess(record: &RunRecord, tested: &Tested, dimensions: &[DimensionCovera
         return layer(
             LayerStatus::Failed,
             format!(
-                "{prefix}{} of {} completed cells failed: {}",
+                "{prefix}{} of {} {cells_word} failed: {}{beyond_note}",
                 failing.len(),
-                completed.len(),
+                inside.len(),
                 named.join("; ")
+            ),
+            untested,
+        );
+    }
+    if let Some(first) = short.first() {
+        let more = if short.len() > 1 {
+            format!(" (+{} more)", short.len() - 1)
+        } else {
+            String::new()
+        };
+        return layer(
+            LayerStatus::Failed,
+            format!(
+                "{prefix}all {} {cells_word} passed, but the headroom the claim demands is not there: {first}{more}",
+                inside.len()
             ),
             untested,
         );
@@ -133,8 +206,8 @@ pub fn assess(record: &RunRecord, tested: &Tested, dimensions: &[DimensionCovera
         return layer(
             LayerStatus::Partial,
             format!(
-                "{prefix}all {} completed cells passed{flag_note}, but not everything material was examined: {first}{more}",
-                completed.len()
+                "{prefix}all {} {cells_word} passed{flag_note}{beyond_note}, but not everything material was examined: {first}{more}",
+                inside.len()
             ),
             untested,
         );
@@ -152,10 +225,44 @@ pub fn assess(record: &RunRecord, tested: &Tested, dimensions: &[DimensionCovera
     layer(
         LayerStatus::Closed,
         format!(
-            "{prefix}all {} cells passed{flag_note}{scope}",
-            completed.len()
+            "{prefix}all {} {}{flag_note}{beyond_note}{scope}",
+            inside.len(),
+            if inside.len() == completed.len() {
+                "cells passed"
+            } else {
+                "cells inside the claimed region passed"
+            }
         ),
         untested,
+    )
+}
+
+/// `; beyond it: 3 of 5 cells failed (headroom n 1.64×)`.
+fn beyond_note(
+    completed: &[&Cell],
+    inside: &[&Cell],
+    failing_beyond: &[&Cell],
+    claimed: &[ClaimedAxis],
+) -> String {
+    let beyond = completed.len() - inside.len();
+    let headroom: Vec<String> = claimed
+        .iter()
+        .filter_map(|c| match &c.headroom {
+            Some(HeadroomFinding::Failure { ratio, .. }) => Some(format!("{} {ratio:.2}×", c.axis)),
+            Some(HeadroomFinding::NoFailure { at_least, .. }) => {
+                Some(format!("{} ≥ {at_least:.2}×", c.axis))
+            }
+            None => None,
+        })
+        .collect();
+    let headroom = if headroom.is_empty() {
+        String::new()
+    } else {
+        format!(" (headroom {})", headroom.join(", "))
+    };
+    format!(
+        "; beyond it: {} of {beyond} cell(s) failed{headroom}",
+        failing_beyond.len()
     )
 }
 

@@ -226,11 +226,12 @@ pub fn assess(
     record: &RunRecord,
     tested: &crate::region::Tested,
     dimensions: &[crate::region::DimensionCoverage],
+    claimed: &[crate::claimed::ClaimedAxis],
 ) -> Layers {
     Layers {
         functional: functional::assess(record),
         process: process::assess(&record.process),
-        envelope: envelope::assess(record, tested, dimensions),
+        envelope: envelope::assess(record, tested, dimensions, claimed),
         performance: performance::assess(record),
         reproducibility: reproducibility::assess(record),
     }

@@ -158,6 +158,15 @@ pub fn rich_record() -> RunRecord {
         &[("threads", json!(8)), ("n", json!(256))],
         Outcome::Interrupted,
     ));
+    // Beyond the claimed region (n = 8192 > target 4096): explored, not claimed.
+    cells.push(cell(
+        &[("threads", json!(1)), ("n", json!(8192))],
+        Outcome::Crash,
+    ));
+    r.headroom = qualify_model::Headroom {
+        all: None,
+        axes: [("n".to_string(), 1.5)].into_iter().collect(),
+    };
     r.cells = cells;
     r.planned_cells = Some(6);
     r.boundaries = vec![json!({

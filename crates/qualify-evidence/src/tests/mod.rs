@@ -1,5 +1,6 @@
 //! Unit tests over the public surface, with record fixtures shared by all of them.
 
+mod claimed;
 mod gap;
 mod golden;
 mod layers;
@@ -137,6 +138,7 @@ pub fn record() -> RunRecord {
         ],
         material: Vec::new(),
         waivers: Vec::new(),
+        headroom: Default::default(),
         functional: functional_ok(),
         holdout: Default::default(),
         process: Default::default(),

@@ -109,17 +109,7 @@ fn record(
             sha256: ev::sha256_hex(spec.source.as_bytes()),
         },
         claim: spec.claim.level,
-        target: spec
-            .target
-            .as_ref()
-            .map(|t| ev::Target {
-                cores: t.cores,
-                nodes: t.nodes,
-                memory_bytes: t.memory_bytes,
-                concurrency: t.concurrency,
-                workload: t.workload.clone(),
-            })
-            .unwrap_or_default(),
+        target: spec.target.clone().unwrap_or_default(),
         machine: super::host::machine(backend, environment.as_ref()),
         axes: spec.axes.iter().map(axis_decl).collect(),
         material: Vec::new(),
@@ -131,6 +121,7 @@ fn record(
                 reason: w.reason.clone(),
             })
             .collect(),
+        headroom: spec.claim.headroom.clone(),
         functional: checked.functional,
         holdout: checked.holdout,
         process: prepared.process.clone(),

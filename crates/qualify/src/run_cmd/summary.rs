@@ -179,11 +179,22 @@ fn boundary_line(b: &Value) -> String {
     } else {
         format!(" [{fixed}]")
     };
+    let headroom = match (
+        b.get("headroom").and_then(Value::as_f64),
+        b.get("headroom_at_least").and_then(Value::as_f64),
+    ) {
+        (Some(h), _) if h <= 1.0 => format!("; INSIDE the claimed region ({h:.2}× the target)"),
+        (Some(h), _) => format!("; headroom {h:.2}× the target"),
+        (None, Some(h)) => format!("; headroom ≥ {h:.2}× the target"),
+        _ => String::new(),
+    };
     if b.get("first_fail").is_none_or(Value::is_null) {
-        format!("{axis}{fixed}: passed up to {last}, no failure found ({probes} probes; {mono})")
+        format!(
+            "{axis}{fixed}: passed up to {last}, no failure found ({probes} probes; {mono}){headroom}"
+        )
     } else {
         format!(
-            "{axis}{fixed}: last pass {last}, first fail {first} ({outcome}) after {probes} probes; {mono}"
+            "{axis}{fixed}: last pass {last}, first fail {first} ({outcome}) after {probes} probes; {mono}{headroom}"
         )
     }
 }

@@ -1,0 +1,205 @@
+//! Contradictions between sections of a spec: each is an error with its place and a fix, never
+//! something to "run anyway". Checked after every section parsed on its own:
+//!
+//! - `[claim] headroom` on an axis the target names no value for (nothing to measure it from),
+//!   or on a memory axis (smaller is harder there: no boundary search maps it);
+//! - a `[[waiver]]` naming a gap that `[target]` cannot produce;
+//! - a `[target] workload` key naming an axis that is not a workload axis;
+//! - `[performance]`: two `expect`s on one axis and metric, `min_efficiency` of a metric that
+//!   grows with concurrency by design (`cpu`, `peak_memory`), `max_exponent` along an axis with
+//!   fewer distinct values than a model needs.
+//!
+//! (`stall ≥ timeout` is checked in `limits.rs`: both values live there.)
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use qualify_model::{AxisKind, Harder, Target};
+
+use crate::axis::{CheckedAxis, Domain};
+use crate::check::Checker;
+use crate::claim::CheckedHeadroom;
+use crate::performance::{ExpectRule, Performance};
+use crate::waiver::Waiver;
+
+/// Distinct points a scaling model needs (the analysis fits nothing with fewer).
+pub const MODEL_POINTS: usize = 5;
+
+pub(crate) fn headroom(
+    headroom: &CheckedHeadroom,
+    target: Option<&Target>,
+    axes: &[CheckedAxis],
+    ck: &mut Checker<'_>,
+) {
+    let empty = Target::default();
+    let target = target.unwrap_or(&empty);
+    for (axis, span) in &headroom.axis_spans {
+        let Some(a) = axes.iter().find(|a| &a.axis.name == axis) else {
+            let names: Vec<&str> = axes.iter().map(|a| a.axis.name.as_str()).collect();
+            ck.error_help(
+                span.clone(),
+                format!("claim.headroom: no axis named `{axis}`"),
+                format!("expected one of: {}", names.join(", ")),
+            );
+            continue;
+        };
+        match target.bound_for(axis, a.axis.kind) {
+            None => ck.error_help(
+                span.clone(),
+                format!(
+                    "claim.headroom.{axis}: [target] names no value for axis `{axis}`, so there is no target to measure headroom from"
+                ),
+                bound_help(axis, a.axis.kind),
+            ),
+            Some(b) if b.harder == Harder::Smaller => ck.error_help(
+                span.clone(),
+                format!(
+                    "claim.headroom.{axis}: `{axis}` is a memory axis, where smaller is harder; headroom is measured along axes where larger is harder"
+                ),
+                "remove it; a memory axis's claim covers ceilings from target.memory up",
+            ),
+            Some(_) => {}
+        }
+    }
+    if headroom.headroom.all.is_some()
+        && let Some(span) = &headroom.span
+        && !axes.iter().any(|a| {
+            target
+                .bound_for(&a.axis.name, a.axis.kind)
+                .is_some_and(|b| b.harder == Harder::Larger)
+        })
+    {
+        ck.error_help(
+            span.clone(),
+            "claim.headroom: no axis has a target value to measure headroom from",
+            "name the target on an axis, e.g. [target] workload = { n = 10000 } for a workload axis `n`",
+        );
+    }
+}
+
+fn bound_help(axis: &str, kind: AxisKind) -> String {
+    match kind {
+        AxisKind::Workload => format!("add [target] workload = {{ {axis} = … }}"),
+        AxisKind::Concurrency => "add [target] concurrency = … (or cores)".to_string(),
+        AxisKind::Topology if axis == "nodes" => "add [target] nodes = …".to_string(),
+        AxisKind::Topology => "add [target] cores = …".to_string(),
+        AxisKind::Memory => "add [target] memory = …".to_string(),
+        AxisKind::Custom => "a custom axis has no target value; remove its headroom".to_string(),
+    }
+}
+
+pub(crate) fn waivers(
+    waivers: &[(Waiver, Range<usize>)],
+    target: Option<&Target>,
+    ck: &mut Checker<'_>,
+) {
+    let possible = target.map(Target::possible_gaps).unwrap_or_default();
+    for (w, span) in waivers {
+        if possible.contains(&w.gap) {
+            continue;
+        }
+        let help = if possible.is_empty() {
+            "this spec's target can have no gap: remove the waiver (or add the fact to [target])"
+                .to_string()
+        } else {
+            format!("the gaps this target can have: {}", possible.join(", "))
+        };
+        ck.error_help(
+            span.clone(),
+            format!(
+                "waiver names gap `{}`, which this spec's [target] cannot produce",
+                w.gap
+            ),
+            help,
+        );
+    }
+}
+
+pub(crate) fn target_workload(
+    spans: &BTreeMap<String, Range<usize>>,
+    axes: &[CheckedAxis],
+    ck: &mut Checker<'_>,
+) {
+    for (key, span) in spans {
+        if let Some(a) = axes
+            .iter()
+            .find(|a| &a.axis.name == key && a.axis.kind != AxisKind::Workload)
+        {
+            ck.error_help(
+                span.clone(),
+                format!(
+                    "target.workload.{key}: axis `{key}` is a {} axis, not a workload axis",
+                    a.axis.kind
+                ),
+                match a.axis.kind {
+                    AxisKind::Concurrency => "give its target as [target] concurrency = …",
+                    AxisKind::Memory => "give its target as [target] memory = …",
+                    _ => "name a kind = \"workload\" axis, or remove the entry",
+                },
+            );
+        }
+    }
+}
+
+pub(crate) fn performance(
+    p: &Performance,
+    spans: &[Range<usize>],
+    axes: &[CheckedAxis],
+    ck: &mut Checker<'_>,
+) {
+    let mut first: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (e, span) in p.expects.iter().zip(spans) {
+        let key = (e.axis.as_str(), e.metric.as_str());
+        if let Some(at) = first.get(&key) {
+            let help = format!(
+                "the first is at {}; keep one expectation per axis and metric",
+                ck.position(*at)
+            );
+            ck.error_help(
+                span.clone(),
+                format!(
+                    "a second [[performance.expect]] on axis `{}` and metric `{}`: two thresholds for one curve contradict each other",
+                    e.axis, e.metric
+                ),
+                help,
+            );
+        } else {
+            first.insert(key, span.start);
+        }
+        match e.rule {
+            ExpectRule::MinEfficiency(_) if matches!(e.metric.as_str(), "cpu" | "peak_memory") => {
+                ck.error_help(
+                    span.clone(),
+                    format!(
+                        "min_efficiency of `{}` is never measured: it grows with concurrency by design, so no speedup is computed from it",
+                        e.metric
+                    ),
+                    "judge parallel efficiency on `wall` or on a throughput metric",
+                );
+            }
+            ExpectRule::MaxExponent(_) => {
+                let Some(a) = axes.iter().find(|a| a.axis.name == e.axis) else {
+                    continue;
+                };
+                if a.axis.search.is_some() || a.axis.kind != AxisKind::Workload {
+                    continue;
+                }
+                let points = match &a.axis.domain {
+                    Domain::Values(v) => v.len(),
+                    Domain::Range(_) => a.axis.points().len(),
+                };
+                if points < MODEL_POINTS {
+                    ck.error_help(
+                        span.clone(),
+                        format!(
+                            "max_exponent along `{}` is never judged: a scaling model needs {MODEL_POINTS} distinct values and the axis has {points}",
+                            e.axis
+                        ),
+                        format!("give axis `{}` at least {MODEL_POINTS} values", e.axis),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
