@@ -1,11 +1,13 @@
 //! `qualify-ledger`: the durable record of every receipt a qualify installation produced.
 //!
 //! A SQLite database (WAL mode, `.qualify/ledger.sqlite` by default) holds each receipt by digest
-//! (sha256 of its bytes, whole text kept) with its cells and failures, in a hash chain: each row
-//! records the digest of the row before it, and [`Ledger::verify`] recomputes every digest and
-//! every link. Every failing cell also becomes a *control* ([`Control`]) that later runs of the
-//! same artifact re-run. [`Ledger::stats`] does the accounting: accepted runs per artifact and
-//! claim level, failures by outcome, repeating failure signatures, time from a failure's first
+//! (sha256 of its bytes, whole text kept) with its cells and failures, and each *incident* (a
+//! failure observed outside qualify, [`Ledger::record_incident`]), in one hash chain: each entry
+//! records the digest of the entry before it, and [`Ledger::verify`] recomputes every digest and
+//! every link. Every failing cell and every incident becomes a *control* ([`Control`]) that later
+//! runs of the same artifact re-run. [`Ledger::stats`] does the accounting: accepted runs per
+//! artifact and claim level, failures by outcome, escapes (incidents an accepted receipt's claim
+//! covered) and the escape rate, repeating failure signatures, time from a failure's first
 //! sighting to its first pass.
 //!
 //! The crate reads receipts as generic JSON (only the fields it indexes), so it depends on no
@@ -13,8 +15,9 @@
 //! was before that write.
 //!
 //! Modules: [`schema`] (tables and migrations), [`receipt`] (what is indexed from a receipt),
-//! [`stats`] (accounting).
+//! [`incident`] (incidents and the claimed-region test for escapes), [`stats`] (accounting).
 
+pub mod incident;
 pub mod receipt;
 pub mod schema;
 pub mod stats;
@@ -26,6 +29,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;
 
+pub use incident::{Incident, NewIncident, RecordedIncident};
 pub use receipt::{IndexedCell, IndexedReceipt, signature};
 pub use stats::Stats;
 
@@ -61,6 +65,16 @@ pub enum LedgerError {
     NotFound(String),
     #[error("digest prefix `{prefix}` is ambiguous: it matches {count} receipts; give more digits")]
     Ambiguous { prefix: String, count: usize },
+    #[error(
+        "no receipt of artifact `{0}` is in the ledger; `qualify ledger list` shows the artifacts it knows"
+    )]
+    UnknownArtifact(String),
+    #[error("receipt {digest} is of artifact `{found}`, not `{wanted}`")]
+    OtherArtifact {
+        digest: String,
+        found: String,
+        wanted: String,
+    },
 }
 
 pub type Result<T> = std::result::Result<T, LedgerError>;
@@ -106,7 +120,7 @@ pub struct Control {
     pub outcome: String,
     /// `deadlock@threads=4,rounds=10`.
     pub signature: String,
-    /// Digest of the receipt that first saw it fail.
+    /// Digest of the receipt that first saw it fail (or of the incident that reported it).
     pub first_receipt: String,
     pub created_at: i64,
 }
@@ -221,14 +235,12 @@ impl Ledger {
                 new_controls: 0,
             });
         }
-        let prev: Option<String> = tx
-            .query_row(
-                "SELECT digest FROM receipts ORDER BY seq DESC LIMIT 1",
-                [],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(sql)?;
+        let prev = chain_head(&tx).map_err(sql)?;
+        tx.execute(
+            "INSERT INTO chain (kind, digest, prev_digest) VALUES ('receipt', ?1, ?2)",
+            params![digest, prev],
+        )
+        .map_err(sql)?;
         tx.execute(
             "INSERT INTO receipts (digest, prev_digest, text, artifact, claim_level, supported, \
              incomplete, started, finished, recorded_at) \
@@ -376,62 +388,345 @@ impl Ledger {
         Ok((entry, text))
     }
 
-    /// Recompute every stored receipt's digest and every link of the chain; report the first
-    /// row that does not hold.
+    /// Recompute every stored receipt's and incident's digest and every link of the chain;
+    /// report the first entry that does not hold. The chain gives the order; each receipt row
+    /// (by `seq`) and incident row (by `id`) is matched to the next chain entry of its kind.
     pub fn verify(&self) -> Result<Verification> {
-        let mut stmt = self
+        let sql = |e| self.sql(e);
+        let mut chain_stmt = self
+            .conn
+            .prepare("SELECT kind, digest, prev_digest FROM chain ORDER BY pos")
+            .map_err(sql)?;
+        let mut receipt_stmt = self
             .conn
             .prepare("SELECT seq, digest, prev_digest, text, artifact FROM receipts ORDER BY seq")
-            .map_err(|e| self.sql(e))?;
-        let mut rows = stmt.query([]).map_err(|e| self.sql(e))?;
-        let mut count = 0;
+            .map_err(sql)?;
+        let mut incident_stmt = self
+            .conn
+            .prepare("SELECT digest, text FROM incidents ORDER BY id")
+            .map_err(sql)?;
+        let mut chain = chain_stmt.query([]).map_err(sql)?;
+        let mut receipt_rows = receipt_stmt.query([]).map_err(sql)?;
+        let mut incident_rows = incident_stmt.query([]).map_err(sql)?;
+        let mut receipts = 0;
         let mut previous: Option<String> = None;
-        while let Some(row) = rows.next().map_err(|e| self.sql(e))? {
-            count += 1;
-            let seq: i64 = row.get(0).map_err(|e| self.sql(e))?;
-            let digest: String = row.get(1).map_err(|e| self.sql(e))?;
-            let prev: Option<String> = row.get(2).map_err(|e| self.sql(e))?;
-            let text: String = row.get(3).map_err(|e| self.sql(e))?;
-            let artifact: String = row.get(4).map_err(|e| self.sql(e))?;
-            let broken = |reason: String| {
-                Ok(Verification {
-                    receipts: count,
-                    broken: Some(BrokenLink {
+        let mut disagreement: Option<(i64, i64, String)> = None;
+        let broken = |receipts: i64, seq: i64, digest: &str, reason: String| {
+            Ok(Verification {
+                receipts,
+                broken: Some(BrokenLink {
+                    seq,
+                    digest: digest.to_string(),
+                    reason,
+                }),
+            })
+        };
+        while let Some(entry) = chain.next().map_err(sql)? {
+            let kind: String = entry.get(0).map_err(sql)?;
+            let chain_digest: String = entry.get(1).map_err(sql)?;
+            let chain_prev: Option<String> = entry.get(2).map_err(sql)?;
+            if kind == "receipt" {
+                receipts += 1;
+                let Some(row) = receipt_rows.next().map_err(sql)? else {
+                    return broken(
+                        receipts,
+                        0,
+                        &chain_digest,
+                        "the chain lists a receipt whose row is missing: it was deleted".into(),
+                    );
+                };
+                let seq: i64 = row.get(0).map_err(sql)?;
+                let digest: String = row.get(1).map_err(sql)?;
+                let prev: Option<String> = row.get(2).map_err(sql)?;
+                let text: String = row.get(3).map_err(sql)?;
+                let artifact: String = row.get(4).map_err(sql)?;
+                let actual = sha256_hex(text.as_bytes());
+                if actual != digest {
+                    return broken(
+                        receipts,
                         seq,
-                        digest: digest.clone(),
-                        reason,
-                    }),
-                })
-            };
-            let actual = sha256_hex(text.as_bytes());
-            if actual != digest {
-                return broken(format!(
-                    "the stored receipt text hashes to {actual}, not to its recorded digest: the row was modified"
-                ));
-            }
-            if prev != previous {
-                return broken(format!(
-                    "it records the previous receipt as {}, but the receipt before it is {}",
-                    prev.as_deref().unwrap_or("(none)"),
-                    previous.as_deref().unwrap_or("(none)")
-                ));
-            }
-            match IndexedReceipt::parse(&text) {
-                Ok(ix) if ix.artifact == artifact => {}
-                Ok(ix) => {
-                    return broken(format!(
-                        "its indexed artifact `{artifact}` differs from the receipt's `{}`",
-                        ix.artifact
-                    ));
+                        &digest,
+                        format!(
+                            "the stored receipt text hashes to {actual}, not to its recorded digest: the row was modified"
+                        ),
+                    );
                 }
-                Err(e) => return broken(format!("its stored text is not a receipt: {e}")),
+                if prev != previous {
+                    return broken(
+                        receipts,
+                        seq,
+                        &digest,
+                        format!(
+                            "it records the previous receipt or incident as {}, but the entry before it is {}",
+                            prev.as_deref().unwrap_or("(none)"),
+                            previous.as_deref().unwrap_or("(none)")
+                        ),
+                    );
+                }
+                match IndexedReceipt::parse(&text) {
+                    Ok(ix) if ix.artifact == artifact => {}
+                    Ok(ix) => {
+                        return broken(
+                            receipts,
+                            seq,
+                            &digest,
+                            format!(
+                                "its indexed artifact `{artifact}` differs from the receipt's `{}`",
+                                ix.artifact
+                            ),
+                        );
+                    }
+                    Err(e) => {
+                        return broken(
+                            receipts,
+                            seq,
+                            &digest,
+                            format!("its stored text is not a receipt: {e}"),
+                        );
+                    }
+                }
+                // Reported only when nothing else breaks: a rewritten row (text and digest)
+                // shows first as a broken link at the next entry.
+                if (chain_digest != digest || chain_prev != prev) && disagreement.is_none() {
+                    disagreement = Some((receipts, seq, digest.clone()));
+                }
+                previous = Some(digest);
+            } else {
+                let Some(row) = incident_rows.next().map_err(sql)? else {
+                    return broken(
+                        receipts,
+                        0,
+                        &chain_digest,
+                        "the chain lists an incident whose row is missing: it was deleted".into(),
+                    );
+                };
+                let digest: String = row.get(0).map_err(sql)?;
+                let text: String = row.get(1).map_err(sql)?;
+                let actual = sha256_hex(text.as_bytes());
+                if actual != digest || digest != chain_digest {
+                    return broken(
+                        receipts,
+                        0,
+                        &digest,
+                        format!(
+                            "the stored incident text hashes to {actual}, not to its recorded digest {chain_digest}: the row was modified"
+                        ),
+                    );
+                }
+                if chain_prev != previous {
+                    return broken(
+                        receipts,
+                        0,
+                        &digest,
+                        format!(
+                            "incident {digest} records the previous receipt or incident as {}, but the entry before it is {}",
+                            chain_prev.as_deref().unwrap_or("(none)"),
+                            previous.as_deref().unwrap_or("(none)")
+                        ),
+                    );
+                }
+                previous = Some(digest);
             }
-            previous = Some(digest);
+        }
+        if receipt_rows.next().map_err(sql)?.is_some()
+            || incident_rows.next().map_err(sql)?.is_some()
+        {
+            return broken(
+                receipts,
+                0,
+                "",
+                "receipt or incident rows exist outside the chain: they were added behind the ledger's back"
+                    .into(),
+            );
+        }
+        if let Some((at, seq, digest)) = disagreement {
+            return broken(
+                at,
+                seq,
+                &digest,
+                "its row and its chain entry disagree: one of them was modified".into(),
+            );
         }
         Ok(Verification {
-            receipts: count,
+            receipts,
             broken: None,
         })
+    }
+
+    /// Record a failure observed outside qualify: it joins the chain, becomes a control for its
+    /// artifact, and is an escape when an accepted receipt's claim covered its parameters. One
+    /// transaction.
+    pub fn record_incident(&mut self, new: &NewIncident) -> Result<RecordedIncident> {
+        let receipts = self.receipts_of(&new.artifact)?;
+        if receipts.is_empty() {
+            return Err(LedgerError::UnknownArtifact(new.artifact.clone()));
+        }
+        let (escaped, escape_note) = match &new.receipt {
+            Some(prefix) => {
+                let (entry, _) = self.show(prefix)?;
+                if entry.artifact != new.artifact {
+                    return Err(LedgerError::OtherArtifact {
+                        digest: entry.digest,
+                        found: entry.artifact,
+                        wanted: new.artifact.clone(),
+                    });
+                }
+                if entry.supported && !entry.incomplete {
+                    let note = format!(
+                        "an escape: receipt {} had accepted the {} claim",
+                        short(&entry.digest),
+                        entry.claim_level
+                    );
+                    (Some((entry.digest, entry.claim_level)), note)
+                } else {
+                    let note = format!(
+                        "not an escape: receipt {} did not accept its claim",
+                        short(&entry.digest)
+                    );
+                    (None, note)
+                }
+            }
+            None => {
+                let found = receipts
+                    .iter()
+                    .rev()
+                    .filter(|(e, _)| e.supported && !e.incomplete)
+                    .find(|(_, text)| incident::claims(text, &new.params));
+                match found {
+                    Some((e, _)) => (
+                        Some((e.digest.clone(), e.claim_level.clone())),
+                        format!(
+                            "an escape: receipt {} (the latest accepted one whose claimed region contains these parameters) had accepted the {} claim",
+                            short(&e.digest),
+                            e.claim_level
+                        ),
+                    ),
+                    None => (
+                        None,
+                        "not an escape: no accepted receipt of this artifact claimed these parameters"
+                            .to_string(),
+                    ),
+                }
+            }
+        };
+        let now = SystemTime::now();
+        let recorded = humantime::format_rfc3339_nanos(now).to_string();
+        let text = incident::text(new, escaped.as_ref().map(|e| e.0.as_str()), &recorded);
+        let digest = sha256_hex(text.as_bytes());
+        let (key, sig) = incident::key_and_signature(new);
+        let params_text = Value::Object(new.params.clone()).to_string();
+        let at = unix_now();
+        let path = self.path.display().to_string();
+        let sql = |source| LedgerError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let prev = chain_head(&tx).map_err(sql)?;
+        tx.execute(
+            "INSERT INTO chain (kind, digest, prev_digest) VALUES ('incident', ?1, ?2)",
+            params![digest, prev],
+        )
+        .map_err(sql)?;
+        tx.execute(
+            "INSERT INTO incidents (digest, text, artifact, params, params_key, outcome, signature, \
+             detail, escaped_receipt, escaped_level, recorded_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                digest,
+                text,
+                new.artifact,
+                params_text,
+                key,
+                new.outcome,
+                sig,
+                new.detail,
+                escaped.as_ref().map(|e| &e.0),
+                escaped.as_ref().map(|e| &e.1),
+                at,
+            ],
+        )
+        .map_err(sql)?;
+        let id = tx.last_insert_rowid();
+        let new_control = tx
+            .execute(
+                "INSERT OR IGNORE INTO controls (artifact, params, params_key, limits, outcome, \
+                 signature, first_receipt, created_at) VALUES (?1, ?2, ?3, 'null', ?4, ?5, ?6, ?7)",
+                params![new.artifact, params_text, key, new.outcome, sig, digest, at],
+            )
+            .map_err(sql)?
+            > 0;
+        tx.commit().map_err(sql)?;
+        Ok(RecordedIncident {
+            incident: Incident {
+                id,
+                digest,
+                artifact: new.artifact.clone(),
+                params: Value::Object(new.params.clone()),
+                outcome: new.outcome.clone(),
+                signature: sig,
+                detail: new.detail.clone(),
+                escaped_receipt: escaped.as_ref().map(|e| e.0.clone()),
+                escaped_level: escaped.map(|e| e.1),
+                recorded_at: at,
+            },
+            new_control,
+            escape_note,
+        })
+    }
+
+    /// Incidents, oldest first; only `artifact`'s when given.
+    pub fn incidents(&self, artifact: Option<&str>) -> Result<Vec<Incident>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, digest, artifact, params, outcome, signature, detail, escaped_receipt, \
+                 escaped_level, recorded_at FROM incidents WHERE ?1 IS NULL OR artifact = ?1 \
+                 ORDER BY id",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map([artifact], |r| {
+                let params: String = r.get(3)?;
+                Ok(Incident {
+                    id: r.get(0)?,
+                    digest: r.get(1)?,
+                    artifact: r.get(2)?,
+                    params: serde_json::from_str(&params).unwrap_or(Value::Null),
+                    outcome: r.get(4)?,
+                    signature: r.get(5)?,
+                    detail: r.get(6)?,
+                    escaped_receipt: r.get(7)?,
+                    escaped_level: r.get(8)?,
+                    recorded_at: r.get(9)?,
+                })
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// `artifact`'s receipts, oldest first, with their text.
+    fn receipts_of(&self, artifact: &str) -> Result<Vec<(Entry, String)>> {
+        let entries: Vec<Entry> = self
+            .list()?
+            .into_iter()
+            .filter(|e| e.artifact == artifact)
+            .collect();
+        let mut out = Vec::with_capacity(entries.len());
+        for e in entries {
+            let text: String = self
+                .conn
+                .query_row("SELECT text FROM receipts WHERE seq = ?1", [e.seq], |r| {
+                    r.get(0)
+                })
+                .map_err(|err| self.sql(err))?;
+            out.push((e, text));
+        }
+        Ok(out)
     }
 
     /// Controls, oldest first; only `artifact`'s when given.
@@ -470,6 +765,20 @@ impl Ledger {
 }
 
 pub use qualify_model::sha256_hex;
+
+/// The digest at the head of the chain (receipt or incident), if any.
+fn chain_head(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<Option<String>> {
+    tx.query_row(
+        "SELECT digest FROM chain ORDER BY pos DESC LIMIT 1",
+        [],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+fn short(digest: &str) -> &str {
+    &digest[..digest.len().min(12)]
+}
 
 fn unix_now() -> i64 {
     SystemTime::now()

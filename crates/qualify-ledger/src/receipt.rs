@@ -68,7 +68,7 @@ impl IndexedReceipt {
     /// Read the indexed fields of a receipt's text; the error names the missing field.
     pub fn parse(text: &str) -> Result<IndexedReceipt, String> {
         let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
-        let statement = unwrap_envelope(&doc)?;
+        let statement = statement_of(&doc)?;
         let predicate = statement.get("predicate").ok_or("`predicate` is missing")?;
         let text_at = |v: &Value, path: &str| -> Result<String, String> {
             v.pointer(path)
@@ -134,36 +134,15 @@ impl IndexedReceipt {
 }
 
 /// The Statement inside a DSSE envelope (base64 `payload`), or the document itself.
-fn unwrap_envelope(doc: &Value) -> Result<std::borrow::Cow<'_, Value>, String> {
+pub(crate) fn statement_of(doc: &Value) -> Result<std::borrow::Cow<'_, Value>, String> {
+    use base64::Engine as _;
     let Some(payload) = doc.get("payload").and_then(Value::as_str) else {
         return Ok(std::borrow::Cow::Borrowed(doc));
     };
-    let bytes = base64_decode(payload).ok_or("the envelope's `payload` is not base64")?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(payload)
+        .map_err(|e| format!("the envelope's `payload` is not base64 ({e})"))?;
     let inner: Value = serde_json::from_slice(&bytes)
         .map_err(|e| format!("the envelope's payload is not JSON ({e})"))?;
     Ok(std::borrow::Cow::Owned(inner))
-}
-
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' | b'\n' | b'\r' => continue,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
 }

@@ -2,13 +2,15 @@
 //! database is at; [`migrate`] applies each missing step in its own transaction, so a killed
 //! migration leaves the previous version intact. Tables: `receipts` (the hash chain: digest,
 //! previous digest, whole text, indexed artifact / claim level / supported flag / timestamps),
-//! `cells` (every cell of every receipt), `failures` (the failing ones, with their signature) and
-//! `controls` (one per artifact and failing parameter set).
+//! `cells` (every cell of every receipt), `failures` (the failing ones, with their signature),
+//! `controls` (one per artifact and failing parameter set), and since version 2 `incidents`
+//! (failures observed outside qualify) and `chain` (one hash chain over receipts and incidents,
+//! in the order they were recorded; version 1's receipt chain becomes its first entries).
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// Why the schema could not be brought up to date.
 #[derive(Debug)]
@@ -76,7 +78,36 @@ const STEPS: &[&str] = &[
         created_at INTEGER NOT NULL,
         UNIQUE (artifact, params_key)
      );",
+    // 1 → 2: incidents (failures observed outside qualify) and one hash chain over receipts and
+    // incidents in the order they were recorded.
+    "CREATE TABLE chain (
+        pos INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL CHECK (kind IN ('receipt', 'incident')),
+        digest TEXT NOT NULL UNIQUE,
+        prev_digest TEXT
+     );
+     INSERT INTO chain (kind, digest, prev_digest)
+        SELECT 'receipt', digest, prev_digest FROM receipts ORDER BY seq;
+     CREATE TABLE incidents (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        digest TEXT NOT NULL UNIQUE,
+        text TEXT NOT NULL,
+        artifact TEXT NOT NULL,
+        params TEXT NOT NULL,
+        params_key TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        detail TEXT,
+        escaped_receipt TEXT,
+        escaped_level TEXT,
+        recorded_at INTEGER NOT NULL
+     );
+     CREATE INDEX incidents_by_artifact ON incidents (artifact);",
 ];
+
+/// The migration steps, for tests that build an older database.
+#[cfg(test)]
+pub(crate) const STEPS_FOR_TESTS: &[&str] = STEPS;
 
 /// Bring `conn` to [`VERSION`].
 pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {

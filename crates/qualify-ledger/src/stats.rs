@@ -1,5 +1,6 @@
 //! Accounting over the ledger: per artifact and claim level, how many runs were recorded and
-//! accepted, failures by outcome class; failure signatures seen in two or more cells (a control
+//! accepted, failures by outcome class, escapes (incidents an accepted receipt had claimed) and
+//! the escape rate; failure signatures seen in two or more cells (a control
 //! failing again counts here); and for each failure signature, the time from its first sighting to
 //! the first later pass of the same parameters (same artifact, outcome `ok`).
 
@@ -17,6 +18,8 @@ pub struct Stats {
     pub repeating: Vec<Repeat>,
     /// Every failure signature with its first sighting and first pass.
     pub time_to_pass: Vec<TimeToPass>,
+    /// Failures observed outside qualify, oldest first.
+    pub incidents: Vec<crate::Incident>,
 }
 
 /// One artifact at one claim level.
@@ -26,6 +29,10 @@ pub struct GroupStats {
     pub claim_level: String,
     pub runs: i64,
     pub accepted: i64,
+    /// Incidents that an accepted receipt of this artifact at this level had claimed.
+    pub escapes: i64,
+    /// `escapes / accepted` (`None` with no accepted receipt).
+    pub escape_rate: Option<f64>,
     /// Failing cells per outcome (`deadlock` → 4).
     pub failures: BTreeMap<String, i64>,
 }
@@ -79,6 +86,8 @@ pub(crate) fn compute(conn: &Connection) -> rusqlite::Result<Stats> {
                 claim_level,
                 runs,
                 accepted,
+                escapes: 0,
+                escape_rate: None,
                 failures: BTreeMap::new(),
             },
         );
@@ -162,10 +171,52 @@ pub(crate) fn compute(conn: &Connection) -> rusqlite::Result<Stats> {
         });
     }
 
+    let mut stmt = conn.prepare(
+        "SELECT artifact, escaped_level, COUNT(*) FROM incidents \
+         WHERE escaped_receipt IS NOT NULL GROUP BY artifact, escaped_level",
+    )?;
+    for row in stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })? {
+        let (artifact, level, n) = row?;
+        if let Some(g) = groups.get_mut(&(artifact, level)) {
+            g.escapes = n;
+        }
+    }
+    for g in groups.values_mut() {
+        g.escape_rate = (g.accepted > 0).then(|| g.escapes as f64 / g.accepted as f64);
+    }
+    let mut stmt = conn.prepare(
+        "SELECT id, digest, artifact, params, outcome, signature, detail, escaped_receipt, \
+         escaped_level, recorded_at FROM incidents ORDER BY id",
+    )?;
+    let incidents = stmt
+        .query_map([], |r| {
+            let params: String = r.get(3)?;
+            Ok(crate::Incident {
+                id: r.get(0)?,
+                digest: r.get(1)?,
+                artifact: r.get(2)?,
+                params: serde_json::from_str(&params).unwrap_or(serde_json::Value::Null),
+                outcome: r.get(4)?,
+                signature: r.get(5)?,
+                detail: r.get(6)?,
+                escaped_receipt: r.get(7)?,
+                escaped_level: r.get(8)?,
+                recorded_at: r.get(9)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+
     Ok(Stats {
         receipts,
         groups: groups.into_values().collect(),
         repeating,
         time_to_pass,
+        incidents,
     })
 }

@@ -199,3 +199,164 @@ fn signed_envelopes_are_indexed_by_their_payload_and_hashed_as_written() {
     );
     assert_eq!(l.verify().unwrap().broken, None);
 }
+
+/// A receipt with a claimed region: threads ≤ 4 (target), rounds over declared values 10, 20.
+fn claimed_receipt(nonce: u32, supported: bool) -> String {
+    serde_json::to_string_pretty(&json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "predicate": {
+            "claim": { "level": "trial", "supported": supported },
+            "incomplete": false,
+            "cells": [{
+                "params": { "threads": 2, "rounds": 10 },
+                "result": { "outcome": "ok", "limits": {} },
+            }],
+            "claimed_region": [
+                { "axis": "threads", "bound": { "value": 4.0, "source": "target.concurrency", "harder": "larger" } },
+                { "axis": "rounds" }
+            ],
+            "tested": { "axes": [
+                { "name": "threads", "declared": { "values": [1, 2, 8] } },
+                { "name": "rounds", "declared": { "values": [10, 20] } }
+            ] },
+            "run": { "artifact": { "name": "transfer" }, "started": format!("n{nonce}"), "finished": "f" },
+        }
+    }))
+    .unwrap()
+}
+
+fn incident(params: Value, receipt: Option<&str>) -> NewIncident {
+    NewIncident {
+        artifact: "transfer".into(),
+        params: params.as_object().unwrap().clone(),
+        outcome: "deadlock".into(),
+        detail: Some("hung in production".into()),
+        receipt: receipt.map(str::to_string),
+    }
+}
+
+#[test]
+fn incidents_become_controls_join_the_chain_and_count_as_escapes() {
+    let (_dir, mut l) = open();
+    // An unknown artifact is refused.
+    let mut other = incident(json!({"threads": 2}), None);
+    other.artifact = "nope".into();
+    assert!(matches!(
+        l.record_incident(&other),
+        Err(LedgerError::UnknownArtifact(_))
+    ));
+    let refused = l.append(&claimed_receipt(1, false)).unwrap();
+    let accepted = l.append(&claimed_receipt(2, true)).unwrap();
+
+    // Inside the accepted receipt's claimed region: an escape from it.
+    let r = l
+        .record_incident(&incident(json!({"threads": 3, "rounds": 20}), None))
+        .unwrap();
+    assert_eq!(
+        r.incident.escaped_receipt.as_deref(),
+        Some(accepted.digest.as_str())
+    );
+    assert_eq!(r.incident.signature, "deadlock@rounds=20,threads=3");
+    assert!(r.new_control, "{r:?}");
+    assert!(r.escape_note.starts_with("an escape"), "{}", r.escape_note);
+    // The control re-runs these parameters and says where it came from.
+    let controls = l.controls(Some("transfer")).unwrap();
+    let c = controls
+        .iter()
+        .find(|c| c.signature == "deadlock@rounds=20,threads=3")
+        .unwrap();
+    assert_eq!(c.first_receipt, r.incident.digest);
+    assert_eq!(c.params, json!({"threads": 3, "rounds": 20}));
+
+    // Beyond the target (threads 8 > 4) or outside the declared values: not claimed.
+    let beyond = l
+        .record_incident(&incident(json!({"threads": 8}), None))
+        .unwrap();
+    assert_eq!(beyond.incident.escaped_receipt, None);
+    let outside = l
+        .record_incident(&incident(json!({"threads": 2, "rounds": 30}), None))
+        .unwrap();
+    assert_eq!(outside.incident.escaped_receipt, None);
+    // Naming a receipt: an escape only if that receipt accepted its claim.
+    let named = l
+        .record_incident(&incident(
+            json!({"threads": 9}),
+            Some(&refused.digest[..10]),
+        ))
+        .unwrap();
+    assert_eq!(named.incident.escaped_receipt, None);
+    assert!(named.escape_note.starts_with("not an escape"));
+    let named = l
+        .record_incident(&incident(
+            json!({"threads": 9}),
+            Some(&accepted.digest[..10]),
+        ))
+        .unwrap();
+    assert_eq!(named.incident.escaped_level.as_deref(), Some("trial"));
+    assert!(matches!(
+        l.record_incident(&incident(json!({"threads": 9}), Some("ffffffffff"))),
+        Err(LedgerError::NotFound(_))
+    ));
+
+    // Accounting: 1 accepted trial receipt, 2 escapes.
+    let stats = l.stats().unwrap();
+    let g = &stats.groups[0];
+    assert_eq!((g.accepted, g.escapes), (1, 2));
+    assert_eq!(g.escape_rate, Some(2.0));
+    assert_eq!(stats.incidents.len(), 5);
+
+    // The chain covers incidents: receipts appended after them link to the last incident.
+    let later = l.append(&claimed_receipt(3, true)).unwrap();
+    let list = l.list().unwrap();
+    let last = list.last().unwrap();
+    assert_eq!(last.digest, later.digest);
+    assert_eq!(
+        last.prev_digest.as_deref(),
+        Some(l.incidents(None).unwrap().last().unwrap().digest.as_str())
+    );
+    assert_eq!(l.verify().unwrap().broken, None);
+    // An edited incident is found.
+    l.conn
+        .execute(
+            "UPDATE incidents SET text = replace(text, 'hung', 'slow') WHERE id = 1",
+            [],
+        )
+        .unwrap();
+    let broken = l.verify().unwrap().broken.unwrap();
+    assert!(broken.reason.contains("incident"), "{}", broken.reason);
+    assert!(broken.reason.contains("modified"), "{}", broken.reason);
+}
+
+#[test]
+fn a_version_1_ledger_is_migrated_with_its_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite");
+    {
+        // Build a version-1 database the way version 1 wrote it.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (0);",
+        )
+        .unwrap();
+        conn.execute_batch(schema::STEPS_FOR_TESTS[0]).unwrap();
+        conn.execute("UPDATE schema_version SET version = 1", [])
+            .unwrap();
+        let mut prev: Option<String> = None;
+        for i in 0..3 {
+            let text = receipt(i, true, &[("ok", 1, false)]);
+            let digest = sha256_hex(text.as_bytes());
+            conn.execute(
+                "INSERT INTO receipts (digest, prev_digest, text, artifact, claim_level, supported, incomplete, recorded_at) VALUES (?1, ?2, ?3, 'transfer', 'trial', 1, 0, 0)",
+                rusqlite::params![digest, prev, text],
+            )
+            .unwrap();
+            prev = Some(digest);
+        }
+    }
+    let mut l = Ledger::open(&path).unwrap();
+    let v = l.verify().unwrap();
+    assert_eq!((v.receipts, v.broken), (3, None));
+    let next = l.append(&receipt(9, true, &[("ok", 1, false)])).unwrap();
+    assert_eq!(next.seq, 4);
+    assert_eq!(l.verify().unwrap().broken, None);
+}

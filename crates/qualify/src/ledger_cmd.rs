@@ -1,5 +1,6 @@
-//! `qualify ledger list|show|stats|verify|controls`: read the ledger of receipts
-//! (`.qualify/ledger.sqlite` by default, `--ledger PATH`). `verify` exits 0 when every stored
+//! `qualify ledger list|show|stats|verify|controls|incident`: read the ledger of receipts
+//! (`.qualify/ledger.sqlite` by default, `--ledger PATH`) and record incidents (failures seen
+//! outside qualify, which become controls and, when an accepted receipt claimed them, escapes). `verify` exits 0 when every stored
 //! receipt's digest and every link of the hash chain hold, 1 naming the first broken link, 2 when
 //! the ledger cannot be opened. The hidden `append` stores receipt files (used by tests that kill
 //! a writer mid-transaction).
@@ -43,6 +44,27 @@ enum LedgerCommand {
         #[arg(long, value_name = "NAME")]
         artifact: Option<String>,
     },
+    /// Record a failure observed outside qualify (production, a customer, a later CI): it
+    /// becomes a control the next run of the artifact re-runs first, and an escape when an
+    /// accepted receipt's claim covered it.
+    Incident {
+        /// The artifact, as its receipts name it.
+        #[arg(long, value_name = "NAME")]
+        artifact: String,
+        /// Where it failed: axis values, e.g. threads=4,n=1024.
+        #[arg(long, value_name = "K=V[,K=V…]")]
+        params: String,
+        /// How it failed: a probe outcome (deadlock, oom_killed, crash, timeout, …).
+        #[arg(long, value_name = "OUTCOME")]
+        outcome: String,
+        /// What was seen, in words.
+        #[arg(long, value_name = "TEXT")]
+        detail: Option<String>,
+        /// The receipt (digest prefix) that had accepted the claim this failure refutes; without
+        /// it, the latest accepted receipt whose claimed region contains the parameters.
+        #[arg(long, value_name = "DIGEST-PREFIX")]
+        receipt: Option<String>,
+    },
     /// Store receipt files in the ledger (for tests and imports).
     #[command(hide = true)]
     Append {
@@ -73,6 +95,62 @@ fn json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `threads=4,n=1024` → an object of axis values (integers, then numbers, else text).
+fn parse_params(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, CliError> {
+    let fix =
+        "give axis values as NAME=VALUE pairs separated by commas, e.g. --params threads=4,n=1024";
+    let mut out = serde_json::Map::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(CliError::input(
+                format!("--params: `{part}` is not NAME=VALUE"),
+                fix,
+            ));
+        };
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() || v.is_empty() {
+            return Err(CliError::input(
+                format!("--params: `{part}` needs both a name and a value"),
+                fix,
+            ));
+        }
+        if out.contains_key(k) {
+            return Err(CliError::input(
+                format!("--params: `{k}` is given twice"),
+                fix,
+            ));
+        }
+        let value = if let Ok(i) = v.parse::<i64>() {
+            serde_json::json!(i)
+        } else if let Some(x) = v.parse::<f64>().ok().filter(|x| x.is_finite()) {
+            serde_json::json!(x)
+        } else {
+            serde_json::json!(v)
+        };
+        out.insert(k.to_string(), value);
+    }
+    if out.is_empty() {
+        return Err(CliError::input("--params: no axis values given", fix));
+    }
+    Ok(out)
+}
+
+/// A failure outcome: any probe outcome but `ok` and `interrupted`.
+fn incident_outcome(text: &str) -> Result<String, CliError> {
+    let failures: Vec<&str> = qualify_model::Outcome::ALL
+        .iter()
+        .filter(|o| o.severity() == 2)
+        .map(|o| o.as_str())
+        .collect();
+    match text.parse::<qualify_model::Outcome>() {
+        Ok(o) if o.severity() == 2 => Ok(o.as_str().to_string()),
+        _ => Err(CliError::input(
+            format!("--outcome: `{text}` is not a failure outcome"),
+            format!("use one of: {}", failures.join(", ")),
+        )),
+    }
+}
+
 fn short(digest: &str) -> &str {
     &digest[..digest.len().min(12)]
 }
@@ -92,6 +170,46 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
                 if args.json {
                     json(&done)?;
                 }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        LedgerCommand::Incident {
+            artifact,
+            params,
+            outcome,
+            detail,
+            receipt,
+        } => {
+            let new = qualify_ledger::NewIncident {
+                artifact: artifact.clone(),
+                params: parse_params(params)?,
+                outcome: incident_outcome(outcome)?,
+                detail: detail.clone(),
+                receipt: receipt.clone(),
+            };
+            let mut ledger = open_existing(&args.ledger)?;
+            let done = ledger.record_incident(&new).map_err(|e| match e {
+                LedgerError::NotFound(_) | LedgerError::Ambiguous { .. } => CliError::input(
+                    format!("--receipt: {e}"),
+                    "give a digest prefix `qualify ledger list` shows",
+                ),
+                other => ledger_error(other),
+            })?;
+            if args.json {
+                json(&done)?;
+            } else {
+                crate::print_stdout(&format!(
+                    "recorded incident {} for {}: {}\n  control: {}\n  {}",
+                    short(&done.incident.digest),
+                    done.incident.artifact,
+                    done.incident.signature,
+                    if done.new_control {
+                        "created: the next run of the artifact re-runs these parameters first"
+                    } else {
+                        "already known: the next run re-runs these parameters first"
+                    },
+                    done.escape_note
+                ));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -224,8 +342,12 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
+                let escapes = match g.escape_rate {
+                    Some(rate) => format!(", {} escape(s) (escape rate {rate:.2})", g.escapes),
+                    None => format!(", {} escape(s)", g.escapes),
+                };
                 out.push_str(&format!(
-                    "  {} @ {}: {} run(s), {} accepted; failing cells: {failures}\n",
+                    "  {} @ {}: {} run(s), {} accepted{escapes}; failing cells: {failures}\n",
                     g.artifact, g.claim_level, g.runs, g.accepted
                 ));
             }
@@ -237,6 +359,28 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
                 out.push_str(&format!(
                     "  {} {}: {} time(s) in {} receipt(s), {} as a control\n",
                     r.artifact, r.signature, r.count, r.receipts, r.as_control
+                ));
+            }
+            out.push_str("\nincidents (failures observed outside qualify):\n");
+            if stats.incidents.is_empty() {
+                out.push_str("  none\n");
+            }
+            for i in &stats.incidents {
+                let escape = match (&i.escaped_receipt, &i.escaped_level) {
+                    (Some(r), Some(level)) => {
+                        format!("an escape from receipt {} ({level})", short(r))
+                    }
+                    _ => "not an escape".to_string(),
+                };
+                out.push_str(&format!(
+                    "  {} {} {}: {escape}{}\n",
+                    short(&i.digest),
+                    i.artifact,
+                    i.signature,
+                    i.detail
+                        .as_deref()
+                        .map(|d| format!(" — {d}"))
+                        .unwrap_or_default()
                 ));
             }
             out.push_str("\nfrom first failure to first pass:\n");

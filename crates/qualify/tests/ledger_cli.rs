@@ -776,3 +776,98 @@ fn process_layer_from_trace_and_git_history() {
     assert_eq!(o.code, 2, "{}", o.context());
     assert!(o.stderr.contains("--since no-such-rev"), "{}", o.context());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Incidents: what comes back after release.
+
+#[test]
+fn an_incident_is_an_escape_a_control_and_part_of_the_chain() {
+    let dir = scratch("incident");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sumsq");
+    for f in ["qualify.toml", "sumsq.c"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let first = qualify(&dir, &["run", "qualify.toml", "--receipt", "r1.json"]);
+    assert_eq!(first.code, 0, "sumsq is trial-ready: {}", first.context());
+    let d1 = sha256_file(&dir.join("r1.json"));
+
+    // Bad input: exit 2 with the fix.
+    for (args, needle) in [
+        (vec!["--outcome", "ok"], "use one of: exit_failure"),
+        (vec!["--outcome", "hung"], "is not a failure outcome"),
+        (vec!["--params", "threads"], "is not NAME=VALUE"),
+        (vec!["--artifact", "nope"], "no receipt of artifact `nope`"),
+        (vec!["--receipt", "ffffffffff"], "--receipt: no receipt"),
+    ] {
+        let mut flags = vec![
+            ("--artifact", "sumsq"),
+            ("--params", "threads=2,n=1000000"),
+            ("--outcome", "deadlock"),
+        ];
+        match flags.iter_mut().find(|(f, _)| *f == args[0]) {
+            Some(slot) => slot.1 = args[1],
+            None => flags.push((args[0], args[1])),
+        }
+        let mut full = vec!["ledger", "incident"];
+        for (f, v) in flags {
+            full.extend([f, v]);
+        }
+        let o = qualify(&dir, &full);
+        assert_eq!(o.code, 2, "{}", o.context());
+        assert!(o.stderr.contains(needle), "{needle}: {}", o.context());
+    }
+
+    let inc = qualify(
+        &dir,
+        &[
+            "ledger",
+            "incident",
+            "--artifact",
+            "sumsq",
+            "--params",
+            "threads=2,n=1000000",
+            "--outcome",
+            "deadlock",
+            "--detail",
+            "hung at a customer site",
+            "--json",
+        ],
+    );
+    assert_eq!(inc.code, 0, "{}", inc.context());
+    let inc = stdout_json(&inc);
+    assert_eq!(inc["incident"]["escaped_receipt"], d1.as_str(), "{inc}");
+    assert_eq!(inc["incident"]["escaped_level"], "trial");
+    assert_eq!(inc["new_control"], true);
+
+    let stats = stdout_json(&qualify(&dir, &["ledger", "stats", "--json"]));
+    assert_eq!(stats["groups"][0]["accepted"], 1, "{stats}");
+    assert_eq!(stats["groups"][0]["escapes"], 1, "{stats}");
+    assert_eq!(stats["groups"][0]["escape_rate"], 1.0, "{stats}");
+    let text = qualify(&dir, &["ledger", "stats"]);
+    assert!(
+        text.stdout.contains("1 escape(s) (escape rate 1.00)")
+            && text
+                .stdout
+                .contains("deadlock@n=1000000,threads=2: an escape from receipt"),
+        "{}",
+        text.context()
+    );
+    let verify = qualify(&dir, &["ledger", "verify"]);
+    assert_eq!(verify.code, 0, "{}", verify.context());
+
+    // The next run re-runs the incident's parameters first, as a control.
+    let second = qualify(&dir, &["run", "qualify.toml", "--receipt", "r2.json"]);
+    assert!(
+        second.stderr.contains("1 control(s) from earlier failures"),
+        "{}",
+        second.context()
+    );
+    let r2 = read_json(&dir.join("r2.json"));
+    let c0 = &r2["predicate"]["cells"][0];
+    assert_eq!(c0["control"], true, "{c0}");
+    assert_eq!(c0["params"], json!({"threads": 2, "n": 1000000}));
+    // The receipt after the incident links to it in the chain.
+    let list = stdout_json(&qualify(&dir, &["ledger", "list", "--json"]));
+    assert_eq!(list[1]["prev_digest"], inc["incident"]["digest"]);
+    assert_eq!(qualify(&dir, &["ledger", "verify"]).code, 0);
+}
