@@ -2,9 +2,9 @@
 //! statistics per cell and metric ([`stats`]: median, MAD, bootstrap CI of the median, outliers
 //! flagged, censored runs kept apart), workload scaling models in the Extra-P normal form chosen
 //! by cross-validation ([`model`]), concurrency analysis with Amdahl and USL fits
-//! ([`scaling`]), and [`analyze`], which turns a run's measurements and the spec's checks into
-//! the receipt's `predicate.performance` (statistics, models, scaling, checks with verdicts,
-//! predictions and the baseline comparison).
+//! ([`scaling`]), and [`analyze`](mod@analyze), which turns a run's measurements and the spec's
+//! checks into the receipt's `predicate.performance` (statistics, models, scaling, checks with
+//! verdicts, predictions and the baseline comparison).
 
 pub mod analyze;
 pub mod model;

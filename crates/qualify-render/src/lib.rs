@@ -3,16 +3,18 @@
 //! or runs a process, and every renderer tolerates missing optional parts (a receipt without
 //! `predicate.performance`, without boundaries, without a target) by leaving those sections out.
 //!
-//! - [`html`]: one self-contained HTML file (inline SVG, no script, no network): the claim and
+//! - [`html()`]: one self-contained HTML file (inline SVG, no script, no network): the claim and
 //!   verdict, the layer table, the envelope heatmap, scaling curves on log–log axes with the
 //!   fitted model and confidence whiskers, concurrency speedup and efficiency, boundaries, the
 //!   target gap and the admission checklist.
-//! - [`markdown`]: GitHub-flavoured Markdown for CI job summaries.
-//! - [`junit`]: JUnit XML, one `<testcase>` per cell.
+//! - [`markdown()`]: GitHub-flavoured Markdown for CI job summaries.
+//! - [`junit()`]: JUnit XML, one `<testcase>` per cell.
 //! - [`extrap_jsonl`]: the measurements as Extra-P JSON Lines.
 //!
-//! Modules: [`view`] (tolerant accessors over the receipt), [`svg`] (plot primitives),
-//! `html`, `markdown`, `junit`, `extrap` (the renderers), `text` (escaping and number formats).
+//! Modules: [`view`] (the row model: every section's rows, built once from the receipt's JSON
+//! and tolerant of missing parts), [`svg`] (plot primitives), `html` (one module per report
+//! section), `markdown`, `junit`, `extrap` (the renderers: they format rows and never read the
+//! JSON), `text` (escaping and number formats).
 
 mod extrap;
 mod html;

@@ -1,13 +1,11 @@
 //! GitHub-flavoured Markdown for CI job summaries: verdict, layer table, cells that did not end
-//! ok, boundaries, performance checks and predictions (when the receipt has them), the target gap.
+//! ok, boundaries, performance checks, models and predictions (when the receipt has them), the
+//! target gap. One function per section, each formatting the rows of [`crate::view`].
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
-use crate::html::boundary_line;
 use crate::text::{self, md_cell, num};
-use crate::view::View;
+use crate::view::{self, Performance, View};
 
 /// Rows of the failing-cells table before it is cut short.
 const MAX_FAILING: usize = 50;
@@ -23,6 +21,21 @@ fn status_mark(status: &str) -> &'static str {
 
 pub fn render(v: &View) -> String {
     let mut m = String::new();
+    header(&mut m, v);
+    layers(&mut m, v);
+    cells(&mut m, v);
+    boundaries(&mut m, v);
+    if let Some(p) = v.performance() {
+        errors(&mut m, &p);
+        checks(&mut m, &p);
+        models(&mut m, &p);
+        predictions(&mut m, &p);
+    }
+    gap(&mut m, v);
+    m
+}
+
+fn header(m: &mut String, v: &View) {
     let level = v.claim_level();
     let verdict = match v.supported() {
         Some(true) => format!("✅ {level} claim SUPPORTED"),
@@ -30,16 +43,19 @@ pub fn render(v: &View) -> String {
         None => format!("⚪ {level} claim: no verdict recorded"),
     };
     let _ = writeln!(m, "## qualify: {} — {verdict}\n", md_cell(&v.artifact()));
-    for r in v.reasons() {
-        let _ = writeln!(m, "- {}", md_cell(&r));
+    let reasons = v.reasons();
+    for r in &reasons {
+        let _ = writeln!(m, "- {}", md_cell(r));
     }
-    if !v.reasons().is_empty() {
+    if !reasons.is_empty() {
         m.push('\n');
     }
     if v.incomplete() {
         m.push_str("> **Interrupted run:** only what finished counts as evidence.\n\n");
     }
+}
 
+fn layers(m: &mut String, v: &View) {
     m.push_str("### Layers\n\n| layer | status | summary | untested |\n|---|---|---|---|\n");
     for l in v.layers() {
         let _ = writeln!(
@@ -56,10 +72,11 @@ pub fn render(v: &View) -> String {
             }
         );
     }
+}
 
-    let order = v.axis_order();
+fn cells(m: &mut String, v: &View) {
     let cells = v.cells();
-    let failing: Vec<_> = cells.iter().filter(|c| c.outcome != "ok").collect();
+    let failing = view::failures(&cells, &v.axis_order());
     if !cells.is_empty() {
         let _ = writeln!(
             m,
@@ -69,134 +86,143 @@ pub fn render(v: &View) -> String {
             failing.len()
         );
     }
-    if !failing.is_empty() {
-        m.push_str("\n| cell | outcome | detail |\n|---|---|---|\n");
-        for c in failing.iter().take(MAX_FAILING) {
-            let _ = writeln!(
-                m,
-                "| {} | {} | {} |",
-                md_cell(&text::params(&c.params, &order)),
-                md_cell(&c.outcome),
-                md_cell(&c.detail)
-            );
-        }
-        if failing.len() > MAX_FAILING {
-            let _ = writeln!(m, "\n… and {} more.", failing.len() - MAX_FAILING);
-        }
+    if failing.is_empty() {
+        return;
     }
+    m.push_str("\n| cell | outcome | detail |\n|---|---|---|\n");
+    for c in failing.iter().take(MAX_FAILING) {
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} |",
+            md_cell(&c.cell),
+            md_cell(&c.outcome),
+            md_cell(&c.detail)
+        );
+    }
+    if failing.len() > MAX_FAILING {
+        let _ = writeln!(m, "\n… and {} more.", failing.len() - MAX_FAILING);
+    }
+}
 
+fn boundaries(m: &mut String, v: &View) {
     let b = v.boundaries();
-    if !b.is_empty() {
-        m.push_str("\n### Boundaries\n\n");
-        for x in b {
-            let _ = writeln!(m, "- {}", md_cell(&boundary_line(x)));
-        }
+    if b.is_empty() {
+        return;
     }
-
-    if let Some(p) = v.performance() {
-        if !p.errors.is_empty() {
-            m.push_str("\n### Performance analysis errors\n\n");
-            for e in &p.errors {
-                let _ = writeln!(m, "- {}", md_cell(e));
-            }
-        }
-        if !p.checks.is_empty() {
-            m.push_str("\n### Performance checks\n\n| result | kind | axis | metric | limit | observed | 95% interval | detail |\n|---|---|---|---|---|---|---|---|\n");
-            for c in &p.checks {
-                let g = |k: &str| md_cell(&c.get(k).map(text::value).unwrap_or_else(|| "—".into()));
-                let res = match c.get("passed").and_then(Value::as_bool) {
-                    Some(true) => "✅ passed",
-                    Some(false) => "❌ FAILED",
-                    None => "⚪ not decided",
-                };
-                let _ = writeln!(
-                    m,
-                    "| {res} | {} | {} | {} | {} | {} | {} | {} |",
-                    g("kind"),
-                    g("axis"),
-                    g("metric"),
-                    g("limit"),
-                    g("observed"),
-                    g("interval"),
-                    g("detail")
-                );
-            }
-        }
-        if !p.models.is_empty() {
-            m.push_str("\n### Scaling models\n\n| axis | metric | fixed | form | exponent (95% CI) | log exponent | error | points |\n|---|---|---|---|---|---|---|---|\n");
-            for x in &p.models {
-                let fixed = x
-                    .fixed
-                    .iter()
-                    .map(|(k, v)| format!("{k}={}", text::value(v)))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let _ = writeln!(
-                    m,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                    md_cell(&x.axis),
-                    md_cell(&x.metric),
-                    md_cell(if fixed.is_empty() { "—" } else { &fixed }),
-                    md_cell(&x.form),
-                    match x.exponent_ci95 {
-                        Some((a, b)) => format!("{} [{}, {}]", num(x.exponent), num(a), num(b)),
-                        None => num(x.exponent),
-                    },
-                    num(x.log_exponent),
-                    x.error.map(num).unwrap_or_else(|| "—".into()),
-                    x.points
-                        .map(|p| p.to_string())
-                        .unwrap_or_else(|| "—".into())
-                );
-            }
-        }
-        if !p.predictions.is_empty() {
-            m.push_str("\n### Model predictions (not evidence)\n\n");
-            for x in &p.predictions {
-                let _ = writeln!(
-                    m,
-                    "- {} at {}={}: {} {} ({}){}",
-                    md_cell(&x.metric),
-                    md_cell(&x.axis),
-                    x.at.map(num).unwrap_or_else(|| "?".into()),
-                    x.value.map(num).unwrap_or_else(|| "?".into()),
-                    md_cell(&p.unit(&x.metric)),
-                    md_cell(&x.model),
-                    if x.note.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" — {}", md_cell(&x.note))
-                    }
-                );
-            }
-        }
+    m.push_str("\n### Boundaries\n\n");
+    for x in &b {
+        let _ = writeln!(m, "- {}", md_cell(&x.sentence()));
     }
+}
 
+fn errors(m: &mut String, p: &Performance) {
+    if p.errors.is_empty() {
+        return;
+    }
+    m.push_str("\n### Performance analysis errors\n\n");
+    for e in &p.errors {
+        let _ = writeln!(m, "- {}", md_cell(e));
+    }
+}
+
+fn checks(m: &mut String, p: &Performance) {
+    if p.checks.is_empty() {
+        return;
+    }
+    m.push_str("\n### Performance checks\n\n| result | kind | axis | metric | limit | observed | 95% interval | detail |\n|---|---|---|---|---|---|---|---|\n");
+    for c in &p.checks {
+        let res = match c.passed {
+            Some(true) => "✅ passed",
+            Some(false) => "❌ FAILED",
+            None => "⚪ not decided",
+        };
+        let _ = writeln!(
+            m,
+            "| {res} | {} | {} | {} | {} | {} | {} | {} |",
+            md_cell(&c.kind),
+            md_cell(&c.axis),
+            md_cell(&c.metric),
+            md_cell(&c.limit),
+            md_cell(&c.observed),
+            md_cell(&c.interval),
+            md_cell(&c.detail)
+        );
+    }
+}
+
+fn models(m: &mut String, p: &Performance) {
+    if p.models.is_empty() {
+        return;
+    }
+    m.push_str("\n### Scaling models\n\n| axis | metric | fixed | form | exponent (95% CI) | log exponent | error | points |\n|---|---|---|---|---|---|---|---|\n");
+    for x in &p.models {
+        let fixed = text::fixed(&x.fixed);
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            md_cell(&x.axis),
+            md_cell(&x.metric),
+            md_cell(if fixed.is_empty() { "—" } else { &fixed }),
+            md_cell(&x.form),
+            match x.exponent_ci95 {
+                Some((a, b)) => format!("{} [{}, {}]", num(x.exponent), num(a), num(b)),
+                None => num(x.exponent),
+            },
+            num(x.log_exponent),
+            x.error.map(num).unwrap_or_else(|| "—".into()),
+            x.points
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "—".into())
+        );
+    }
+}
+
+fn predictions(m: &mut String, p: &Performance) {
+    if p.predictions.is_empty() {
+        return;
+    }
+    m.push_str("\n### Model predictions (not evidence)\n\n");
+    for x in &p.predictions {
+        let _ = writeln!(
+            m,
+            "- {} at {}={}: {} {} ({}){}",
+            md_cell(&x.metric),
+            md_cell(&x.axis),
+            x.at.map(num).unwrap_or_else(|| "?".into()),
+            x.value.map(num).unwrap_or_else(|| "?".into()),
+            md_cell(&p.unit(&x.metric)),
+            md_cell(&x.model),
+            if x.note.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", md_cell(&x.note))
+            }
+        );
+    }
+}
+
+fn gap(m: &mut String, v: &View) {
     let gaps = v.gaps();
-    if !gaps.is_empty() {
-        m.push_str("\n### Target gap\n\n| gap | target | tested | detail | waiver |\n|---|---|---|---|---|\n");
-        for g in gaps {
-            let name = g.get("name").map(text::value).unwrap_or_default();
-            let name = match g.get("axis").and_then(Value::as_str) {
-                Some(a) => format!("{name}.{a}"),
-                None => name,
-            };
-            let _ = writeln!(
-                m,
-                "| {} | {} | {} | {} | {} |",
-                md_cell(&name),
-                md_cell(&g.get("target").map(text::value).unwrap_or_default()),
-                md_cell(
-                    &g.get("tested")
-                        .map(text::value)
-                        .unwrap_or_else(|| "—".into())
-                ),
-                md_cell(&g.get("detail").map(text::value).unwrap_or_default()),
-                md_cell(g.get("waiver").and_then(Value::as_str).unwrap_or("—"))
+    if gaps.is_empty() {
+        if v.has_target() {
+            m.push_str(
+                "\n### Target gap\n\nThe tested region reached every declared target fact.\n",
             );
         }
-    } else if v.target().is_some() {
-        m.push_str("\n### Target gap\n\nThe tested region reached every declared target fact.\n");
+        return;
     }
-    m
+    m.push_str(
+        "\n### Target gap\n\n| gap | target | tested | detail | waiver |\n|---|---|---|---|---|\n",
+    );
+    for g in &gaps {
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} | {} | {} |",
+            md_cell(&g.name),
+            md_cell(&g.target),
+            md_cell(&g.tested),
+            md_cell(&g.detail),
+            md_cell(g.waiver.as_deref().unwrap_or("—"))
+        );
+    }
 }

@@ -89,6 +89,15 @@ pub fn params(p: &Map<String, Value>, order: &[String]) -> String {
         .join(", ")
 }
 
+/// `threads=2, mode=fast`: every entry of `m`, in its order (the other axes of a model, a
+/// scaling series or a boundary).
+pub fn fixed(m: &Map<String, Value>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{k}={}", value(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,7 @@
-//! Whole-analysis tests on synthetic runs with known answers.
+//! Whole-analysis tests on synthetic runs with known answers; `golden` pins the JSON of the
+//! same runs byte for byte.
+
+mod golden;
 
 use std::collections::BTreeMap;
 
@@ -59,8 +62,8 @@ fn input(cells: Vec<CellInput>) -> Input {
     }
 }
 
-#[test]
-fn workload_model_and_max_exponent_verdicts() {
+/// A quadratic workload with one limit it holds (2.3) and one it violates (1.5).
+fn workload_case() -> Input {
     let mut inp = input(quadratic(1.0, 7));
     for limit in [2.3, 1.5] {
         inp.expects.push(Expect {
@@ -69,7 +72,12 @@ fn workload_model_and_max_exponent_verdicts() {
             kind: ExpectKind::MaxExponent(limit),
         });
     }
-    let perf = analyze(&inp);
+    inp
+}
+
+#[test]
+fn workload_model_and_max_exponent_verdicts() {
+    let perf = analyze(&workload_case());
     assert_eq!(perf.stats.len(), 6);
     assert_eq!(perf.models.len(), 1, "{:#?}", perf.unfitted);
     let m = &perf.models[0];
@@ -113,8 +121,8 @@ fn workload_model_and_max_exponent_verdicts() {
     }
 }
 
-#[test]
-fn censored_cells_are_left_out_of_models_and_say_so() {
+/// The largest cell censored in 3 of 5 runs, the smallest left out: too few points for a model.
+fn censored_case() -> Input {
     let mut cells = quadratic(1.0, 3);
     // The largest cell timed out in 3 of 5 runs, and only 4 cells remain usable.
     let last = cells.len() - 1;
@@ -130,7 +138,12 @@ fn censored_cells_are_left_out_of_models_and_say_so() {
         metric: "wall".into(),
         kind: ExpectKind::MaxExponent(2.5),
     });
-    let perf = analyze(&inp);
+    inp
+}
+
+#[test]
+fn censored_cells_are_left_out_of_models_and_say_so() {
+    let perf = analyze(&censored_case());
     let s = &perf.stats[perf.stats.len() - 1].stats;
     assert_eq!((s.n, s.censored), (2, 3));
     assert!(perf.models.is_empty());
@@ -143,8 +156,8 @@ fn censored_cells_are_left_out_of_models_and_say_so() {
     assert!(!perf.checks[0].passed);
 }
 
-#[test]
-fn concurrency_scaling_efficiency_and_prediction() {
+/// Amdahl with a 10% serial part over 1..8 threads, a target of 192, two efficiency limits.
+fn concurrency_case() -> Input {
     let mut rng = Rng::new(11);
     let cells: Vec<CellInput> = [1u64, 2, 4, 8]
         .iter()
@@ -169,7 +182,12 @@ fn concurrency_scaling_efficiency_and_prediction() {
             kind: ExpectKind::MinEfficiency(limit),
         });
     }
-    let perf = analyze(&inp);
+    inp
+}
+
+#[test]
+fn concurrency_scaling_efficiency_and_prediction() {
+    let perf = analyze(&concurrency_case());
     assert_eq!(perf.scaling.len(), 1);
     let sc = &perf.scaling[0];
     let a = sc.amdahl.as_ref().map_or(1.0, |a| a.serial_fraction);
@@ -196,8 +214,8 @@ fn concurrency_scaling_efficiency_and_prediction() {
     assert!(pr.value.is_finite() && pr.value > 0.9, "{pr:?}");
 }
 
-#[test]
-fn references_are_judged_on_the_interval() {
+/// References one cell meets, one it misses, one no cell measured.
+fn references_case() -> Input {
     let cells = vec![
         cell(&[("n", json!(1024))], &[1.50, 1.51, 1.49, 1.50, 1.52]),
         cell(&[("n", json!(2048))], &[2.0, 2.1, 1.9, 2.0, 2.05]),
@@ -211,7 +229,12 @@ fn references_are_judged_on_the_interval() {
         upper: 0.1,
     };
     inp.references = vec![r(1024, 1.5), r(2048, 1.5), r(4096, 1.0)];
-    let perf = analyze(&inp);
+    inp
+}
+
+#[test]
+fn references_are_judged_on_the_interval() {
+    let perf = analyze(&references_case());
     let verdicts: Vec<Verdict> = perf.checks.iter().map(|c| c.verdict).collect();
     assert_eq!(
         verdicts,
@@ -222,29 +245,33 @@ fn references_are_judged_on_the_interval() {
     assert!(perf.checks[2].detail.contains("no measured cell"));
 }
 
+/// The run a baseline comparison starts from.
+fn baseline_before_case() -> Input {
+    input(quadratic(1.0, 5))
+}
+
+/// A run `scale` times slower than [`baseline_before_case`] (fresh noise), compared with it.
+fn baseline_case(scale: f64) -> Input {
+    let before = analyze(&baseline_before_case());
+    let mut inp = input(quadratic(scale, 6));
+    inp.baseline = Some(BaselineInput {
+        receipt: "a".repeat(64),
+        performance: serde_json::to_value(&before).unwrap_or(Value::Null),
+    });
+    inp
+}
+
 #[test]
 fn baseline_separates_regressions_from_noise() {
-    let before = analyze(&input(quadratic(1.0, 5)));
-    let before_json = serde_json::to_value(&before).unwrap_or(Value::Null);
     // Same program, fresh noise: no significant regression.
-    let mut same = input(quadratic(1.0, 6));
-    same.baseline = Some(BaselineInput {
-        receipt: "a".repeat(64),
-        performance: before_json.clone(),
-    });
-    let perf = analyze(&same);
+    let perf = analyze(&baseline_case(1.0));
     let b = perf.baseline.as_ref().map_or(0, |b| b.changes.len());
     assert_eq!(b, 6);
     let check = perf.checks.iter().find(|c| c.kind == "baseline");
     assert_eq!(check.map(|c| c.verdict), Some(Verdict::Held), "{check:?}");
     assert_eq!(check.map(|c| c.samples), Some(5));
     // 30% slower everywhere: a significant regression beyond 10%.
-    let mut slower = input(quadratic(1.3, 6));
-    slower.baseline = Some(BaselineInput {
-        receipt: "a".repeat(64),
-        performance: before_json,
-    });
-    let perf = analyze(&slower);
+    let perf = analyze(&baseline_case(1.3));
     let check = perf.checks.iter().find(|c| c.kind == "baseline");
     assert_eq!(
         check.map(|c| c.verdict),

@@ -1,0 +1,312 @@
+//! The spec's expectations and references as checks with verdicts: `max_exponent` on a model's
+//! exponent interval, `min_efficiency` on a conservative interval from the cells' CIs,
+//! `reference` on a cell's CI. Baseline checks are in `baseline`.
+
+use qualify_model::Params;
+
+use super::groups::{Group, fmt_params, groups, median_of, params_match, to_map};
+use super::{CellStats, Check, Expect, ExpectKind, Input, Model, Reference, Unfitted, Verdict};
+use crate::scaling::{self, Better};
+
+fn judge(interval: [f64; 2], lo_ok: f64, hi_ok: f64) -> Verdict {
+    if interval[0] >= lo_ok && interval[1] <= hi_ok {
+        Verdict::Held
+    } else if interval[1] < lo_ok || interval[0] > hi_ok {
+        Verdict::Violated
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
+fn inconclusive(
+    kind: &str,
+    axis: Option<&str>,
+    metric: &str,
+    limit: Option<f64>,
+    detail: String,
+) -> Check {
+    Check {
+        kind: kind.to_string(),
+        axis: axis.map(str::to_string),
+        metric: metric.to_string(),
+        fixed: Params::new(),
+        limit,
+        observed: None,
+        interval: None,
+        passed: false,
+        verdict: Verdict::Inconclusive,
+        samples: 0,
+        detail,
+    }
+}
+
+/// The checks of the spec's expectations and references, in the spec's order.
+pub(super) fn expectations(
+    input: &Input,
+    stats: &[CellStats],
+    models: &[Model],
+    unfitted: &[Unfitted],
+) -> Vec<Check> {
+    let better_of = |metric: &str| {
+        input
+            .metrics
+            .iter()
+            .find(|m| m.name == metric)
+            .map_or(Better::Lower, |m| m.better)
+    };
+    let mut checks = Vec::new();
+    for e in &input.expects {
+        match e.kind {
+            ExpectKind::MaxExponent(limit) => {
+                checks.extend(max_exponent_checks(e, limit, models, unfitted, stats));
+            }
+            ExpectKind::MinEfficiency(limit) => {
+                checks.extend(min_efficiency_checks(e, limit, stats, better_of(&e.metric)));
+            }
+        }
+    }
+    for r in &input.references {
+        checks.extend(reference_checks(r, stats));
+    }
+    checks
+}
+
+fn max_exponent_checks(
+    e: &Expect,
+    limit: f64,
+    models: &[Model],
+    unfitted: &[Unfitted],
+    stats: &[CellStats],
+) -> Vec<Check> {
+    let mut out = Vec::new();
+    for m in models
+        .iter()
+        .filter(|m| m.axis == e.axis && m.metric == e.metric)
+    {
+        let interval = m.exponent_ci95;
+        let samples = groups(stats, &e.axis, &e.metric)
+            .into_iter()
+            .find(|g| to_map(&g.fixed) == m.fixed)
+            .map_or(0, |g| g.min_samples);
+        let verdict = if interval.iter().any(|x| x.is_nan()) {
+            Verdict::Inconclusive
+        } else {
+            judge(interval, f64::NEG_INFINITY, limit)
+        };
+        out.push(Check {
+            kind: "max_exponent".into(),
+            axis: Some(e.axis.clone()),
+            metric: e.metric.clone(),
+            fixed: m.fixed.clone(),
+            limit: Some(limit),
+            observed: Some(m.fit.exponent),
+            interval: Some(interval),
+            passed: verdict == Verdict::Held,
+            verdict,
+            samples,
+            detail: format!(
+                "{} grows as {} along {}{} (exponent {:.2}, 95% CI [{:.2}, {:.2}]), limit {limit}",
+                e.metric,
+                m.fit.form,
+                e.axis,
+                fmt_params(&m.fixed),
+                m.fit.exponent,
+                interval[0],
+                interval[1]
+            ),
+        });
+    }
+    for u in unfitted
+        .iter()
+        .filter(|u| u.axis == e.axis && u.metric == e.metric)
+    {
+        let mut c = inconclusive(
+            "max_exponent",
+            Some(&e.axis),
+            &e.metric,
+            Some(limit),
+            format!(
+                "no model of {} along {}{}: {}",
+                e.metric,
+                e.axis,
+                fmt_params(&u.fixed),
+                u.reason
+            ),
+        );
+        c.fixed = u.fixed.clone();
+        out.push(c);
+    }
+    if out.is_empty() {
+        out.push(inconclusive(
+            "max_exponent",
+            Some(&e.axis),
+            &e.metric,
+            Some(limit),
+            format!("no cell measured {} along {}", e.metric, e.axis),
+        ));
+    }
+    out
+}
+
+fn min_efficiency_checks(
+    e: &Expect,
+    limit: f64,
+    stats: &[CellStats],
+    better: Better,
+) -> Vec<Check> {
+    let mut out = Vec::new();
+    for g in groups(stats, &e.axis, &e.metric) {
+        let fixed = to_map(&g.fixed);
+        if g.points.len() < 2 {
+            let mut c = inconclusive(
+                "min_efficiency",
+                Some(&e.axis),
+                &e.metric,
+                Some(limit),
+                format!(
+                    "{} usable point(s) along {}{}; efficiency needs at least 2",
+                    g.points.len(),
+                    e.axis,
+                    fmt_params(&fixed)
+                ),
+            );
+            c.fixed = fixed;
+            out.push(c);
+            continue;
+        }
+        let Some((p, eff, interval)) = lowest_efficiency(&g, better) else {
+            continue;
+        };
+        let verdict = judge(interval, limit, f64::INFINITY);
+        out.push(Check {
+            kind: "min_efficiency".into(),
+            axis: Some(e.axis.clone()),
+            metric: e.metric.clone(),
+            fixed: fixed.clone(),
+            limit: Some(limit),
+            observed: Some(eff),
+            interval: Some(interval),
+            passed: verdict == Verdict::Held,
+            verdict,
+            samples: g.min_samples,
+            detail: format!(
+                "lowest parallel efficiency of {} along {}{}: {:.2} at {}={} (95% CI [{:.2}, {:.2}]), limit {limit}",
+                e.metric,
+                e.axis,
+                fmt_params(&fixed),
+                eff,
+                e.axis,
+                p,
+                interval[0],
+                interval[1]
+            ),
+        });
+    }
+    if out.is_empty() {
+        out.push(inconclusive(
+            "min_efficiency",
+            Some(&e.axis),
+            &e.metric,
+            Some(limit),
+            format!("no cell measured {} along {}", e.metric, e.axis),
+        ));
+    }
+    out
+}
+
+/// The point of a group (two or more points) with the lowest parallel efficiency relative to
+/// its first point: (p, efficiency, a conservative interval from the cells' CIs).
+fn lowest_efficiency(g: &Group<'_>, better: Better) -> Option<(f64, f64, [f64; 2])> {
+    let base = &g.points[0];
+    let (p0, v0) = (base.x, median_of(base));
+    let ci0 = base.stats.ci95.unwrap_or([v0, v0]);
+    // The point with the lowest efficiency, with a conservative interval from the CIs.
+    let mut worst: Option<(f64, f64, [f64; 2])> = None;
+    for pt in &g.points[1..] {
+        let v = median_of(pt);
+        let ci = pt.stats.ci95.unwrap_or([v, v]);
+        let eff = scaling::speedup(p0, v0, v, better) / pt.x;
+        let (lo, hi) = match better {
+            Better::Lower => (p0 * ci0[0] / ci[1] / pt.x, p0 * ci0[1] / ci[0] / pt.x),
+            Better::Higher => (p0 * ci[0] / ci0[1] / pt.x, p0 * ci[1] / ci0[0] / pt.x),
+        };
+        if worst.is_none_or(|w| eff < w.1) {
+            worst = Some((pt.x, eff, [lo, hi]));
+        }
+    }
+    worst
+}
+
+fn reference_checks(r: &Reference, stats: &[CellStats]) -> Vec<Check> {
+    let a = r.reference * (1.0 + r.lower);
+    let b = r.reference * (1.0 + r.upper);
+    let (lo, hi) = (a.min(b), a.max(b));
+    let wanted = to_map(&r.params);
+    let mut out = Vec::new();
+    for cs in stats.iter().filter(|s| s.metric == r.metric) {
+        if !params_match(&cs.params, &r.params) {
+            continue;
+        }
+        let s = &cs.stats;
+        let (verdict, detail) = match (s.median, s.ci95) {
+            (Some(median), Some(ci)) => {
+                let v = judge(ci, lo, hi);
+                (
+                    v,
+                    format!(
+                        "{}{}: median {median:.4} (95% CI [{:.4}, {:.4}]) against reference {} within [{lo:.4}, {hi:.4}]{}",
+                        r.metric,
+                        fmt_params(&cs.params),
+                        ci[0],
+                        ci[1],
+                        r.reference,
+                        if s.censored > 0 {
+                            format!("; {} censored run(s)", s.censored)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                )
+            }
+            _ => (
+                Verdict::Inconclusive,
+                format!(
+                    "{}{}: no measured run ({} censored)",
+                    r.metric,
+                    fmt_params(&cs.params),
+                    s.censored
+                ),
+            ),
+        };
+        let verdict = if s.censored > 0 && verdict == Verdict::Held {
+            Verdict::Inconclusive
+        } else {
+            verdict
+        };
+        out.push(Check {
+            kind: "reference".into(),
+            axis: None,
+            metric: r.metric.clone(),
+            fixed: cs.params.clone(),
+            limit: Some(r.reference),
+            observed: s.median,
+            interval: s.ci95,
+            passed: verdict == Verdict::Held,
+            verdict,
+            samples: s.n,
+            detail,
+        });
+    }
+    if out.is_empty() {
+        let mut c = inconclusive(
+            "reference",
+            None,
+            &r.metric,
+            Some(r.reference),
+            format!("no measured cell{} for the reference", fmt_params(&wanted)),
+        );
+        c.fixed = wanted;
+        out.push(c);
+    }
+    out
+}

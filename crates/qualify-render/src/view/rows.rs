@@ -1,0 +1,251 @@
+//! The receipt-level rows both reports draw (layers, cells and the ones that failed,
+//! boundaries, the target gap) and the rows only the HTML report draws (the admission
+//! checklist, the machine). Each row is built once from the JSON here; the renderers only
+//! format rows.
+
+use serde_json::{Map, Value};
+
+use super::json::{arr, cell, s};
+use crate::text;
+
+/// One row of the layer table.
+pub struct LayerRow {
+    pub name: String,
+    pub status: String,
+    pub summary: String,
+    pub untested: Vec<String>,
+}
+
+/// One probed cell.
+pub struct CellRow {
+    pub params: Map<String, Value>,
+    pub outcome: String,
+    pub detail: String,
+    pub wall: Option<f64>,
+    pub cpu: Option<f64>,
+    pub peak_memory: Option<f64>,
+    pub boundary: bool,
+}
+
+/// One cell that did not end ok, as the failing-cells tables show it.
+pub struct FailureRow {
+    /// The cell's parameters, in the receipt's axis order (`threads=2, rounds=10`).
+    pub cell: String,
+    pub outcome: String,
+    pub detail: String,
+}
+
+/// The cells that did not end `ok`, in the receipt's order.
+pub fn failures(cells: &[CellRow], order: &[String]) -> Vec<FailureRow> {
+    cells
+        .iter()
+        .filter(|c| c.outcome != "ok")
+        .map(|c| FailureRow {
+            cell: text::params(&c.params, order),
+            outcome: c.outcome.clone(),
+            detail: c.detail.clone(),
+        })
+        .collect()
+}
+
+/// One boundary the envelope search found (`predicate.boundaries[]`).
+pub struct BoundaryRow {
+    pub axis: String,
+    /// The other axes' values, `threads=2, mode=fast` (empty when none).
+    pub fixed: String,
+    pub last_pass: String,
+    /// `None`: the search found no failure.
+    pub first_fail: Option<String>,
+    pub outcome: String,
+    /// `?` when not recorded.
+    pub probes: String,
+    /// `None`: monotonicity was not checked.
+    pub monotonic: Option<bool>,
+}
+
+impl BoundaryRow {
+    pub(super) fn from_value(b: &Value) -> BoundaryRow {
+        let first_fail = b.get("first_fail").filter(|v| !v.is_null());
+        BoundaryRow {
+            axis: cell(b.get("axis"), ""),
+            fixed: b
+                .get("fixed")
+                .and_then(Value::as_object)
+                .map(text::fixed)
+                .unwrap_or_default(),
+            last_pass: cell(b.get("last_pass"), ""),
+            first_fail: first_fail.map(text::value),
+            outcome: cell(b.get("outcome"), ""),
+            probes: cell(b.get("probes"), "?"),
+            monotonic: b.get("monotonic").and_then(Value::as_bool),
+        }
+    }
+
+    /// The boundary in one line, as `qualify run` prints it.
+    pub fn sentence(&self) -> String {
+        let (axis, last, probes) = (&self.axis, &self.last_pass, &self.probes);
+        let fixed = if self.fixed.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", self.fixed)
+        };
+        let mono = match self.monotonic {
+            Some(true) => "monotonicity check agreed",
+            Some(false) => "NOT monotonic: the check beyond the boundary contradicts it",
+            None => "monotonicity not checked",
+        };
+        match &self.first_fail {
+            None => format!(
+                "{axis}{fixed}: passed up to {last}, no failure found ({probes} probes; {mono})"
+            ),
+            Some(first) => format!(
+                "{axis}{fixed}: last pass {last}, first fail {first} ({}) after {probes} probes; {mono}",
+                self.outcome
+            ),
+        }
+    }
+}
+
+/// One fact of the target the run did not reach (`predicate.gap[]`).
+pub struct GapRow {
+    /// `name.axis` (`workload.n`), or the name alone.
+    pub name: String,
+    /// Empty when not recorded.
+    pub target: String,
+    /// `—` when not recorded.
+    pub tested: String,
+    pub detail: String,
+    /// The waiver's reason, when it is text.
+    pub waiver: Option<String>,
+    /// What the gap plot draws: only a named gap with a positive numeric target has a bar.
+    pub bar: Option<GapBar>,
+}
+
+/// How far the run got towards one target fact.
+#[derive(Clone, Copy)]
+pub struct GapBar {
+    pub target: f64,
+    /// `None` unless positive.
+    pub tested: Option<f64>,
+}
+
+impl GapRow {
+    pub(super) fn from_value(g: &Value) -> GapRow {
+        let axis = g.get("axis").and_then(Value::as_str);
+        let name = cell(g.get("name"), "");
+        let name = match axis {
+            Some(a) => format!("{name}.{a}"),
+            None => name,
+        };
+        let named = g.get("name").is_some_and(Value::is_string);
+        let bar = g
+            .get("target")
+            .and_then(Value::as_f64)
+            .filter(|t| named && *t > 0.0)
+            .map(|target| GapBar {
+                target,
+                tested: g.get("tested").and_then(Value::as_f64).filter(|t| *t > 0.0),
+            });
+        GapRow {
+            name,
+            target: cell(g.get("target"), ""),
+            tested: cell(g.get("tested"), "—"),
+            detail: cell(g.get("detail"), ""),
+            waiver: g.get("waiver").and_then(Value::as_str).map(str::to_string),
+            bar,
+        }
+    }
+
+    /// Waived: a waiver with a reason.
+    pub fn waived(&self) -> bool {
+        self.waiver.as_deref().is_some_and(|w| !w.trim().is_empty())
+    }
+}
+
+/// The admission checklist (`predicate.checklist`).
+pub struct Checklist {
+    pub claim: Option<String>,
+    pub examined: Vec<String>,
+    pub target_only: Vec<String>,
+    pub assumptions: Vec<String>,
+    /// (situation, what the run showed), in the receipt's order.
+    pub failure_behaviour: Vec<(String, String)>,
+    pub traceability: Vec<TraceRow>,
+}
+
+/// One traceability item of the checklist.
+pub struct TraceRow {
+    pub item: String,
+    /// `None`: the receipt does not say.
+    pub recorded: Option<bool>,
+    pub detail: String,
+}
+
+impl Checklist {
+    pub(super) fn from_map(c: &Map<String, Value>) -> Checklist {
+        let list = |k: &str| -> Vec<String> {
+            c.get(k)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().map(text::value).collect())
+                .unwrap_or_default()
+        };
+        Checklist {
+            claim: c.get("claim").and_then(Value::as_str).map(str::to_string),
+            examined: list("examined_facts"),
+            target_only: list("target_only_facts"),
+            assumptions: list("assumptions"),
+            failure_behaviour: c
+                .get("failure_behaviour")
+                .and_then(Value::as_object)
+                .map(|fb| {
+                    fb.iter()
+                        .map(|(k, v)| (k.clone(), text::value(v)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            traceability: arr(c.get("traceability"))
+                .iter()
+                .map(|t| TraceRow {
+                    item: cell(t.get("item"), ""),
+                    recorded: t.get("recorded").and_then(Value::as_bool),
+                    detail: cell(t.get("detail"), ""),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The machine the run was examined on (`tested`), as text.
+pub struct Machine {
+    pub hostname: String,
+    pub cores_allowed: String,
+    pub backend: String,
+}
+
+impl Machine {
+    pub(super) fn from_map(t: &Map<String, Value>) -> Machine {
+        Machine {
+            hostname: cell(t.get("hostname"), ""),
+            cores_allowed: cell(t.get("cores_allowed"), ""),
+            backend: cell(t.get("backend"), ""),
+        }
+    }
+}
+
+/// The layer `name` of the receipt's `layers` map (missing → `not_run`).
+pub(super) fn layer(name: String, l: Option<&Value>) -> LayerRow {
+    let status = s(l.and_then(|l| l.get("status")));
+    LayerRow {
+        status: if status.is_empty() {
+            "not_run".into()
+        } else {
+            status
+        },
+        summary: s(l.and_then(|l| l.get("summary"))),
+        untested: arr(l.and_then(|l| l.get("untested")))
+            .iter()
+            .map(|u| s(Some(u)))
+            .collect(),
+        name,
+    }
+}
