@@ -31,6 +31,17 @@ pub fn html(receipt: &Value) -> String {
     html::render(&view::View::new(receipt))
 }
 
+/// The receipt as one self-contained HTML document, with the signature line the caller
+/// established (`qualify report` verifies with `--key`, or says it did not).
+pub fn html_signed(receipt: &Value, signature: view::Signature) -> String {
+    html::render(&view::View::new(receipt).with_signature(signature))
+}
+
+/// The receipt as Markdown, with the signature line the caller established.
+pub fn markdown_signed(receipt: &Value, signature: view::Signature) -> String {
+    markdown::render(&view::View::new(receipt).with_signature(signature))
+}
+
 /// The receipt as GitHub-flavoured Markdown (for CI job summaries).
 pub fn markdown(receipt: &Value) -> String {
     markdown::render(&view::View::new(receipt))

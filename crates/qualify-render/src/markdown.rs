@@ -25,6 +25,7 @@ pub fn render(v: &View) -> String {
     layers(&mut m, v);
     cells(&mut m, v);
     boundaries(&mut m, v);
+    claimed(&mut m, v);
     if let Some(p) = v.performance() {
         errors(&mut m, &p);
         checks(&mut m, &p);
@@ -43,6 +44,9 @@ fn header(m: &mut String, v: &View) {
         None => format!("⚪ {level} claim: no verdict recorded"),
     };
     let _ = writeln!(m, "## qualify: {} — {verdict}\n", md_cell(&v.artifact()));
+    if let Some(sig) = v.signature() {
+        let _ = writeln!(m, "_{}_\n", md_cell(&sig.line()));
+    }
     let reasons = v.reasons();
     for r in &reasons {
         let _ = writeln!(m, "- {}", md_cell(r));
@@ -102,6 +106,34 @@ fn cells(m: &mut String, v: &View) {
     if failing.len() > MAX_FAILING {
         let _ = writeln!(m, "\n… and {} more.", failing.len() - MAX_FAILING);
     }
+}
+
+fn claimed(m: &mut String, v: &View) {
+    let rows = v.claimed();
+    if !rows.iter().any(|r| r.bounded) {
+        return;
+    }
+    m.push_str("### Claimed region\n\n| axis | claim covers | cells beyond | headroom | required |\n|---|---|---|---|---|\n");
+    for r in &rows {
+        let headroom = if r.bounded {
+            format!(
+                "{}{}",
+                if r.short { "❌ " } else { "" },
+                md_cell(&r.headroom)
+            )
+        } else {
+            "—".to_string()
+        };
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} | {headroom} | {} |",
+            md_cell(&r.axis),
+            md_cell(&r.claims),
+            md_cell(&r.cells_beyond),
+            md_cell(&r.required)
+        );
+    }
+    m.push('\n');
 }
 
 fn boundaries(m: &mut String, v: &View) {

@@ -419,3 +419,74 @@ fn extrap_moves_non_numeric_parameters_into_the_callpath() {
     assert!(ls.iter().any(|l| l["callpath"] == "transfer->mode=fast"));
     assert!(ls.iter().any(|l| l["callpath"] == "transfer->mode=safe"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Claimed region and headroom
+
+/// The index receipt as a claim up to 40,000 records: its boundary (first fail 63,558) lies
+/// beyond the target, a headroom of 1.59×, short of a demanded 2×.
+fn index_with_claim() -> Value {
+    let mut r = fixture("index");
+    let p = &mut r["predicate"];
+    p["boundaries"][0]["headroom"] = json!(1.589);
+    p["claimed_region"] = json!([{
+        "axis": "records",
+        "kind": "workload",
+        "bound": {"value": 40000.0, "source": "target.workload.records", "harder": "larger"},
+        "claims": "records ≤ 40000 (target.workload.records)",
+        "cells_beyond": 12,
+        "headroom": {"ratio": 1.589, "first_fail": 63558, "outcome": "oom_killed", "source": "boundary"},
+        "required_headroom": 2.0
+    }]);
+    r
+}
+
+#[test]
+fn the_claimed_region_and_headroom_are_shown_in_both_renderers() {
+    let r = index_with_claim();
+    let html = qualify_render::html(&r);
+    assert!(html.contains("<h2>Claimed region</h2>"), "{html}");
+    assert!(html.contains("records ≤ 40000 (target.workload.records)"));
+    assert!(html.contains("oom_killed at records=63558 (boundary): 1.59× the target"));
+    assert!(
+        html.contains("headroom 1.59× the target"),
+        "boundary sentence"
+    );
+    assert!(
+        html.contains("<td class=\"no\">"),
+        "short headroom is marked"
+    );
+    assert_self_contained(&html);
+    let md = qualify_render::markdown(&r);
+    assert!(md.contains("### Claimed region"), "{md}");
+    assert!(md.contains("| records | records ≤ 40000 (target.workload.records) | 12 | ❌ oom_killed at records=63558 (boundary): 1.59× the target | 2× |"), "{md}");
+    assert!(md.contains("headroom 1.59× the target"), "{md}");
+    // Without a bounded axis (receipts before the claimed region existed) nothing is drawn.
+    let plain = fixture("index");
+    assert!(!qualify_render::html(&plain).contains("Claimed region"));
+    assert!(!qualify_render::markdown(&plain).contains("Claimed region"));
+}
+
+#[test]
+fn the_signature_line_says_what_the_caller_checked() {
+    use qualify_render::view::Signature;
+    let r = fixture("transfer");
+    let verified = qualify_render::markdown_signed(
+        &r,
+        Signature::Verified {
+            keyid: "abc123".into(),
+        },
+    );
+    assert!(
+        verified.contains("signature: verified by key abc123"),
+        "{verified}"
+    );
+    let unchecked = qualify_render::html_signed(
+        &r,
+        Signature::NotChecked {
+            keyids: vec!["abc123".into()],
+        },
+    );
+    assert!(unchecked.contains("signature: NOT CHECKED"), "{unchecked}");
+    assert!(!qualify_render::markdown(&r).contains("signature:"));
+}

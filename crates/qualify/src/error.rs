@@ -71,6 +71,10 @@ pub enum CliError {
     /// question had an answer, and it is "no".
     #[error("{message}")]
     NotFound { message: String },
+    /// A check the user asked for failed (a signature `--key` requires does not verify):
+    /// nothing was produced from the input.
+    #[error("{message}")]
+    Refused { message: String },
 }
 
 fn suffix(fix: &Option<String>) -> String {
@@ -125,7 +129,7 @@ impl CliError {
     /// The status `main` exits with.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::NotFound { .. } => exit::REFUSED,
+            CliError::NotFound { .. } | CliError::Refused { .. } => exit::REFUSED,
             _ => exit::USAGE,
         }
     }
@@ -136,6 +140,7 @@ impl CliError {
         match self {
             CliError::Spec(e) => e.to_string(),
             CliError::NotFound { message } => format!("qualify: {message}"),
+            CliError::Refused { message } => format!("qualify: REFUSED: {message}"),
             other => format!("qualify: error: {other}"),
         }
     }

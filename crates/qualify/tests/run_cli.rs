@@ -633,6 +633,45 @@ fn index_boundary_search_finds_the_oom_edge_in_few_probes() {
     }
 
     assert_eq!(gate(&dir, "receipt.json", "trial").code, 1);
+
+    // The same search for a claim up to 40,000 records: the boundary lies beyond the target, so
+    // it is headroom, not a failure; a demanded headroom above it fails the envelope.
+    let spec = std::fs::read_to_string(dir.join("qualify.toml")).unwrap();
+    let claimed = format!("{spec}\n[target]\nworkload = {{ records = 40000 }}\n");
+    write(&dir, "claimed.toml", &claimed);
+    let (out, r) = run(&dir, "claimed.toml", &[]);
+    assert_eq!(
+        out.code,
+        0,
+        "trial is supported below the target\n{}",
+        out.context()
+    );
+    assert_eq!(status(&r, "envelope"), "closed");
+    let b = &r["predicate"]["boundaries"][0];
+    let headroom = b["headroom"].as_f64().expect("headroom");
+    let first_fail = b["first_fail"].as_f64().unwrap();
+    assert!((headroom - first_fail / 40000.0).abs() < 0.001, "{b}");
+    assert!(
+        out.stdout
+            .contains(&format!("headroom {headroom:.2}× the target")),
+        "{}",
+        out.context()
+    );
+    assert!(
+        cells(&r).iter().any(|c| c["beyond_claim"] == true),
+        "the probes past the target are marked explored"
+    );
+    let demanding = claimed.replace("level = \"trial\"", "level = \"trial\"\nheadroom = 2.0");
+    write(&dir, "demanding.toml", &demanding);
+    let (out, r) = run(&dir, "demanding.toml", &[]);
+    assert_eq!(out.code, 1, "{}", out.context());
+    let summary = r["predicate"]["layers"]["envelope"]["summary"]
+        .as_str()
+        .unwrap();
+    assert!(
+        summary.contains("below the required 2×") && summary.contains("headroom along records"),
+        "{summary}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

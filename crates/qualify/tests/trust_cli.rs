@@ -315,6 +315,52 @@ fn keygen_sign_verify_gate_and_tamper() {
     assert!(g.contains("not signed"), "{g}");
     let g = expect(&qualify(dir, &["gate", "u.json", "--claim", "trial"]), 0);
     assert!(g.contains("signature: none"), "{g}");
+
+    // Reports say what was checked about the signature, and refuse one that does not verify.
+    let md = expect(&qualify(dir, &["report", "r.json"]), 0);
+    assert!(md.contains("signature: NOT CHECKED"), "{md}");
+    let md = expect(&qualify(dir, &["report", "r.json", "--key", "k.pub"]), 0);
+    let keyid = st_keyid(dir);
+    assert!(
+        md.contains(&format!("signature: verified by key {keyid}")),
+        "{md}"
+    );
+    expect(
+        &qualify(
+            dir,
+            &["report", "r.json", "--key", "k.pub", "--html", "r.html"],
+        ),
+        0,
+    );
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(html.contains("signature: verified by key"), "{html}");
+    let bad = qualify(
+        dir,
+        &["report", "t.json", "--key", "k.pub", "--html", "t.html"],
+    );
+    expect(&bad, 1);
+    assert!(text(&bad).contains("REFUSED"), "{}", text(&bad));
+    assert!(
+        text(&bad).contains("signature check failed"),
+        "{}",
+        text(&bad)
+    );
+    assert!(!dir.join("t.html").exists(), "nothing is rendered");
+    let other = qualify(dir, &["report", "r.json", "--key", "p.pub"]);
+    expect(&other, 1);
+    let md = expect(&qualify(dir, &["report", "u.json"]), 0);
+    assert!(md.contains("signature: none"), "{md}");
+    expect(&qualify(dir, &["report", "u.json", "--key", "k.pub"]), 1);
+}
+
+/// The key id `qualify keygen` printed for `k` (sha256 of its public key's DER).
+fn st_keyid(dir: &Path) -> String {
+    let out = expect(&qualify(dir, &["verify", "r.json", "--key", "k.pub"]), 0);
+    out.lines()
+        .find_map(|l| l.strip_prefix("ok: signature (key id "))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("no key id in {out}"))
+        .to_string()
 }
 
 #[test]

@@ -14,6 +14,18 @@ pub(super) fn header(h: &mut String, v: &View) {
     );
     h.push_str(&meta(v).join(" · "));
     h.push_str("</p>\n");
+    if let Some(sig) = v.signature() {
+        let cls = match sig {
+            crate::view::Signature::Verified { .. } => "yes",
+            crate::view::Signature::NotChecked { .. } => "no",
+            crate::view::Signature::Unsigned => "unknown",
+        };
+        let _ = writeln!(
+            h,
+            "<p class=\"meta\"><span class=\"verdict {cls}\">{}</span></p>",
+            esc(&sig.line())
+        );
+    }
     let level = v.claim_level();
     let (cls, word) = match v.supported() {
         Some(true) => ("yes", "SUPPORTED"),

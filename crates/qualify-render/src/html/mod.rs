@@ -56,6 +56,7 @@ pub fn render(v: &View) -> String {
     let order = v.axis_order();
     envelope::envelope(&mut h, &cells, &order);
     boundaries::boundaries(&mut h, v);
+    boundaries::claimed(&mut h, v);
     if let Some(p) = v.performance() {
         performance::performance(&mut h, v, &p, &order);
     }

@@ -16,8 +16,8 @@ pub use performance::{
     CheckRow, Metric, Model, Performance, Prediction, ScalePoint, Scaling, Stat,
 };
 pub use rows::{
-    BoundaryRow, CellRow, Checklist, FailureRow, GapBar, GapRow, LayerRow, Machine, TraceRow,
-    failures,
+    BoundaryRow, CellRow, Checklist, ClaimedRow, FailureRow, GapBar, GapRow, LayerRow, Machine,
+    TraceRow, failures,
 };
 
 use json::{arr, f, obj, s};
@@ -31,9 +31,36 @@ pub const LAYERS: [&str; 5] = [
     "reproducibility",
 ];
 
+/// What the caller established about a receipt's signature before rendering it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signature {
+    /// The receipt is a bare Statement.
+    Unsigned,
+    /// A DSSE envelope whose signature nobody checked (no key was given).
+    NotChecked { keyids: Vec<String> },
+    /// Verified with the given key.
+    Verified { keyid: String },
+}
+
+impl Signature {
+    /// `signature: verified by key …` / `signature: NOT CHECKED …` / `signature: none …`.
+    pub fn line(&self) -> String {
+        match self {
+            Signature::Unsigned => "signature: none (an unsigned receipt)".to_string(),
+            Signature::NotChecked { keyids } => format!(
+                "signature: NOT CHECKED (signed by key id {}; pass --key PUB to verify it)",
+                keyids.join(", ")
+            ),
+            Signature::Verified { keyid } => format!("signature: verified by key {keyid}"),
+        }
+    }
+}
+
 /// A receipt being rendered: the predicate, read only through the row accessors below.
 pub struct View<'a> {
     pred: &'a Value,
+    /// `None`: the caller says nothing about the signature (no line is drawn).
+    signature: Option<Signature>,
 }
 
 impl<'a> View<'a> {
@@ -42,7 +69,20 @@ impl<'a> View<'a> {
             Some(p) if p.is_object() => p,
             _ => receipt,
         };
-        View { pred }
+        View {
+            pred,
+            signature: None,
+        }
+    }
+
+    /// The same view, with the signature line the caller established.
+    pub fn with_signature(mut self, signature: Signature) -> View<'a> {
+        self.signature = Some(signature);
+        self
+    }
+
+    pub fn signature(&self) -> Option<&Signature> {
+        self.signature.as_ref()
     }
 
     fn get(&self, path: &[&str]) -> Option<&'a Value> {
@@ -173,6 +213,14 @@ impl<'a> View<'a> {
         arr(self.get(&["boundaries"]))
             .iter()
             .map(BoundaryRow::from_value)
+            .collect()
+    }
+
+    /// The claimed region, per axis (receipts before it existed: empty).
+    pub fn claimed(&self) -> Vec<ClaimedRow> {
+        arr(self.get(&["claimed_region"]))
+            .iter()
+            .map(ClaimedRow::from_value)
             .collect()
     }
 

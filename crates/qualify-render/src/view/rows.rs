@@ -61,6 +61,10 @@ pub struct BoundaryRow {
     pub probes: String,
     /// `None`: monotonicity was not checked.
     pub monotonic: Option<bool>,
+    /// First failing value ÷ target value (≤ 1: inside the claimed region), when the target
+    /// names a value for the axis; `headroom_at_least` when the search found no failure.
+    pub headroom: Option<f64>,
+    pub headroom_at_least: Option<f64>,
 }
 
 impl BoundaryRow {
@@ -78,6 +82,20 @@ impl BoundaryRow {
             outcome: cell(b.get("outcome"), ""),
             probes: cell(b.get("probes"), "?"),
             monotonic: b.get("monotonic").and_then(Value::as_bool),
+            headroom: b.get("headroom").and_then(Value::as_f64),
+            headroom_at_least: b.get("headroom_at_least").and_then(Value::as_f64),
+        }
+    }
+
+    /// `; headroom 1.64× the target`, or empty when the target names no value for the axis.
+    pub fn headroom_text(&self) -> String {
+        match (self.headroom, self.headroom_at_least) {
+            (Some(h), _) if h <= 1.0 => {
+                format!("; INSIDE the claimed region ({h:.2}× the target)")
+            }
+            (Some(h), _) => format!("; headroom {h:.2}× the target"),
+            (None, Some(h)) => format!("; headroom ≥ {h:.2}× the target"),
+            _ => String::new(),
         }
     }
 
@@ -94,14 +112,71 @@ impl BoundaryRow {
             Some(false) => "NOT monotonic: the check beyond the boundary contradicts it",
             None => "monotonicity not checked",
         };
+        let headroom = self.headroom_text();
         match &self.first_fail {
             None => format!(
-                "{axis}{fixed}: passed up to {last}, no failure found ({probes} probes; {mono})"
+                "{axis}{fixed}: passed up to {last}, no failure found ({probes} probes; {mono}){headroom}"
             ),
             Some(first) => format!(
-                "{axis}{fixed}: last pass {last}, first fail {first} ({}) after {probes} probes; {mono}",
+                "{axis}{fixed}: last pass {last}, first fail {first} ({}) after {probes} probes; {mono}{headroom}",
                 self.outcome
             ),
+        }
+    }
+}
+
+/// One axis of the claimed region (`predicate.claimed_region[]`): what the claim covers and
+/// what was found beyond it.
+pub struct ClaimedRow {
+    pub axis: String,
+    /// `n ≤ 10000 (target.workload.n)`, or the whole declared domain.
+    pub claims: String,
+    /// Whether a target value bounds it (otherwise nothing lies beyond the claim).
+    pub bounded: bool,
+    pub cells_beyond: String,
+    /// The first failure beyond the target, or how far everything passed, in words.
+    pub headroom: String,
+    /// `1.5×`, or empty.
+    pub required: String,
+    /// The measured headroom falls short of the required one.
+    pub short: bool,
+}
+
+impl ClaimedRow {
+    pub(super) fn from_value(c: &Value) -> ClaimedRow {
+        let h = c.get("headroom");
+        let ratio = h.and_then(|h| h.get("ratio")).and_then(Value::as_f64);
+        let at_least = h.and_then(|h| h.get("at_least")).and_then(Value::as_f64);
+        let required = c.get("required_headroom").and_then(Value::as_f64);
+        let headroom = match (ratio, at_least, h) {
+            (Some(r), _, Some(h)) => format!(
+                "{} at {}={} ({}): {r:.2}× the target{}",
+                cell(h.get("outcome"), "?"),
+                cell(c.get("axis"), ""),
+                cell(h.get("first_fail"), "?"),
+                cell(h.get("source"), "?"),
+                if r <= 1.0 { ", inside the claim" } else { "" }
+            ),
+            (None, Some(a), Some(h)) => format!(
+                "no failure up to {}={} ({a:.2}× the target)",
+                cell(c.get("axis"), ""),
+                cell(h.get("last_pass"), "?")
+            ),
+            _ => "nothing beyond the target examined".to_string(),
+        };
+        ClaimedRow {
+            axis: cell(c.get("axis"), ""),
+            claims: cell(c.get("claims"), ""),
+            bounded: c.get("bound").is_some_and(Value::is_object),
+            cells_beyond: cell(c.get("cells_beyond"), "0"),
+            headroom,
+            required: required.map(|r| format!("{r}×")).unwrap_or_default(),
+            short: match (required, ratio, at_least) {
+                (Some(req), Some(r), _) => r < req,
+                (Some(req), None, Some(a)) => a < req,
+                (Some(_), None, None) => true,
+                _ => false,
+            },
         }
     }
 }
