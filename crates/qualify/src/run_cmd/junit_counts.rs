@@ -22,7 +22,16 @@ pub fn read(path: &Path) -> Result<JunitCounts, CliError> {
     parse(&text).map_err(|e| CliError::input_only(format!("{}: {e}", path.display())))
 }
 
-pub fn parse(text: &str) -> Result<JunitCounts, String> {
+/// Why a text is not a JUnit report.
+#[derive(Debug, thiserror::Error)]
+pub enum JunitError {
+    #[error("not a valid JUnit XML report at byte {position}: {message}")]
+    Xml { position: u64, message: String },
+    #[error("no <testsuite> or <testsuites> element: not a JUnit report")]
+    NoSuite,
+}
+
+pub fn parse(text: &str) -> Result<JunitCounts, JunitError> {
     let mut reader = Reader::from_str(text);
     let mut suites = JunitCounts {
         tests: 0,
@@ -69,10 +78,10 @@ pub fn parse(text: &str) -> Result<JunitCounts, String> {
             }
             Ok(Event::Eof) => break,
             Err(e) => {
-                return Err(format!(
-                    "not a valid JUnit XML report at byte {}: {e}",
-                    reader.error_position()
-                ));
+                return Err(JunitError::Xml {
+                    position: reader.error_position(),
+                    message: e.to_string(),
+                });
             }
             _ => {}
         }
@@ -80,7 +89,7 @@ pub fn parse(text: &str) -> Result<JunitCounts, String> {
     match (saw_suite, totals) {
         (true, _) => Ok(suites),
         (false, Some(t)) => Ok(t),
-        (false, None) => Err("no <testsuite> or <testsuites> element: not a JUnit report".into()),
+        (false, None) => Err(JunitError::NoSuite),
     }
 }
 
