@@ -18,16 +18,25 @@ pub fn free_port() -> u16 {
     l.local_addr().expect("local addr").port()
 }
 
-/// A server process in its own process group; the group is killed on drop.
+/// A server process in its own process group. On drop it is asked to stop with `stop_signal`
+/// (so it reaps its own children), then the whole group is killed.
 pub struct Server {
     child: Child,
     pub addr: SocketAddr,
     pub name: &'static str,
+    pub stop_signal: libc::c_int,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         let pgid = self.child.id() as i32;
+        unsafe {
+            libc::kill(pgid, self.stop_signal);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         unsafe {
             libc::kill(-pgid, libc::SIGKILL);
         }
@@ -98,6 +107,7 @@ pub fn redis(dir: &Path) -> Server {
         child,
         addr: SocketAddr::from(([127, 0, 0, 1], port)),
         name: "redis-server",
+        stop_signal: libc::SIGTERM,
     };
     wait_until("redis-server", Duration::from_secs(10), || {
         TcpStream::connect(server.addr)
@@ -358,6 +368,8 @@ pub fn postgres() -> Option<Postgres> {
         child,
         addr: SocketAddr::from(([127, 0, 0, 1], port)),
         name: "postgres",
+        // Immediate shutdown: the postmaster stops and reaps its backends.
+        stop_signal: libc::SIGQUIT,
     };
     wait_until("postgres", Duration::from_secs(30), || {
         PgConn::connect(server.addr, Duration::from_secs(2)).is_ok()
