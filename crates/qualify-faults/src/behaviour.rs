@@ -9,7 +9,8 @@
 //! Verdicts (first rule that applies wins):
 //!
 //! 1. `loses_writes` — an acknowledged write is missing from the final read.
-//! 2. `retry_storm` — at the dependency, requests (or connection attempts) per service request
+//! 2. `retry_storm` — at the dependency, requests (or connection attempts: connections opened
+//!    plus failed connects when the proxy counted them — the refused ones of `down`) per service request
 //!    during the window are ≥ [`STORM_FACTOR`]× what they were before it, or connection attempts
 //!    per service request during the window exceed [`MAX_ATTEMPTS_PER_REQUEST`].
 //! 3. `stops` — a restarted service never became ready again.
@@ -111,11 +112,6 @@ pub struct DependencyObservation {
     pub before: PhaseCounters,
     pub during: PhaseCounters,
     pub after: PhaseCounters,
-    /// Connection attempts refused while the proxy was `down`, per phase, when the integration
-    /// could count them (e.g. from the cell's network namespace); 0 when unknown — the proxy
-    /// itself never sees a refused connect.
-    pub refused_before: u64,
-    pub refused_during: u64,
     /// Concurrency per bucket from the armed instant (= the measured phase's start).
     pub series: Series,
 }
@@ -237,7 +233,8 @@ pub struct Observation {
 pub struct Amplification {
     /// Requests (chunks) at the dependency ÷ requests the service received.
     pub requests: f64,
-    /// Connection attempts (opened + refused) at the dependency ÷ requests the service received.
+    /// Connection attempts (opened + failed connects, when counted) at the dependency ÷ requests
+    /// the service received.
     pub connections: f64,
 }
 
@@ -270,10 +267,11 @@ pub struct Behaviour {
     pub pool: Option<PoolObservation>,
 }
 
-fn amplification(load: &PhaseLoad, dep: &PhaseCounters, refused: u64) -> Option<Amplification> {
+fn amplification(load: &PhaseLoad, dep: &PhaseCounters) -> Option<Amplification> {
+    let attempts = dep.connections_opened + dep.failed_connects.unwrap_or(0);
     (load.requests > 0).then(|| Amplification {
         requests: dep.requests as f64 / load.requests as f64,
-        connections: (dep.connections_opened + refused) as f64 / load.requests as f64,
+        connections: attempts as f64 / load.requests as f64,
     })
 }
 
@@ -297,9 +295,9 @@ fn percent(v: Option<f64>) -> String {
 pub fn judge(o: &Observation) -> Behaviour {
     let recovery = recovery_time(&o.timeline, o.window_end, &o.slos);
     let dep = o.dependency.as_ref();
-    let amp_before = dep.and_then(|d| amplification(&o.before, &d.before, d.refused_before));
-    let amp_during = dep.and_then(|d| amplification(&o.during, &d.during, d.refused_during));
-    let amp_after = dep.and_then(|d| amplification(&o.after, &d.after, 0));
+    let amp_before = dep.and_then(|d| amplification(&o.before, &d.before));
+    let amp_during = dep.and_then(|d| amplification(&o.during, &d.during));
+    let amp_after = dep.and_then(|d| amplification(&o.after, &d.after));
     let attempts_per_request = amp_during.map(|a| a.connections);
     let pool = dep.and_then(|d| pool(o, d));
 
@@ -541,8 +539,6 @@ mod tests {
                 before: dep(500),
                 during: dep(500),
                 after: dep(1000),
-                refused_before: 0,
-                refused_during: 0,
                 series: Series {
                     bucket_seconds: 1.0,
                     open: vec![4; 20],
@@ -752,7 +748,7 @@ mod tests {
                     with_seconds(errors_in_window(base(), 500, 0), 5, 10, bad_second()),
                     |d| {
                         d.during.requests = 0;
-                        d.refused_during = 1501;
+                        d.during.failed_connects = Some(1501);
                     },
                 ),
                 Verdict::RetryStorm,
@@ -1003,7 +999,7 @@ mod tests {
         let o = dep_during(base(), |d| {
             d.during.requests = 1500;
             d.during.connections_opened = 50;
-            d.refused_during = 50;
+            d.during.failed_connects = Some(50);
         });
         let b = judge(&o);
         assert_eq!(

@@ -37,7 +37,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::sleep_until;
 
 use crate::fault::{Direction, Fault, FaultKind};
-use crate::stats::{Activation, Counters, Meta, Phase, ProxyStats};
+use crate::stats::{Activation, Counters, Meta, NetnsCounter, Phase, ProxyStats};
 
 /// The fault window, as offsets from the armed instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +63,11 @@ pub struct ProxyConfig {
     pub bucket: Duration,
     /// How long a connect to the dependency may take before the client is reset.
     pub connect_timeout: Duration,
+    /// Count failed TCP connects in the proxy thread's network namespace per phase
+    /// ([`crate::stats::PhaseCounters::failed_connects`]). Meaningful only when the proxy runs
+    /// in the cell's own namespace (see [`Proxy::start_with`]); in a shared one it counts
+    /// everyone's failures.
+    pub count_failed_connects: bool,
 }
 
 impl ProxyConfig {
@@ -88,6 +93,7 @@ impl ProxyConfig {
             seed: 0,
             bucket: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(5),
+            count_failed_connects: false,
         }
     }
 }
@@ -253,8 +259,18 @@ impl Proxy {
                             return;
                         }
                     };
+                    let mut counters = Counters::new();
+                    if config.count_failed_connects {
+                        let tid = unsafe { libc::gettid() } as i64;
+                        match NetnsCounter::of_thread(tid) {
+                            Ok(c) => counters.count_failed_connects(c),
+                            Err(e) => counters
+                                .errors
+                                .push(format!("failed connects are not counted: {e}")),
+                        }
+                    }
                     let shared = Arc::new(Shared {
-                        counters: Mutex::new(Counters::new()),
+                        counters: Mutex::new(counters),
                         meta: Meta {
                             dependency: config.dependency.clone(),
                             fault: config.fault,
@@ -265,7 +281,9 @@ impl Proxy {
                     if ready_tx.send(Ok((addr, shared.clone()))).is_err() {
                         return;
                     }
-                    serve(listener, Arc::new(config), shared, control_rx).await;
+                    serve(listener, Arc::new(config), shared.clone(), control_rx).await;
+                    // The namespace counter is readable only while this thread lives.
+                    shared.lock().take_failed_connects();
                 });
                 // Dropping the runtime drops every connection task and so closes its sockets.
                 drop(runtime);

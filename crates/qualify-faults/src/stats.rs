@@ -50,6 +50,12 @@ pub struct PhaseCounters {
     pub resets: u64,
     /// Connections whose dependency connect failed (the dependency itself refused or timed out).
     pub upstream_failures: u64,
+    /// Failed TCP connects in the proxy's network namespace (the kernel's `Tcp AttemptFails`),
+    /// when counted ([`crate::ProxyConfig::count_failed_connects`]): in the cell's own
+    /// namespace, these are the connects refused while the dependency was `down`, which the
+    /// proxy itself never sees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_connects: Option<u64>,
 }
 
 /// The peak number of concurrent connections per time bucket, from the armed instant.
@@ -155,8 +161,49 @@ pub(crate) struct Counters {
     open: u64,
     busy: u64,
     series: Option<SeriesState>,
+    netns: Option<NetnsCounter>,
     pub activation: Option<Activation>,
     pub errors: Vec<String>,
+}
+
+/// `Tcp AttemptFails` of one thread's network namespace, read from
+/// `/proc/self/task/<tid>/net/snmp` (readable from any thread of the process).
+#[derive(Debug)]
+pub(crate) struct NetnsCounter {
+    path: std::path::PathBuf,
+    last: u64,
+}
+
+impl NetnsCounter {
+    /// The counter of thread `tid`'s namespace, or why it cannot be read.
+    pub fn of_thread(tid: i64) -> Result<NetnsCounter, String> {
+        let path = std::path::PathBuf::from(format!("/proc/self/task/{tid}/net/snmp"));
+        let last = read_attempt_fails(&path)?;
+        Ok(NetnsCounter { path, last })
+    }
+
+    /// The failures since the last call.
+    fn delta(&mut self) -> Option<u64> {
+        let now = read_attempt_fails(&self.path).ok()?;
+        let d = now.saturating_sub(self.last);
+        self.last = now;
+        Some(d)
+    }
+}
+
+/// `AttemptFails` from the two `Tcp:` lines (names, values) of a `net/snmp` file.
+fn read_attempt_fails(path: &std::path::Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut tcp = text.lines().filter(|l| l.starts_with("Tcp:"));
+    let (Some(names), Some(values)) = (tcp.next(), tcp.next()) else {
+        return Err(format!("{}: no Tcp lines", path.display()));
+    };
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(n, _)| *n == "AttemptFails")
+        .and_then(|(_, v)| v.parse().ok())
+        .ok_or_else(|| format!("{}: no Tcp AttemptFails", path.display()))
 }
 
 #[derive(Debug)]
@@ -183,6 +230,7 @@ impl Counters {
             open: 0,
             busy: 0,
             series: None,
+            netns: None,
             activation: None,
             errors: Vec::new(),
         }
@@ -204,10 +252,31 @@ impl Counters {
         });
     }
 
+    /// Count failed connects in this namespace from now on.
+    pub fn count_failed_connects(&mut self, counter: NetnsCounter) {
+        self.current().failed_connects = Some(0);
+        self.netns = Some(counter);
+    }
+
+    /// Charge the failed connects since the last look to the current phase. The counter is
+    /// read through the proxy thread's /proc entry, so the proxy calls this once more before its
+    /// thread ends.
+    pub fn take_failed_connects(&mut self) {
+        if let Some(d) = self.netns.as_mut().and_then(NetnsCounter::delta) {
+            let c = self.current();
+            c.failed_connects = Some(c.failed_connects.unwrap_or(0) + d);
+        }
+    }
+
     /// Enter `phase`: its peaks start at the current levels.
     pub fn enter(&mut self, phase: Phase, now: Instant) {
         self.note(now);
+        self.take_failed_connects();
         self.phase = phase;
+        if self.netns.is_some() {
+            let c = self.current();
+            c.failed_connects = Some(c.failed_connects.unwrap_or(0));
+        }
         let (open, busy) = (self.open, self.busy);
         let c = self.current();
         c.peak_connections = c.peak_connections.max(open);
@@ -301,6 +370,7 @@ impl Counters {
 
     pub fn snapshot(&mut self, now: Instant, meta: &Meta) -> ProxyStats {
         self.note(now);
+        self.take_failed_connects();
         let [unarmed, before, during, after] = self.phases.clone();
         ProxyStats {
             dependency: meta.dependency.clone(),
@@ -389,6 +459,29 @@ mod tests {
                 .buckets(Duration::from_millis(250), Duration::from_millis(400)),
             2..4
         );
+    }
+
+    #[test]
+    fn attempt_fails_is_read_from_the_tcp_lines() {
+        let dir = std::env::temp_dir().join(format!("qualify-faults-snmp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("snmp");
+        std::fs::write(
+            &path,
+            "Ip: Forwarding DefaultTTL\nIp: 1 64\nTcp: RtoAlgorithm RtoMin ActiveOpens AttemptFails\nTcp: 1 200 17 5\n",
+        )
+        .unwrap();
+        assert_eq!(read_attempt_fails(&path), Ok(5));
+        std::fs::write(&path, "Tcp: RtoAlgorithm\nTcp: 1\n").unwrap();
+        assert!(
+            read_attempt_fails(&path)
+                .unwrap_err()
+                .contains("no Tcp AttemptFails")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        // This thread's own namespace counter is readable.
+        let tid = unsafe { libc::gettid() } as i64;
+        assert!(NetnsCounter::of_thread(tid).is_ok());
     }
 
     #[test]
