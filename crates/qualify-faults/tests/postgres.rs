@@ -18,7 +18,7 @@ fn postgres_through_the_fault_proxy() {
 
     // No fault: the protocol passes, and queries are counted per phase.
     {
-        let p = proxy(upstream, "none", 600, 1_800);
+        let p = proxy(upstream, "none", 1_000, 2_500);
         let mut conn = PgConn::connect(p.local_addr(), SLOW).unwrap();
         assert_eq!(conn.query("SELECT 1").unwrap(), vec![b"1".to_vec()]);
         p.arm(Instant::now()).unwrap();
