@@ -134,10 +134,15 @@ fn open_stream(addr: SocketAddr, connections: usize, rate: f64, seconds: f64) ->
     }
 }
 
+fn fail(message: &str) -> ! {
+    eprintln!("proxy_bench: {message}");
+    std::process::exit(2)
+}
+
 fn proxy(upstream: SocketAddr, fault: &str, start: Duration) -> Proxy {
     let fault: Fault = match fault.parse() {
         Ok(f) => f,
-        Err(e) => panic!("{fault}: {e}"),
+        Err(e) => fail(&format!("{fault}: {e}")),
     };
     let window = Window {
         start,
@@ -145,7 +150,7 @@ fn proxy(upstream: SocketAddr, fault: &str, start: Duration) -> Proxy {
     };
     match Proxy::start(ProxyConfig::new("bench", upstream, fault, window)) {
         Ok(p) => p,
-        Err(e) => panic!("{e}"),
+        Err(e) => fail(&e.to_string()),
     }
 }
 

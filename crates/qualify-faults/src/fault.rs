@@ -709,7 +709,14 @@ impl<'a> Parser<'a> {
                 }
                 Ok(FaultKind::FailFirst { n })
             }
-            _ => unreachable!("every name in NAMES has a case"),
+            // Every name in NAMES has a case above.
+            _ => err(
+                name_span.clone(),
+                FaultErrorKind::UnknownName {
+                    name: name.to_string(),
+                    suggestion: None,
+                },
+            ),
         }
     }
 
