@@ -1,0 +1,197 @@
+//! Jepsen's `checker/set` over write sequence numbers: which acknowledged writes survived.
+//!
+//! A write load attempts ids (`PUT /items/{seq}`); some are acknowledged (the service said ok);
+//! after the faults heal, a final read says which ids are present. Then
+//!
+//! - `ok`: acknowledged and present;
+//! - `lost`: acknowledged but missing — the service broke a promise;
+//! - `recovered`: present but never acknowledged (the write landed, the answer did not);
+//! - `unexpected`: present but never attempted — the store invented data;
+//!
+//! and the history is valid iff nothing is lost and nothing is unexpected. An acknowledged id is
+//! attempted by definition: acknowledged ids missing from `attempted` are added to it.
+
+use std::collections::BTreeSet;
+
+/// How many ids of each list are kept in full.
+pub const FIRST_FEW: usize = 10;
+
+/// The set check's result, as the receipt's write check.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SetCheck {
+    pub attempted: u64,
+    pub acknowledged: u64,
+    /// Acknowledged and present in the final read.
+    pub ok: u64,
+    pub lost: u64,
+    pub recovered: u64,
+    pub unexpected: u64,
+    /// The smallest lost ids (at most [`FIRST_FEW`]).
+    pub first_lost: Vec<u64>,
+    /// The smallest unexpected ids (at most [`FIRST_FEW`]).
+    pub first_unexpected: Vec<u64>,
+    /// No acknowledged write lost and nothing unexpected.
+    pub valid: bool,
+}
+
+/// Check a history: ids attempted, acknowledged, and present in the final read.
+pub fn check_set(
+    attempted: impl IntoIterator<Item = u64>,
+    acknowledged: impl IntoIterator<Item = u64>,
+    present: impl IntoIterator<Item = u64>,
+) -> SetCheck {
+    let acknowledged: BTreeSet<u64> = acknowledged.into_iter().collect();
+    let mut attempted: BTreeSet<u64> = attempted.into_iter().collect();
+    attempted.extend(acknowledged.iter().copied());
+    let present: BTreeSet<u64> = present.into_iter().collect();
+
+    let ok = acknowledged.intersection(&present).count() as u64;
+    let lost: Vec<u64> = acknowledged.difference(&present).copied().collect();
+    let recovered = present
+        .iter()
+        .filter(|id| attempted.contains(id) && !acknowledged.contains(id))
+        .count() as u64;
+    let unexpected: Vec<u64> = present.difference(&attempted).copied().collect();
+    SetCheck {
+        attempted: attempted.len() as u64,
+        acknowledged: acknowledged.len() as u64,
+        ok,
+        lost: lost.len() as u64,
+        recovered,
+        unexpected: unexpected.len() as u64,
+        first_lost: lost.iter().take(FIRST_FEW).copied().collect(),
+        first_unexpected: unexpected.iter().take(FIRST_FEW).copied().collect(),
+        valid: lost.is_empty() && unexpected.is_empty(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_check_table() {
+        struct Case {
+            name: &'static str,
+            attempted: Vec<u64>,
+            acknowledged: Vec<u64>,
+            present: Vec<u64>,
+            // ok, lost, recovered, unexpected, valid
+            expect: (u64, u64, u64, u64, bool),
+            first_lost: Vec<u64>,
+            first_unexpected: Vec<u64>,
+        }
+        let cases = vec![
+            Case {
+                name: "empty history is valid",
+                attempted: vec![],
+                acknowledged: vec![],
+                present: vec![],
+                expect: (0, 0, 0, 0, true),
+                first_lost: vec![],
+                first_unexpected: vec![],
+            },
+            Case {
+                name: "every acknowledged write present",
+                attempted: vec![1, 2, 3],
+                acknowledged: vec![1, 2, 3],
+                present: vec![1, 2, 3],
+                expect: (3, 0, 0, 0, true),
+                first_lost: vec![],
+                first_unexpected: vec![],
+            },
+            Case {
+                name: "acknowledged but missing is lost",
+                attempted: vec![1, 2, 3, 4],
+                acknowledged: vec![1, 2, 3],
+                present: vec![1],
+                expect: (1, 2, 0, 0, false),
+                first_lost: vec![2, 3],
+                first_unexpected: vec![],
+            },
+            Case {
+                name: "unacknowledged but present is recovered, still valid",
+                attempted: vec![1, 2, 3],
+                acknowledged: vec![1],
+                present: vec![1, 2],
+                expect: (1, 0, 1, 0, true),
+                first_lost: vec![],
+                first_unexpected: vec![],
+            },
+            Case {
+                name: "unacknowledged and missing is neither lost nor recovered",
+                attempted: vec![1, 2],
+                acknowledged: vec![1],
+                present: vec![1],
+                expect: (1, 0, 0, 0, true),
+                first_lost: vec![],
+                first_unexpected: vec![],
+            },
+            Case {
+                name: "present but never attempted is unexpected",
+                attempted: vec![1],
+                acknowledged: vec![1],
+                present: vec![1, 99],
+                expect: (1, 0, 0, 1, false),
+                first_lost: vec![],
+                first_unexpected: vec![99],
+            },
+            Case {
+                name: "an acknowledged id counts as attempted",
+                attempted: vec![],
+                acknowledged: vec![5],
+                present: vec![5],
+                expect: (1, 0, 0, 0, true),
+                first_lost: vec![],
+                first_unexpected: vec![],
+            },
+            Case {
+                name: "duplicates in the inputs count once",
+                attempted: vec![1, 1, 2, 2],
+                acknowledged: vec![1, 1, 2],
+                present: vec![2, 2],
+                expect: (1, 1, 0, 0, false),
+                first_lost: vec![1],
+                first_unexpected: vec![],
+            },
+            Case {
+                name: "only the first few lost ids are listed, smallest first",
+                attempted: (0..100).rev().collect(),
+                acknowledged: (0..100).rev().collect(),
+                present: (0..50).collect(),
+                expect: (50, 50, 0, 0, false),
+                first_lost: (50..60).collect(),
+                first_unexpected: vec![],
+            },
+        ];
+        for c in cases {
+            let r = check_set(c.attempted.clone(), c.acknowledged, c.present);
+            assert_eq!(
+                (r.ok, r.lost, r.recovered, r.unexpected, r.valid),
+                c.expect,
+                "{}",
+                c.name
+            );
+            assert_eq!(r.first_lost, c.first_lost, "{}", c.name);
+            assert_eq!(r.first_unexpected, c.first_unexpected, "{}", c.name);
+            assert_eq!(
+                r.ok + r.lost,
+                r.acknowledged,
+                "{}: ok + lost = acknowledged",
+                c.name
+            );
+        }
+    }
+
+    #[test]
+    fn serializes_with_the_receipt_names() {
+        let r = check_set([1, 2, 3], [1, 2], [2, 3]);
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["acknowledged"], 2);
+        assert_eq!(v["lost"], 1);
+        assert_eq!(v["recovered"], 1);
+        assert_eq!(v["unexpected"], 0);
+        assert_eq!(v["first_lost"], serde_json::json!([1]));
+        assert_eq!(v["valid"], false);
+    }
+}
