@@ -44,10 +44,10 @@ pub enum AxisKind {
     Concurrency,
     Memory,
     Topology,
+    Custom,
     /// Offered load on a service: the `[load]` rate (open model) or users (closed model).
     /// Its dimension is concurrency: clients of a service are its concurrency.
     Load,
-    Custom,
 }
 
 impl AxisKind {
