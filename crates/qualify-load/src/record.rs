@@ -79,6 +79,15 @@ pub(crate) struct Counts {
 }
 
 impl Counts {
+    fn add(&mut self, o: &Counts) {
+        self.sent += o.sent;
+        self.completed += o.completed;
+        self.succeeded += o.succeeded;
+        self.dropped += o.dropped;
+        self.shed += o.shed;
+        self.errors.add_counts(&o.errors);
+    }
+
     fn end(&mut self, e: &Ending) {
         self.completed += u64::from(e.answered);
         self.succeeded += u64::from(e.error.is_none());
@@ -100,6 +109,12 @@ struct Phase {
 
 pub(crate) struct Recorder {
     measured_start: Instant,
+    /// The end of the measured phase (moved earlier by a stop).
+    window_end: Instant,
+    /// Answers (and successes) that arrived inside the measured phase, whatever the request's
+    /// intended start: the service's answer rate during the phase.
+    pub window_answers: u64,
+    pub window_successes: u64,
     pub counts: Counts,
     pub corrected: Histogram<u64>,
     pub uncorrected: Histogram<u64>,
@@ -120,6 +135,7 @@ impl Recorder {
     /// `horizon`: the longest latency worth resolving (larger values saturate at it).
     pub fn new(
         measured_start: Instant,
+        duration: Duration,
         horizon: Duration,
         phases: &[PhaseWindow],
         record_writes: bool,
@@ -128,6 +144,9 @@ impl Recorder {
         let max_us = micros(horizon);
         Ok(Recorder {
             measured_start,
+            window_end: measured_start + duration,
+            window_answers: 0,
+            window_successes: 0,
             counts: Counts::default(),
             corrected: histogram(max_us, 3)?,
             uncorrected: histogram(max_us, 3)?,
@@ -155,6 +174,11 @@ impl Recorder {
             late,
             connections: 0,
         })
+    }
+
+    /// The measured phase ends at `end` (a stop).
+    pub fn end_window(&mut self, end: Instant) {
+        self.window_end = self.window_end.min(end);
     }
 
     fn measured(&self, intended: Instant) -> bool {
@@ -207,6 +231,10 @@ impl Recorder {
             && let Some(w) = &mut self.writes
         {
             w.acknowledged.insert(seq);
+        }
+        if self.measured_start <= now && now < self.window_end {
+            self.window_answers += u64::from(ending.answered);
+            self.window_successes += u64::from(ending.error.is_none());
         }
         if !self.measured(intended) {
             return;
@@ -285,6 +313,55 @@ impl Recorder {
         }
     }
 
+    /// Fold another event loop's measurements of the same run into these. Histograms and
+    /// counts add up exactly; a timeline row's p99 becomes the larger of the two loops' p99s
+    /// for that second (the loops see the same arrival stream, dealt round-robin).
+    pub fn merge(&mut self, mut other: Recorder) {
+        self.close_row();
+        other.close_row();
+        self.counts.add(&other.counts);
+        // Same bounds on both sides: adding cannot fail.
+        let _ = self.corrected.add(&other.corrected);
+        let _ = self.uncorrected.add(&other.uncorrected);
+        let _ = self.lag.add(&other.lag);
+        for (class, example) in other.examples {
+            self.examples.entry(class).or_insert(example);
+        }
+        if other.rows.len() > self.rows.len() {
+            let extra = other.rows[self.rows.len()..]
+                .iter()
+                .map(|r| TimelineSecond {
+                    second: r.second,
+                    ..TimelineSecond::default()
+                });
+            self.rows.extend(extra.collect::<Vec<_>>());
+        }
+        for (mine, theirs) in self.rows.iter_mut().zip(&other.rows) {
+            mine.sent += theirs.sent;
+            mine.completed += theirs.completed;
+            mine.errors += theirs.errors;
+            mine.p99 = match (mine.p99, theirs.p99) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        for (mine, theirs) in self.phases.iter_mut().zip(other.phases) {
+            mine.counts.add(&theirs.counts);
+            let _ = mine.corrected.add(&theirs.corrected);
+            let _ = mine.uncorrected.add(&theirs.uncorrected);
+        }
+        if let (Some(mine), Some(theirs)) = (&mut self.writes, &other.writes) {
+            mine.attempted.union_with(&theirs.attempted);
+            mine.acknowledged.union_with(&theirs.acknowledged);
+        }
+        self.window_end = self.window_end.min(other.window_end);
+        self.window_answers += other.window_answers;
+        self.window_successes += other.window_successes;
+        self.lag_dispatched += other.lag_dispatched;
+        self.lag_late += other.lag_late;
+        self.connections += other.connections;
+    }
+
     /// The timeline, rows closed.
     pub fn timeline(&mut self) -> Vec<TimelineSecond> {
         self.close_row();
@@ -332,7 +409,7 @@ mod tests {
                 end: s(3),
             },
         ];
-        let mut r = Recorder::new(measured, s(60), &phases, true, ms(10)).unwrap();
+        let mut r = Recorder::new(measured, s(3), s(60), &phases, true, ms(10)).unwrap();
         // A warmup request: attempted, acknowledged, never counted.
         r.on_sent(0, t0, t0);
         r.on_end(0, t0, t0, t0 + ms(5), Ending::success());
@@ -395,12 +472,65 @@ mod tests {
         assert!(timeline[0].p99.unwrap() >= 0.3);
         assert_eq!(timeline[2].p99, None);
         assert_eq!(r.examples[&ErrorClass::Status5xx], "HTTP 503");
+        // In the phase's window: the warmup answer came before it, the timeout has no
+        // answer; the other three answered inside it.
+        assert_eq!((r.window_answers, r.window_successes), (3, 2));
+    }
+
+    #[test]
+    fn loops_merge_into_one_run() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        let phases = [PhaseWindow {
+            name: "all".into(),
+            start: s(0),
+            end: s(9),
+        }];
+        let new = || Recorder::new(t0, s(3), s(60), &phases, true, ms(10)).unwrap();
+        let (mut a, mut b) = (new(), new());
+        let at = |x: u64| t0 + ms(x);
+        a.on_sent(0, at(0), at(0));
+        a.on_end(0, at(0), at(0), at(10), Ending::success());
+        b.on_sent(1, at(500), at(500));
+        b.on_end(1, at(500), at(500), at(1600), Ending::success());
+        b.on_sent(3, at(1500), at(1500));
+        b.on_end(
+            3,
+            at(1500),
+            at(1500),
+            at(1501),
+            Ending::failed(ErrorClass::Reset, "reset".into()),
+        );
+        b.on_lag(ms(20));
+        a.merge(b);
+        let c = a.counts;
+        assert_eq!(
+            (c.sent, c.completed, c.succeeded, c.errors.reset),
+            (3, 2, 2, 1)
+        );
+        assert_eq!(a.corrected.len(), 2);
+        assert_eq!((a.window_answers, a.window_successes), (2, 2));
+        assert_eq!(a.schedule_lag().late, 1);
+        let w = a.writes.as_ref().unwrap();
+        assert_eq!(w.attempted.ranges(), [(0, 1), (3, 3)]);
+        assert_eq!(w.acknowledged.ranges(), [(0, 1)]);
+        assert_eq!(a.phase_reports()[0].sent, 3);
+        let timeline = a.timeline();
+        assert_eq!(timeline.len(), 2);
+        assert_eq!((timeline[0].sent, timeline[0].completed), (2, 1));
+        assert_eq!(
+            (timeline[1].sent, timeline[1].completed, timeline[1].errors),
+            (1, 1, 1)
+        );
+        assert!(timeline[1].p99.unwrap() >= 1.1, "{timeline:?}");
     }
 
     #[test]
     fn lag_counts_late_dispatches() {
         let mut r = Recorder::new(
             Instant::now(),
+            Duration::from_secs(1),
             Duration::from_secs(10),
             &[],
             false,

@@ -104,6 +104,13 @@ impl ErrorCounts {
         *self.get_mut(class) += 1;
     }
 
+    /// Add every count of `other`.
+    pub fn add_counts(&mut self, other: &ErrorCounts) {
+        for class in ErrorClass::ALL {
+            *self.get_mut(class) += other.get(class);
+        }
+    }
+
     pub fn get(&self, class: ErrorClass) -> u64 {
         match class {
             ErrorClass::Status4xx => self.status_4xx,
@@ -253,7 +260,9 @@ pub struct ScheduleLag {
 /// The generator's own cost, and whether it (not the service) limited the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Generator {
-    /// CPU time of the generator's thread (its whole event loop) over the run.
+    /// Event loops (threads) the load ran on.
+    pub threads: u32,
+    /// CPU time of the generator's threads (their whole event loops) over the run.
     pub cpu_seconds: f64,
     pub wall_seconds: f64,
     /// The generator could not keep the schedule although slots were free (open model), or
@@ -295,9 +304,10 @@ pub struct LoadReport {
     pub dropped: u64,
     /// Answers 429 or 503: the service refused work it could not take.
     pub shed: u64,
-    /// Answers per second of the measured phase.
+    /// Answers per second that arrived during the measured phase (whatever the request's
+    /// intended start: in overload, the backlog of the warmup is answered then too).
     pub achieved_rate: f64,
-    /// Successful answers per second of the measured phase.
+    /// Successful answers per second that arrived during the measured phase.
     pub throughput: f64,
     pub errors: ErrorCounts,
     /// The first message seen per error class (an unexpected reply line, an I/O error).
@@ -459,6 +469,7 @@ pub(crate) mod tests_support {
             phases: Vec::new(),
             writes: None,
             generator: Generator {
+                threads: 1,
                 cpu_seconds: 0.5,
                 wall_seconds: 10.0,
                 saturated: false,

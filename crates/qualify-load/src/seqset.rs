@@ -72,6 +72,17 @@ impl SeqSet {
         out
     }
 
+    /// Add every member of `other`.
+    pub fn union_with(&mut self, other: &SeqSet) {
+        if other.words.len() > self.words.len() {
+            self.words.resize(other.words.len(), 0);
+        }
+        for (mine, theirs) in self.words.iter_mut().zip(&other.words) {
+            *mine |= theirs;
+        }
+        self.len = self.words.iter().map(|w| u64::from(w.count_ones())).sum();
+    }
+
     /// Members of `self` that are not in `other`.
     pub fn difference(&self, other: &SeqSet) -> SeqSet {
         let mut out = SeqSet::new();

@@ -55,7 +55,12 @@ fn within_capacity_every_request_succeeds_over_few_connections() {
         r.errors
     );
     assert_eq!(r.errors.total(), 0);
-    assert_eq!(r.achieved_rate, 100.0);
+    // Answers during the measured 2 s: give or take the few in flight at its edges.
+    assert!(
+        (98.0..=102.0).contains(&r.achieved_rate),
+        "{}",
+        r.achieved_rate
+    );
     assert_eq!(r.offered_rate, Some(100.0));
     // Keep-alive: connections are reused, never more than the slots.
     let conns = r.generator.connections_opened;
@@ -234,6 +239,8 @@ fn the_observer_can_stop_a_run_and_a_cancel_abandons_it() {
     let server = common::orders(4, 0.005, &[]);
     let mut plan = post_orders(Model::Open { rate: 100.0 });
     plan.duration = Duration::from_secs(30);
+    // Two event loops: the stop and the cancel reach the second one too.
+    plan.threads = 2;
     let mut ticks = 0;
     let started = Instant::now();
     let r = run(&plan, server.addr, &AtomicBool::new(false), &mut |p| {

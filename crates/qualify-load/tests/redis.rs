@@ -172,3 +172,47 @@ fn the_closed_model_speaks_the_line_protocol_too() {
     );
     assert!(r.generator.connections_opened <= 2);
 }
+
+#[test]
+fn two_event_loops_share_one_schedule() {
+    if !common::have_redis() {
+        return;
+    }
+    let server = common::redis(&[]);
+    let mut plan = set_plan(2000.0, 16);
+    plan.duration = Duration::from_secs(1);
+    plan.threads = 2;
+    plan.record_writes = true;
+    let r = run(&plan, server.addr, &AtomicBool::new(false), &mut |_| {
+        Flow::Continue
+    })
+    .unwrap();
+    assert_eq!(r.generator.threads, 2);
+    // Every arrival of the one schedule, each sequence number once, across both loops.
+    assert_eq!(r.sent + r.dropped, 2000, "{r:#?}");
+    assert_eq!(r.succeeded, r.sent, "{:?}", r.errors);
+    let writes = r.writes.as_ref().unwrap();
+    assert_eq!(writes.acknowledged.len(), r.sent);
+    assert_eq!(
+        common::command(server.addr, "DBSIZE"),
+        format!(":{}", r.sent)
+    );
+    assert_eq!(r.latency.corrected.count, r.completed);
+    let timeline_sent: u64 = r.timeline.iter().map(|t| t.sent).sum();
+    assert_eq!(timeline_sent, r.sent);
+
+    // Closed: users split over the loops, one counter.
+    let mut plan = LoadPlan::tcp_line(Model::Closed { users: 4 }, "INCR counter\r\n", ":");
+    plan.duration = Duration::from_millis(500);
+    plan.threads = 2;
+    let r = run(&plan, server.addr, &AtomicBool::new(false), &mut |_| {
+        Flow::Continue
+    })
+    .unwrap();
+    assert!(r.succeeded > 100 && r.errors.total() == 0, "{r:#?}");
+    assert_eq!(
+        common::command(server.addr, "INCRBY counter 0"),
+        format!(":{}", r.succeeded)
+    );
+    assert!(r.generator.connections_opened <= 4);
+}

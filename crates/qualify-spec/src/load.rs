@@ -3,7 +3,7 @@
 //! loops); `rate`/`users` is a number or one placeholder naming a `kind = "load"` axis
 //! (`"{rps}"`). `duration` (default 10 s) is measured after `warmup` (default none);
 //! `timeout` (default 2 s) bounds each request; `max_in_flight` (default 256) bounds
-//! outstanding requests. Each `[[load.request]]` is HTTP/1.1 (`method`, `path`, `body`,
+//! outstanding requests; `threads` (default 1) is how many event loops generate the load. Each `[[load.request]]` is HTTP/1.1 (`method`, `path`, `body`,
 //! `headers`, `expect_status`; default 200–399) or a TCP line protocol
 //! (`tcp = { send, expect }`), never both kinds in one load, chosen by `weight` (default 1).
 //!
@@ -42,6 +42,8 @@ pub struct Load {
     #[serde(rename = "timeout_seconds", serialize_with = "seconds")]
     pub timeout: Duration,
     pub max_in_flight: u32,
+    /// Event loops (threads) the generator runs on.
+    pub threads: u32,
     pub requests: Vec<LoadRequest>,
 }
 
@@ -119,6 +121,7 @@ pub(crate) struct RawLoad {
     warmup: Option<Spanned<Value>>,
     timeout: Option<Spanned<Value>>,
     max_in_flight: Option<Spanned<i64>>,
+    threads: Option<Spanned<i64>>,
     #[serde(default)]
     request: Vec<Spanned<RawRequest>>,
 }
@@ -251,6 +254,12 @@ pub(crate) fn check(
             u32::try_from(m).unwrap_or(u32::MAX)
         });
 
+    let threads = raw
+        .threads
+        .as_ref()
+        .and_then(|t| ck.positive(t, "load.threads"))
+        .map_or(1, |t| u32::try_from(t).unwrap_or(u32::MAX));
+
     if raw.request.is_empty() {
         ck.error_help(
             span,
@@ -283,6 +292,7 @@ pub(crate) fn check(
         warmup,
         timeout,
         max_in_flight,
+        threads,
         requests,
     };
     (load, amount_use)

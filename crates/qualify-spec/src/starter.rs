@@ -119,6 +119,7 @@ duration = "10s"     # measured
 warmup = "2s"        # sent, not measured
 timeout = "2s"       # per request; past it: an error of class `timeout`
 max_in_flight = 256  # outstanding requests; later arrivals wait (the wait counts in the latency)
+# threads = 2        # generator event loops (default 1: some 20-40 thousand requests/s each)
 
 # One or more; chosen by weight (default 1). {seq}: the request's sequence number;
 # {pad:N}: N filler bytes; other braces are literal.

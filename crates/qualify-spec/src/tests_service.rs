@@ -166,7 +166,10 @@ fn the_orders_example_spec_is_valid() {
 #[test]
 fn closed_model_tcp_requests_and_every_ready_kind() {
     let text = SERVICE
-        .replace("rate = \"{rps}\"", "model = \"closed\"\nusers = \"{rps}\"\nwarmup = \"0s\"\nduration = \"3s\"")
+        .replace(
+            "rate = \"{rps}\"",
+            "model = \"closed\"\nusers = \"{rps}\"\nwarmup = \"0s\"\nduration = \"3s\"\nthreads = 2",
+        )
         .replace(
             "path = \"/orders/{seq}\"",
             "tcp = { send = \"SET k{seq} {pad:64}\\r\\n\", expect = \"+OK\" }\nweight = 3",

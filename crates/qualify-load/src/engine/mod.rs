@@ -17,15 +17,13 @@ mod tcp;
 mod timer;
 
 use std::cell::{Cell, RefCell};
-use std::error::Error as _;
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use hyper::header::HeaderValue;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio::task::LocalSet;
 
@@ -81,12 +79,15 @@ pub enum Flow {
     Stop,
 }
 
-/// Run `plan` against `target` on the calling thread and report what it measured.
+/// Run `plan` against `target` from the calling thread and report what it measured.
 ///
-/// `observer` is called every [`TICK`] on this thread while the load runs; it must return
-/// quickly (it delays the schedule while it runs). Setting `cancel` abandons the run within a
-/// tick: requests in flight are dropped and the report says `cancelled`. Requests' failures
-/// are counted in the report, never returned as errors.
+/// The calling thread runs the first of the plan's `threads` event loops (and the observer);
+/// further loops run on threads it spawns, which share its network namespace (threads
+/// created after a `setns` inherit it). `observer` is called every [`TICK`] on the calling
+/// thread while the load runs; it must return quickly (it delays that thread's share of the
+/// schedule). Setting `cancel` abandons the run within a tick: requests in flight are dropped
+/// and the report says `cancelled`. Requests' failures are counted in the report, never
+/// returned as errors.
 pub fn run(
     plan: &LoadPlan,
     target: SocketAddr,
@@ -97,83 +98,262 @@ pub fn run(
     if tokio::runtime::Handle::try_current().is_ok() {
         return Err(LoadError::NestedRuntime);
     }
-    let connections = match plan.model {
-        Model::Open { .. } => u64::from(plan.max_in_flight),
-        Model::Closed { users } => u64::from(users),
+    let (concurrency, connections) = match plan.model {
+        Model::Open { .. } => (plan.max_in_flight, u64::from(plan.max_in_flight)),
+        Model::Closed { users } => (users, u64::from(users)),
     };
-    raise_file_limit(connections + 64);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(LoadError::Runtime)?;
-    let _slack = FineTimerSlack::set();
-    let cpu_before = thread_cpu();
-    let wall_before = Instant::now();
-
+    let threads = plan.threads.clamp(1, concurrency.max(1));
+    raise_file_limit(connections + 64 * u64::from(threads));
     let start = Instant::now();
-    let measured_start = start + plan.warmup;
-    let horizon = plan.warmup + plan.duration + plan.timeout + Duration::from_secs(60);
-    let recorder = Recorder::new(
-        measured_start,
-        horizon,
-        &plan.phases,
-        plan.record_writes,
-        LATE,
-    )?;
-    let shared = Rc::new(Shared {
-        host: HeaderValue::from_str(&target.to_string())
-            .unwrap_or_else(|_| HeaderValue::from_static("localhost")),
-        compiled,
-        target,
-        timeout: plan.timeout,
+    let control = Arc::new(Control {
         start,
-        measured_start,
-        end: Cell::new(measured_start + plan.duration),
-        stopped_at: Cell::new(None),
-        slots: Arc::new(Semaphore::new(
-            usize::try_from(plan.max_in_flight)
-                .unwrap_or(Semaphore::MAX_PERMITS)
-                .min(Semaphore::MAX_PERMITS),
-        )),
-        in_flight: Cell::new(0),
-        dispatching: Cell::new(true),
-        done: Notify::new(),
-        http_pool: RefCell::new(Vec::new()),
-        tcp_pool: RefCell::new(Vec::new()),
-        rec: RefCell::new(recorder),
-        next_seq: Cell::new(0),
-        users_running: Cell::new(0),
+        measured_start: start + plan.warmup,
+        stop_ns: AtomicU64::new(NOT_STOPPED),
+        cancelled: AtomicBool::new(false),
+        running: AtomicU32::new(threads),
+        sent: AtomicU64::new(0),
+        completed: AtomicU64::new(0),
+        errors: AtomicU64::new(0),
+        in_flight: AtomicU64::new(0),
+        next_seq: AtomicU64::new(0),
     });
-
-    let local = LocalSet::new();
-    let cancelled = local.block_on(
-        &runtime,
-        drive(shared.clone(), plan.model, cancel, observer),
-    );
-    {
-        // Abandoned exchanges and idle connections close inside the runtime.
-        let _inside = runtime.enter();
-        drop(local);
-        shared.http_pool.borrow_mut().clear();
-        shared.tcp_pool.borrow_mut().clear();
-    }
-    drop(runtime);
-    let cpu = thread_cpu().saturating_sub(cpu_before).as_secs_f64();
-    let wall = wall_before.elapsed().as_secs_f64();
-    let Ok(shared) = Rc::try_unwrap(shared) else {
+    let job = Job {
+        plan,
+        compiled: &compiled,
+        target,
+        threads,
+        control: &control,
+        cancel,
+    };
+    let mut results = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..threads)
+            .map(|k| {
+                let job = &job;
+                std::thread::Builder::new()
+                    .name(format!("qualify-load-{k}"))
+                    .spawn_scoped(scope, move || job.worker(k, None))
+            })
+            .collect();
+        let mut results = vec![job.worker(0, Some(observer))];
+        for spawned in others {
+            results.push(match spawned {
+                Ok(handle) => handle.join().unwrap_or_else(|_| {
+                    Err(LoadError::Runtime(io::Error::other(
+                        "a load generator thread panicked",
+                    )))
+                }),
+                Err(e) => Err(LoadError::Runtime(e)),
+            });
+        }
+        results
+    })
+    .into_iter();
+    let wall = start.elapsed().as_secs_f64();
+    let Some(first) = results.next() else {
         return Err(LoadError::Runtime(io::Error::other(
-            "the event loop ended with tasks still holding the recorder",
+            "no generator thread ran",
         )));
     };
-    Ok(report(plan, shared, cancelled, cpu, wall))
+    let mut merged = first?;
+    for result in results {
+        let part = result?;
+        merged.rec.merge(part.rec);
+        merged.cpu += part.cpu;
+    }
+    let cancelled = control.cancelled.load(Ordering::Relaxed);
+    Ok(report(plan, &control, merged, threads, cancelled, wall))
+}
+
+/// State shared by the generator's threads (atomics only).
+struct Control {
+    start: Instant,
+    measured_start: Instant,
+    /// Nanoseconds after `start` at which the load was stopped ([`NOT_STOPPED`]: never).
+    stop_ns: AtomicU64,
+    cancelled: AtomicBool,
+    /// Event loops that have not finished.
+    running: AtomicU32,
+    sent: AtomicU64,
+    completed: AtomicU64,
+    errors: AtomicU64,
+    in_flight: AtomicU64,
+    /// The closed model's next sequence number.
+    next_seq: AtomicU64,
+}
+
+const NOT_STOPPED: u64 = u64::MAX;
+
+impl Control {
+    fn stop(&self, at: Instant) {
+        let ns = u64::try_from(at.saturating_duration_since(self.start).as_nanos())
+            .unwrap_or(NOT_STOPPED - 1);
+        let _ =
+            self.stop_ns
+                .compare_exchange(NOT_STOPPED, ns, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    fn stopped_at(&self) -> Option<Instant> {
+        match self.stop_ns.load(Ordering::Relaxed) {
+            NOT_STOPPED => None,
+            ns => Some(self.start + Duration::from_nanos(ns)),
+        }
+    }
+
+    fn progress(&self) -> Progress {
+        Progress {
+            start: self.start,
+            measured_start: self.measured_start,
+            elapsed: self.start.elapsed(),
+            sent: self.sent.load(Ordering::Relaxed),
+            completed: self.completed.load(Ordering::Relaxed),
+            errors: self.errors.load(Ordering::Relaxed),
+            in_flight: self.in_flight.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What every event loop of one run shares.
+struct Job<'a> {
+    plan: &'a LoadPlan,
+    compiled: &'a Compiled,
+    target: SocketAddr,
+    threads: u32,
+    control: &'a Arc<Control>,
+    cancel: &'a AtomicBool,
+}
+
+/// One event loop's measurements.
+struct Part {
+    rec: Recorder,
+    cpu: f64,
+}
+
+/// `total` split over `parts`: part `k`'s share (the first `total % parts` get one more).
+fn share(total: u32, parts: u32, k: u32) -> u32 {
+    total / parts + u32::from(k < total % parts)
+}
+
+impl Job<'_> {
+    /// Event loop `k` of `threads`, on the current thread. Loop 0 calls the observer.
+    fn worker(
+        &self,
+        k: u32,
+        observer: Option<&mut dyn FnMut(&Progress) -> Flow>,
+    ) -> Result<Part, LoadError> {
+        let result = self.event_loop(k, observer);
+        if result.is_err() {
+            // A loop that could not start must not hold the others (or the observer) up.
+            self.control.running.fetch_sub(1, Ordering::Relaxed);
+            self.control.stop(Instant::now());
+        }
+        result
+    }
+
+    fn event_loop(
+        &self,
+        k: u32,
+        observer: Option<&mut dyn FnMut(&Progress) -> Flow>,
+    ) -> Result<Part, LoadError> {
+        let plan = self.plan;
+        let control = self.control;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(LoadError::Runtime)?;
+        let _slack = FineTimerSlack::set();
+        let cpu_before = thread_cpu();
+        let horizon = plan.warmup + plan.duration + plan.timeout + Duration::from_secs(60);
+        let recorder = Recorder::new(
+            control.measured_start,
+            plan.duration,
+            horizon,
+            &plan.phases,
+            plan.record_writes,
+            LATE,
+        )?;
+        let work = match plan.model {
+            Model::Open { rate } => Work::Open {
+                rate,
+                first: u64::from(k),
+                step: u64::from(self.threads),
+            },
+            Model::Closed { users } => Work::Closed {
+                users: share(users, self.threads, k),
+            },
+        };
+        let slots = match plan.model {
+            Model::Open { .. } => share(plan.max_in_flight, self.threads, k),
+            Model::Closed { users } => share(users, self.threads, k),
+        };
+        let shared = Rc::new(Shared {
+            host: self.target.to_string(),
+            compiled: self.compiled.clone(),
+            target: self.target,
+            timeout: plan.timeout,
+            control: Arc::clone(control),
+            start: control.start,
+            measured_start: control.measured_start,
+            end: Cell::new(control.measured_start + plan.duration),
+            stopped_at: Cell::new(None),
+            slots: Arc::new(Semaphore::new(
+                usize::try_from(slots)
+                    .unwrap_or(Semaphore::MAX_PERMITS)
+                    .min(Semaphore::MAX_PERMITS),
+            )),
+            in_flight: Cell::new(0),
+            dispatching: Cell::new(true),
+            done: Notify::new(),
+            http_pool: RefCell::new(Vec::new()),
+            tcp_pool: RefCell::new(Vec::new()),
+            rec: RefCell::new(recorder),
+            users_running: Cell::new(0),
+        });
+        let local = LocalSet::new();
+        local.block_on(&runtime, drive(shared.clone(), work, self.cancel, observer));
+        {
+            // Abandoned exchanges and idle connections close inside the runtime.
+            let _inside = runtime.enter();
+            drop(local);
+            shared.http_pool.borrow_mut().clear();
+            shared.tcp_pool.borrow_mut().clear();
+        }
+        drop(runtime);
+        let cpu = thread_cpu().saturating_sub(cpu_before).as_secs_f64();
+        let Ok(shared) = Rc::try_unwrap(shared) else {
+            return Err(LoadError::Runtime(io::Error::other(
+                "the event loop ended with tasks still holding the recorder",
+            )));
+        };
+        let mut rec = shared.rec.into_inner();
+        if let Some(at) = shared.stopped_at.get() {
+            rec.end_window(at);
+        }
+        Ok(Part { rec, cpu })
+    }
+}
+
+/// One event loop's share of the load.
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    /// Arrivals `first, first + step, first + 2·step, …` of the schedule.
+    Open {
+        rate: f64,
+        first: u64,
+        step: u64,
+    },
+    Closed {
+        users: u32,
+    },
 }
 
 pub(crate) struct Shared {
     pub compiled: Compiled,
     pub target: SocketAddr,
-    pub host: HeaderValue,
+    /// The `Host` header's value: the target address.
+    pub host: String,
     timeout: Duration,
+    control: Arc<Control>,
     start: Instant,
     measured_start: Instant,
     /// When the schedule ends (moved earlier by a stop).
@@ -186,16 +366,27 @@ pub(crate) struct Shared {
     pub http_pool: RefCell<Vec<http::Conn>>,
     pub tcp_pool: RefCell<Vec<tcp::Conn>>,
     pub rec: RefCell<Recorder>,
-    next_seq: Cell<u64>,
     users_running: Cell<u32>,
 }
 
 impl Shared {
-    fn stop(&self, now: Instant) {
+    /// Stop this loop's schedule at `at` (and every loop's, through the control).
+    fn stop(&self, at: Instant) {
+        self.control.stop(at);
         if self.stopped_at.get().is_none() {
-            self.stopped_at.set(Some(now));
-            self.end.set(self.end.get().min(now));
+            self.stopped_at.set(Some(at));
+            self.end.set(self.end.get().min(at));
+            self.rec.borrow_mut().end_window(at);
             self.slots.close();
+        }
+    }
+
+    /// Follow a stop another loop (or the observer) decided.
+    fn follow(&self) {
+        if self.stopped_at.get().is_none()
+            && let Some(at) = self.control.stopped_at()
+        {
+            self.stop(at);
         }
     }
 
@@ -214,47 +405,78 @@ impl Shared {
         }
     }
 
-    fn progress(&self) -> Progress {
-        let rec = self.rec.borrow();
-        Progress {
-            start: self.start,
-            measured_start: self.measured_start,
-            elapsed: self.start.elapsed(),
-            sent: rec.counts.sent,
-            completed: rec.counts.completed,
-            errors: rec.counts.errors.total(),
-            in_flight: self.in_flight.get(),
+    fn sent(&self, seq: u64, intended: Instant, now: Instant) {
+        self.rec.borrow_mut().on_sent(seq, intended, now);
+        if intended >= self.measured_start {
+            self.control.sent.fetch_add(1, Ordering::Relaxed);
         }
+        self.in_flight.set(self.in_flight.get() + 1);
+        self.control.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn ended(&self, seq: u64, intended: Instant, sent_at: Instant, ending: Ending) {
+        if intended >= self.measured_start {
+            self.control
+                .completed
+                .fetch_add(u64::from(ending.answered), Ordering::Relaxed);
+            self.control
+                .errors
+                .fetch_add(u64::from(ending.error.is_some()), Ordering::Relaxed);
+        }
+        self.rec
+            .borrow_mut()
+            .on_end(seq, intended, sent_at, Instant::now(), ending);
+        self.in_flight.set(self.in_flight.get() - 1);
+        self.control.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
-/// Returns whether the run was cancelled.
+/// Returns when this loop's share is done (loop 0: when every loop's is), or at a cancel.
 async fn drive(
     sh: Rc<Shared>,
-    model: Model,
+    work: Work,
     cancel: &AtomicBool,
-    observer: &mut dyn FnMut(&Progress) -> Flow,
-) -> bool {
-    match model {
-        Model::Open { rate } => {
-            tokio::task::spawn_local(open_dispatch(sh.clone(), rate));
+    mut observer: Option<&mut dyn FnMut(&Progress) -> Flow>,
+) {
+    match work {
+        Work::Open { rate, first, step } => {
+            tokio::task::spawn_local(open_dispatch(sh.clone(), rate, first, step));
         }
-        Model::Closed { users } => {
+        Work::Closed { users } => {
             sh.users_running.set(users);
             for _ in 0..users {
                 tokio::task::spawn_local(user_loop(sh.clone()));
             }
+            if users == 0 {
+                sh.finished_dispatching();
+            }
         }
     }
+    let control = &sh.control;
+    let mut mine_done = false;
     loop {
-        if tokio::time::timeout(TICK, sh.done.notified()).await.is_ok() {
-            return false;
+        if !mine_done && tokio::time::timeout(TICK, sh.done.notified()).await.is_ok() {
+            mine_done = true;
+            control.running.fetch_sub(1, Ordering::Relaxed);
+        } else if mine_done {
+            tokio::time::sleep(TICK).await;
         }
-        if cancel.load(Ordering::Relaxed) {
+        if cancel.load(Ordering::Relaxed) || control.cancelled.load(Ordering::Relaxed) {
+            control.cancelled.store(true, Ordering::Relaxed);
             sh.stop(Instant::now());
-            return true;
+            return;
         }
-        if !sh.stopping() && observer(&sh.progress()) == Flow::Stop {
+        sh.follow();
+        let Some(observer) = observer.as_mut() else {
+            if mine_done {
+                return;
+            }
+            continue;
+        };
+        if mine_done && control.running.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        if control.stopped_at().is_none() && observer(&control.progress()) == Flow::Stop {
             sh.stop(Instant::now());
         }
     }
@@ -264,13 +486,14 @@ fn due(sh: &Shared, i: u64, rate: f64) -> Instant {
     sh.start + Duration::from_secs_f64(i as f64 / rate)
 }
 
-async fn open_dispatch(sh: Rc<Shared>, rate: f64) {
+async fn open_dispatch(sh: Rc<Shared>, rate: f64, first: u64, step: u64) {
     let timer = Timer::new();
     // The last moment the dispatcher got a slot after waiting for one: arrivals due before it
     // were held up by the service, not by the generator.
     let mut slot_since = sh.start;
-    let mut i: u64 = 0;
+    let mut i = first;
     'schedule: loop {
+        sh.follow();
         let intended = due(&sh, i, rate);
         if intended >= sh.end.get() {
             break;
@@ -284,6 +507,10 @@ async fn open_dispatch(sh: Rc<Shared>, rate: f64) {
                 break;
             }
             timer.sleep_until(intended.min(now + TICK)).await;
+            sh.follow();
+        }
+        if intended >= sh.end.get() {
+            break;
         }
         let permit = match sh.slots.clone().try_acquire_owned() {
             Ok(permit) => {
@@ -306,8 +533,8 @@ async fn open_dispatch(sh: Rc<Shared>, rate: f64) {
                 }
             }
         };
-        dispatch(&sh, i, intended, Some(permit));
-        i += 1;
+        dispatch(&sh, i, intended, permit);
+        i += step;
     }
     let end = sh.end.get();
     loop {
@@ -316,23 +543,22 @@ async fn open_dispatch(sh: Rc<Shared>, rate: f64) {
             break;
         }
         sh.rec.borrow_mut().on_dropped(intended);
-        i += 1;
+        i += step;
     }
     sh.finished_dispatching();
 }
 
 async fn user_loop(sh: Rc<Shared>) {
-    while !sh.stopping() && Instant::now() < sh.end.get() {
-        let seq = sh.next_seq.get();
-        sh.next_seq.set(seq + 1);
+    loop {
+        sh.follow();
+        if sh.stopping() || Instant::now() >= sh.end.get() {
+            break;
+        }
+        let seq = sh.control.next_seq.fetch_add(1, Ordering::Relaxed);
         let now = Instant::now();
-        sh.rec.borrow_mut().on_sent(seq, now, now);
-        sh.in_flight.set(sh.in_flight.get() + 1);
+        sh.sent(seq, now, now);
         let ending = exchange(&sh, seq).await;
-        sh.rec
-            .borrow_mut()
-            .on_end(seq, now, now, Instant::now(), ending);
-        sh.in_flight.set(sh.in_flight.get() - 1);
+        sh.ended(seq, now, now, ending);
     }
     sh.users_running.set(sh.users_running.get() - 1);
     if sh.users_running.get() == 0 {
@@ -340,18 +566,14 @@ async fn user_loop(sh: Rc<Shared>) {
     }
 }
 
-fn dispatch(sh: &Rc<Shared>, seq: u64, intended: Instant, permit: Option<OwnedSemaphorePermit>) {
+fn dispatch(sh: &Rc<Shared>, seq: u64, intended: Instant, permit: OwnedSemaphorePermit) {
     let sent_at = Instant::now();
-    sh.rec.borrow_mut().on_sent(seq, intended, sent_at);
-    sh.in_flight.set(sh.in_flight.get() + 1);
+    sh.sent(seq, intended, sent_at);
     let sh = sh.clone();
     tokio::task::spawn_local(async move {
         let ending = exchange(&sh, seq).await;
-        sh.rec
-            .borrow_mut()
-            .on_end(seq, intended, sent_at, Instant::now(), ending);
+        sh.ended(seq, intended, sent_at, ending);
         drop(permit);
-        sh.in_flight.set(sh.in_flight.get() - 1);
         sh.check_done();
     });
 }
@@ -386,24 +608,6 @@ pub(crate) fn classify_io(e: &io::Error, during: &str) -> Ending {
     Ending::failed(class, format!("{during}: {e}"))
 }
 
-pub(crate) fn classify_hyper(e: &hyper::Error) -> Ending {
-    let mut source = e.source();
-    while let Some(s) = source {
-        if let Some(io) = s.downcast_ref::<io::Error>() {
-            return classify_io(io, "HTTP");
-        }
-        source = s.source();
-    }
-    let class = if e.is_incomplete_message() || e.is_canceled() || e.is_closed() {
-        ErrorClass::Reset
-    } else if e.is_timeout() {
-        ErrorClass::Timeout
-    } else {
-        ErrorClass::Other
-    };
-    Ending::failed(class, format!("HTTP: {e}"))
-}
-
 /// Raise the soft open-file limit toward `wanted` (as far as the hard limit allows): every
 /// slot may hold a connection.
 fn raise_file_limit(wanted: u64) {
@@ -415,11 +619,21 @@ fn raise_file_limit(wanted: u64) {
     }
 }
 
-fn report(plan: &LoadPlan, sh: Shared, cancelled: bool, cpu: f64, wall: f64) -> LoadReport {
-    let mut rec = sh.rec.into_inner();
-    let end = sh.end.get();
+fn report(
+    plan: &LoadPlan,
+    control: &Control,
+    mut part: Part,
+    threads: u32,
+    cancelled: bool,
+    wall: f64,
+) -> LoadReport {
+    let rec = &mut part.rec;
+    let cpu = part.cpu;
+    let stopped_at = control.stopped_at();
+    let end = (control.measured_start + plan.duration)
+        .min(stopped_at.unwrap_or(Instant::now() + Duration::from_secs(1 << 30)));
     let measured = end
-        .saturating_duration_since(sh.measured_start)
+        .saturating_duration_since(control.measured_start)
         .as_secs_f64();
     let per_second = |n: u64| {
         if measured > 0.0 {
@@ -439,27 +653,42 @@ fn report(plan: &LoadPlan, sh: Shared, cancelled: bool, cpu: f64, wall: f64) -> 
     } else {
         0.0
     };
-    let busy = if wall > 0.0 { cpu / wall } else { 0.0 };
+    let busy = if wall > 0.0 {
+        cpu / (wall * f64::from(threads))
+    } else {
+        0.0
+    };
+    let cpu_text = format!(
+        "its {threads} thread{} used {cpu:.2} s CPU in {wall:.2} s",
+        if threads == 1 { "" } else { "s" }
+    );
     let detail = match model {
-        ModelKind::Open if late_fraction > LATE_FRACTION => Some(format!(
-            "the generator dispatched {} of {} arrivals more than {} ms late although slots were free (max {:.1} ms); its thread used {cpu:.2} s CPU in {wall:.2} s",
-            lag.late,
-            lag.dispatched,
-            LATE.as_millis(),
-            lag.max.unwrap_or(0.0) * 1e3,
-        )),
+        ModelKind::Open if late_fraction > LATE_FRACTION => {
+            let cause = if busy > BUSY_FRACTION {
+                "it was busy all along: give it more threads, or a faster machine"
+            } else {
+                "it was mostly idle, so the machine did not run it in time (other load on the cores)"
+            };
+            Some(format!(
+                "the generator dispatched {} of {} arrivals more than {} ms late although slots were free (max {:.1} ms); {cpu_text}: {cause}",
+                lag.late,
+                lag.dispatched,
+                LATE.as_millis(),
+                lag.max.unwrap_or(0.0) * 1e3,
+            ))
+        }
         ModelKind::Closed if busy > BUSY_FRACTION => Some(format!(
-            "the generator's thread was busy {:.0}% of the run ({cpu:.2} s CPU in {wall:.2} s): the {} loops waited on the generator, not only on the service",
+            "the generator was busy {:.0}% of the run ({cpu_text}): the {} loops waited on the generator, not only on the service",
             busy * 100.0,
             users.unwrap_or(0),
         )),
         _ => None,
     };
-    let stopped_at_seconds = sh.stopped_at.get().filter(|_| !cancelled).map(|at| {
-        if at >= sh.measured_start {
-            at.duration_since(sh.measured_start).as_secs_f64()
+    let stopped_at_seconds = stopped_at.filter(|_| !cancelled).map(|at| {
+        if at >= control.measured_start {
+            at.duration_since(control.measured_start).as_secs_f64()
         } else {
-            -sh.measured_start.duration_since(at).as_secs_f64()
+            -control.measured_start.duration_since(at).as_secs_f64()
         }
     });
     LoadReport {
@@ -474,8 +703,8 @@ fn report(plan: &LoadPlan, sh: Shared, cancelled: bool, cpu: f64, wall: f64) -> 
         succeeded: c.succeeded,
         dropped: c.dropped,
         shed: c.shed,
-        achieved_rate: per_second(c.completed),
-        throughput: per_second(c.succeeded),
+        achieved_rate: per_second(rec.window_answers),
+        throughput: per_second(rec.window_successes),
         errors: c.errors,
         error_examples: std::mem::take(&mut rec.examples),
         latency: Latency {
@@ -489,6 +718,7 @@ fn report(plan: &LoadPlan, sh: Shared, cancelled: bool, cpu: f64, wall: f64) -> 
         phases: rec.phase_reports(),
         writes: rec.writes.take(),
         generator: Generator {
+            threads,
             cpu_seconds: cpu,
             wall_seconds: wall,
             saturated: detail.is_some(),
