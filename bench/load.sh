@@ -117,19 +117,20 @@ echo
 echo "2. p50 at the same concurrency (1 generator thread)"
 c1_rate=
 for conns in 1 8; do
-  w50=(); q50=(); wr=()
+  w50=(); q50=(); wr=(); qr=()
   for round in $(seq "$ROUNDS"); do
     if [ $((round % 2)) -eq 1 ]; then
       w=$(wrk_run 1 "$conns"); q=$(q_run "$(closed "$conns" 1)")
     else
       q=$(q_run "$(closed "$conns" 1)"); w=$(wrk_run 1 "$conns")
     fi
-    wr+=("${w%% *}"); w50+=("${w##* }"); set -- $q; q50+=("$2")
+    wr+=("${w%% *}"); w50+=("${w##* }"); set -- $q; qr+=("$1"); q50+=("$2")
   done
   wm=$(median "${w50[@]}"); qm=$(median "${q50[@]}")
   [ "$conns" -eq 1 ] && c1_rate=$(median "${wr[@]}")
-  printf '   %d connection(s): p50 wrk %7.1f us   qualify %7.1f us   qualify/wrk = %s (goal 0.90-1.10)\n' \
-    "$conns" "$(python3 -c "print($wm*1e6)")" "$(python3 -c "print($qm*1e6)")" "$(ratio "$qm" "$wm")"
+  printf '   %d connection(s): p50 wrk %7.1f us   qualify %7.1f us   qualify/wrk = %s (goal 0.90-1.10); req/s wrk %.0f, qualify %.0f\n' \
+    "$conns" "$(python3 -c "print($wm*1e6)")" "$(python3 -c "print($qm*1e6)")" "$(ratio "$qm" "$wm")" \
+    "$(median "${wr[@]}")" "$(median "${qr[@]}")"
 done
 half=$(python3 -c "print(max(1, round($c1_rate / 2)))")
 set -- $(q_run "$(open_plan "$half" "$SECS")")

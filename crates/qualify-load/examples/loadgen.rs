@@ -1,5 +1,5 @@
 //! A command-line driver for the load generator (benchmarks and manual runs, not part of
-//! qualify's interface): runs one plan against one address on the main thread and prints one
+//! qualify's interface): runs one plan against one address from the main thread and prints one
 //! JSON object: the report, the judged SLOs, the cell verdict (the process is assumed alive)
 //! and the generator process's peak resident memory (VmHWM).
 //!

@@ -1,9 +1,10 @@
 //! `qualify-load` owns load on services: [`run`] drives a [`LoadPlan`] (open model: arrivals
 //! at a rate; closed model: user loops; HTTP/1.1 keep-alive or a TCP line protocol) against a
-//! socket address on the calling thread, and returns a [`LoadReport`] whose latencies are
-//! measured from each request's intended start (no coordinated omission) into HdrHistograms,
-//! beside the latency from the actual send — memory stays flat over any run length. The
-//! generator measures its own CPU and says when it, not the service, was the bottleneck.
+//! socket address from the calling thread (and threads it spawns, which share its network
+//! namespace), and returns a [`LoadReport`] whose latencies are measured from each request's
+//! intended start (no coordinated omission) into HdrHistograms, beside the latency from the
+//! actual send — memory stays flat over any run length. The generator measures its own CPU
+//! and says when it, not the service, was the bottleneck.
 //!
 //! Around the run, pure functions decide what it means: [`slo::evaluate`] judges `[[slo]]`
 //! objectives, [`verdict::decide`] picks the service cell's outcome (`ok`, `slo_violated`,

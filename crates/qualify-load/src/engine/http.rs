@@ -214,29 +214,38 @@ fn framing(headers: &[httparse::Header<'_>], http10: bool) -> Result<(Framing, b
     let mut framing = Framing::UntilClose;
     let mut keep_alive = !http10;
     for h in headers {
-        let value = String::from_utf8_lossy(h.value);
         if h.name.eq_ignore_ascii_case("content-length") {
             if !matches!(framing, Framing::Chunked) {
-                let n = value
-                    .trim()
-                    .parse::<u64>()
-                    .map_err(|_| ReadError::Malformed(format!("bad Content-Length {value:?}")))?;
+                let n = std::str::from_utf8(h.value)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .ok_or_else(|| {
+                        ReadError::Malformed(format!(
+                            "bad Content-Length {:?}",
+                            String::from_utf8_lossy(h.value)
+                        ))
+                    })?;
                 framing = Framing::Length(n);
             }
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            if value.to_ascii_lowercase().contains("chunked") {
+            if contains_ignore_case(h.value, b"chunked") {
                 framing = Framing::Chunked;
             }
         } else if h.name.eq_ignore_ascii_case("connection") {
-            let value = value.to_ascii_lowercase();
-            if value.contains("close") {
+            if contains_ignore_case(h.value, b"close") {
                 keep_alive = false;
-            } else if value.contains("keep-alive") {
+            } else if contains_ignore_case(h.value, b"keep-alive") {
                 keep_alive = true;
             }
         }
     }
     Ok((framing, keep_alive))
+}
+
+fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 async fn connect(sh: &Shared) -> Result<Conn, Ending> {

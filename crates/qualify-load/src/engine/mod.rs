@@ -1,16 +1,19 @@
-//! The engine: [`run`] drives one load on the calling thread (a current-thread tokio runtime
-//! created for the run), so a caller that has joined a service's network namespace with
-//! `setns` (which affects only the calling thread) loads the service inside it.
+//! The engine: [`run`] drives one load from the calling thread. Each event loop is a
+//! current-thread tokio runtime; the calling thread runs the first (and the observer), and a
+//! plan with `threads > 1` spawns the others from it — so a caller that has joined a
+//! service's network namespace with `setns` (which affects only the calling thread, and the
+//! threads it creates afterwards) loads the service inside it.
 //!
-//! Open model: arrival `i` is due at `start + i / rate`. A single dispatcher waits (timerfd)
-//! until each arrival is due, takes one of `max_in_flight` slots, and starts the exchange; when
-//! no slot is free it waits for one, and every later arrival keeps its own due time, so the
-//! wait shows in the corrected latency. Arrivals still waiting when the schedule ends are
-//! `dropped`. Closed model: `users` loops, each sending when its previous request ended.
+//! Open model: arrival `i` is due at `start + i / rate`; loop `k` of `T` owns arrivals
+//! `k, k + T, …` and `max_in_flight / T` slots. Its dispatcher waits (timerfd) until each
+//! arrival is due, takes a slot, and starts the exchange; when no slot is free it waits for
+//! one, and every later arrival keeps its own due time, so the wait shows in the corrected
+//! latency. Arrivals still waiting when the schedule ends are `dropped`. Closed model: `users`
+//! loops (split over the event loops), each sending when its previous request ended.
 //!
 //! The generator watches itself: for each measured arrival that found a free slot, the time
 //! between when it could have been sent and when it was is its own lag; too many late
-//! dispatches (open model) or a CPU-bound thread (closed model) mark the run `saturated`.
+//! dispatches (open model) or busy threads (closed model) mark the run `saturated`.
 
 mod http;
 mod tcp;
