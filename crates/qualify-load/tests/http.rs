@@ -294,3 +294,40 @@ fn the_observer_can_stop_a_run_and_a_cancel_abandons_it() {
     });
     assert_eq!(v.outcome(), Some(ServiceOutcome::Interrupted));
 }
+
+#[test]
+fn a_generator_that_cannot_keep_its_schedule_says_so() {
+    // The observer blocks the generator's only event loop for most of every tick: arrivals
+    // find free slots but go out late. The run is flagged, and the verdict is not about the
+    // service.
+    let server = common::orders(8, 0.001, &[]);
+    let mut plan = post_orders(Model::Open { rate: 200.0 });
+    plan.duration = Duration::from_secs(2);
+    let r = run(&plan, server.addr, &AtomicBool::new(false), &mut |_| {
+        std::thread::sleep(Duration::from_millis(80));
+        Flow::Continue
+    })
+    .unwrap();
+    assert!(r.generator.saturated, "{:#?}", r.generator);
+    let lag = r.generator.schedule_lag;
+    assert!(lag.late * 10 > lag.dispatched, "{lag:?}");
+    assert!(lag.max.unwrap() >= 0.05, "{lag:?}");
+    let detail = r.generator.detail.as_deref().unwrap_or("");
+    assert!(detail.contains("late although slots were free"), "{detail}");
+    assert!(detail.contains("an observer that blocked"), "{detail}");
+    // The late arrivals' wait is in their corrected latency, not in the uncorrected one.
+    assert!(r.latency.corrected.p99.unwrap() > 4.0 * r.latency.uncorrected.p50.unwrap());
+    let judged = slo::evaluate(&[], &r);
+    let v = decide(&CellFacts {
+        not_ready: None,
+        report: Some(&r),
+        slos: &judged,
+        process_alive: true,
+    });
+    assert_eq!(
+        v.outcome(),
+        Some(ServiceOutcome::GeneratorSaturated),
+        "{v:?}"
+    );
+    assert!(!ServiceOutcome::GeneratorSaturated.is_evidence());
+}

@@ -132,9 +132,15 @@ pub fn run(
         let others: Vec<_> = (1..threads)
             .map(|k| {
                 let job = &job;
-                std::thread::Builder::new()
+                let spawned = std::thread::Builder::new()
                     .name(format!("qualify-load-{k}"))
-                    .spawn_scoped(scope, move || job.worker(k, None))
+                    .spawn_scoped(scope, move || job.worker(k, None));
+                if spawned.is_err() {
+                    // This loop never runs: the others must not wait for it.
+                    Finish::new(job.control).finish();
+                    job.control.stop(Instant::now());
+                }
+                spawned
             })
             .collect();
         let mut results = vec![job.worker(0, Some(observer))];
@@ -236,6 +242,38 @@ fn share(total: u32, parts: u32, k: u32) -> u32 {
     total / parts + u32::from(k < total % parts)
 }
 
+/// One event loop's place in [`Control::running`]: given up once, when its share of the load
+/// is done — or, if the loop failed or panicked first, when this guard drops (then the whole
+/// load stops, so no loop and no observer waits for it).
+struct Finish<'a> {
+    control: &'a Control,
+    done: Cell<bool>,
+}
+
+impl<'a> Finish<'a> {
+    fn new(control: &'a Control) -> Finish<'a> {
+        Finish {
+            control,
+            done: Cell::new(false),
+        }
+    }
+
+    fn finish(&self) {
+        if !self.done.replace(true) {
+            self.control.running.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        if !self.done.get() {
+            self.control.stop(Instant::now());
+            self.finish();
+        }
+    }
+}
+
 impl Job<'_> {
     /// Event loop `k` of `threads`, on the current thread. Loop 0 calls the observer.
     fn worker(
@@ -243,19 +281,15 @@ impl Job<'_> {
         k: u32,
         observer: Option<&mut dyn FnMut(&Progress) -> Flow>,
     ) -> Result<Part, LoadError> {
-        let result = self.event_loop(k, observer);
-        if result.is_err() {
-            // A loop that could not start must not hold the others (or the observer) up.
-            self.control.running.fetch_sub(1, Ordering::Relaxed);
-            self.control.stop(Instant::now());
-        }
-        result
+        let finish = Finish::new(self.control);
+        self.event_loop(k, observer, &finish)
     }
 
     fn event_loop(
         &self,
         k: u32,
         observer: Option<&mut dyn FnMut(&Progress) -> Flow>,
+        finish: &Finish<'_>,
     ) -> Result<Part, LoadError> {
         let plan = self.plan;
         let control = self.control;
@@ -313,7 +347,10 @@ impl Job<'_> {
             users_running: Cell::new(0),
         });
         let local = LocalSet::new();
-        local.block_on(&runtime, drive(shared.clone(), work, self.cancel, observer));
+        local.block_on(
+            &runtime,
+            drive(shared.clone(), work, self.cancel, observer, finish),
+        );
         {
             // Abandoned exchanges and idle connections close inside the runtime.
             let _inside = runtime.enter();
@@ -440,6 +477,7 @@ async fn drive(
     work: Work,
     cancel: &AtomicBool,
     mut observer: Option<&mut dyn FnMut(&Progress) -> Flow>,
+    finish: &Finish<'_>,
 ) {
     match work {
         Work::Open { rate, first, step } => {
@@ -460,7 +498,7 @@ async fn drive(
     loop {
         if !mine_done && tokio::time::timeout(TICK, sh.done.notified()).await.is_ok() {
             mine_done = true;
-            control.running.fetch_sub(1, Ordering::Relaxed);
+            finish.finish();
         } else if mine_done {
             tokio::time::sleep(TICK).await;
         }
@@ -670,7 +708,7 @@ fn report(
             let cause = if busy > BUSY_FRACTION {
                 "it was busy all along: give it more threads, or a faster machine"
             } else {
-                "it was mostly idle, so the machine did not run it in time (other load on the cores)"
+                "it was mostly idle, so its thread was not running when arrivals were due (other load on the cores, or an observer that blocked)"
             };
             Some(format!(
                 "the generator dispatched {} of {} arrivals more than {} ms late although slots were free (max {:.1} ms); {cpu_text}: {cause}",
