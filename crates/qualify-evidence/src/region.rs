@@ -356,21 +356,20 @@ fn untested_detail(d: Dimension) -> String {
 
 /// The examined range of `d`, or `None` when no completed cell examined it.
 fn examined(d: Dimension, record: &RunRecord, tested: &Tested) -> Option<String> {
-    let by_kind = |kind: AxisKind| -> Option<String> {
+    // Every axis whose kind examines `dimension` (a load axis examines concurrency too).
+    let by_dimension = |dimension: Dimension| -> Option<String> {
         let parts: Vec<String> = tested
             .axes
             .iter()
-            .filter(|a| a.kind == kind && !a.values.is_empty())
+            .filter(|a| a.kind.dimension() == Some(dimension) && !a.values.is_empty())
             .map(ExaminedAxis::describe)
             .collect();
         (!parts.is_empty()).then(|| parts.join("; "))
     };
     match d {
-        Dimension::Workload => by_kind(AxisKind::Workload),
-        Dimension::Concurrency => by_kind(AxisKind::Concurrency),
-        Dimension::Topology => by_kind(AxisKind::Topology),
+        Dimension::Workload | Dimension::Concurrency | Dimension::Topology => by_dimension(d),
         Dimension::Memory => {
-            if let Some(axes) = by_kind(AxisKind::Memory) {
+            if let Some(axes) = by_dimension(Dimension::Memory) {
                 return Some(axes);
             }
             let enforced: BTreeSet<u64> = record

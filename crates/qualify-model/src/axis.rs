@@ -45,6 +45,9 @@ pub enum AxisKind {
     Memory,
     Topology,
     Custom,
+    /// Offered load on a service: the `[load]` rate (open model) or users (closed model).
+    /// Its dimension is concurrency: clients of a service are its concurrency.
+    Load,
 }
 
 impl AxisKind {
@@ -55,6 +58,7 @@ impl AxisKind {
             AxisKind::Concurrency => Some(Dimension::Concurrency),
             AxisKind::Memory => Some(Dimension::Memory),
             AxisKind::Topology => Some(Dimension::Topology),
+            AxisKind::Load => Some(Dimension::Concurrency),
             AxisKind::Custom => None,
         }
     }
@@ -65,6 +69,7 @@ impl AxisKind {
             AxisKind::Concurrency => "concurrency",
             AxisKind::Memory => "memory",
             AxisKind::Topology => "topology",
+            AxisKind::Load => "load",
             AxisKind::Custom => "custom",
         }
     }

@@ -3,14 +3,15 @@
 //! converting between copies: [`ClaimLevel`], [`AxisKind`] and [`Dimension`]; axis values and
 //! cell parameters ([`Value`], [`Params`]); a metric's direction ([`Better`]); how a run ended
 //! ([`Outcome`], with the one table renderers draw outcomes with); the environment a claim is
-//! about ([`Target`]) and which target value bounds each axis's claimed region; and one digest format
-//! ([`sha256_hex`]).
+//! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
+//! objectives ([`Slo`], [`SloMetric`]); and one digest format ([`sha256_hex`]).
 
 mod axis;
 mod better;
 mod claim;
 pub mod digest;
 pub mod outcome;
+mod slo;
 pub mod target;
 mod value;
 
@@ -19,5 +20,6 @@ pub use better::Better;
 pub use claim::{ClaimLevel, Headroom};
 pub use digest::sha256_hex;
 pub use outcome::Outcome;
+pub use slo::{BoundKind, Slo, SloMetric};
 pub use target::{Bound, Harder, Target};
 pub use value::{Params, Value};

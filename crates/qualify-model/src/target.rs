@@ -25,6 +25,10 @@ pub struct Target {
     /// Target workload per workload-axis name, e.g. `n → 1e6`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub workload: BTreeMap<String, f64>,
+    /// The offered load a service must sustain in the target (requests per second, or users
+    /// for a closed model): bounds `load` axes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
 }
 
 /// Which side of its target value an axis gets harder on.
@@ -76,7 +80,8 @@ impl Target {
 
     /// The target value bounding axis `name` of `kind`, if the target names one: a workload
     /// axis's `workload` entry; a concurrency axis's `concurrency` (else `cores`); a memory
-    /// axis's `memory`; a topology axis `nodes`'s `nodes`, any other topology axis's `cores`.
+    /// axis's `memory`; a topology axis `nodes`'s `nodes`, any other topology axis's `cores`;
+    /// a load axis's `rate`.
     /// Custom axes have none: their whole declared domain is claimed.
     pub fn bound_for(&self, name: &str, kind: AxisKind) -> Option<Bound> {
         let (value, source, harder) = match kind {
@@ -105,6 +110,7 @@ impl Target {
                 "target.cores".to_string(),
                 Harder::Larger,
             ),
+            AxisKind::Load => (self.rate?, "target.rate".to_string(), Harder::Larger),
             AxisKind::Custom => return None,
         };
         Some(Bound {
@@ -150,6 +156,7 @@ mod tests {
             memory_bytes: Some(1 << 30),
             concurrency: None,
             workload: [("n".to_string(), 1e4)].into_iter().collect(),
+            rate: Some(500.0),
         };
         let b = t.bound_for("n", AxisKind::Workload).unwrap();
         assert_eq!((b.value, b.source.as_str()), (1e4, "target.workload.n"));
@@ -171,6 +178,10 @@ mod tests {
         assert!(m.claims(2.0 * (1u64 << 30) as f64) && !m.claims((1u64 << 20) as f64));
         assert_eq!(m.headroom((1u64 << 20) as f64), 1024.0);
         assert!(t.bound_for("mode", AxisKind::Custom).is_none());
+        assert_eq!(
+            t.bound_for("rps", AxisKind::Load).unwrap().source,
+            "target.rate"
+        );
         assert_eq!(
             t.possible_gaps(),
             [

@@ -232,6 +232,21 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// An error at byte `offset_in_value` of the string `value` written at `span` (`token` is
+    /// the text there, used to find it when the string has escapes).
+    pub fn error_in_string(
+        &mut self,
+        span: &Range<usize>,
+        value: &str,
+        offset_in_value: usize,
+        token: &str,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) {
+        let offset = self.string_offset(span, value, offset_in_value, token);
+        self.push(offset, message.into(), Some(help.into()));
+    }
+
     /// Map a byte offset inside a string value to its offset in the source. Exact for literal
     /// strings and for basic strings without escapes; otherwise the first occurrence of `token`
     /// in the source string, or the string's start.

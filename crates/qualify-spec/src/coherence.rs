@@ -84,6 +84,9 @@ fn bound_help(axis: &str, kind: AxisKind) -> String {
         AxisKind::Topology if axis == "nodes" => "add [target] nodes = …".to_string(),
         AxisKind::Topology => "add [target] cores = …".to_string(),
         AxisKind::Memory => "add [target] memory = …".to_string(),
+        AxisKind::Load => {
+            "add [target] rate = … (the offered load the target must sustain)".to_string()
+        }
         AxisKind::Custom => "a custom axis has no target value; remove its headroom".to_string(),
     }
 }

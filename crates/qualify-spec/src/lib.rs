@@ -1,11 +1,12 @@
 //! `qualify-spec` owns `qualify.toml`: the model of a spec (artifact, claim, target, functional
-//! tests, limits, axes, waivers), its loading and validation — every problem reported as
-//! `path:line:col: error: message` with a help line, all semantic problems at once — and the
-//! `{placeholder}` rendering that turns an axis assignment into a command line and environment.
+//! tests, limits, axes, waivers, and for services `[service]`, `[load]`, `[[slo]]`), its
+//! loading and validation — every problem reported as `path:line:col: error: message` with a
+//! help line, all semantic problems at once — and the `{placeholder}` rendering that turns an
+//! axis assignment into a command line and environment.
 //!
 //! Entry points: [`Spec::load`] and [`Spec::parse`]; [`render`] and [`CommandLine`] for cells;
-//! [`STARTER_SPEC`] for `qualify init`. Each config element has its own module with its raw
-//! (TOML, spanned) form, its checked form and its checks.
+//! [`STARTER_SPEC`] and [`SERVICE_STARTER_SPEC`] for `qualify init`. Each config element has
+//! its own module with its raw (TOML, spanned) form, its checked form and its checks.
 
 mod artifact;
 mod axis;
@@ -18,8 +19,11 @@ mod error;
 mod executor;
 mod functional;
 mod limits;
+mod load;
 mod performance;
 mod range;
+mod service;
+mod slo;
 mod spec;
 mod starter;
 mod target;
@@ -35,12 +39,17 @@ pub use error::{Diagnostic, SpecError};
 pub use executor::{Executor, ExecutorKind};
 pub use functional::{Functional, Holdout};
 pub use limits::SpecLimits;
+pub use load::{
+    Amount, HttpLoadRequest, Load, LoadModel, LoadRequest, LoadRequestKind, template_problems,
+};
 pub use performance::{
     BUILTIN_METRICS, Better, ExpectRule, PerfExpect, PerfMetric, PerfReference, Performance,
 };
+pub use qualify_model::{BoundKind, Slo, SloMetric};
 pub use range::{Number, NumericRange, Points, Scale};
+pub use service::{PORT_PLACEHOLDER, Ready, ReadyCheck, Service, Stop};
 pub use spec::Spec;
-pub use starter::STARTER_SPEC;
+pub use starter::{SERVICE_STARTER_SPEC, STARTER_SPEC};
 pub use target::Target;
 pub use template::render;
 pub use waiver::Waiver;
@@ -49,3 +58,5 @@ pub use waiver::Waiver;
 mod test_support;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_service;

@@ -1,14 +1,16 @@
 //! The whole spec: [`Spec`], its loading ([`Spec::load`], [`Spec::parse`]), and the checks that
-//! span sections — every placeholder names an axis, every axis is used by a placeholder or sets
-//! a ceiling, a `production` claim has a `[target]`, the workdir exists.
+//! span sections — every placeholder names an axis (or is `{port}` of a `[service]`), every axis
+//! is used by a placeholder or sets a ceiling (a `load` axis: by `[load]`), `[load]` and
+//! `[[slo]]` belong to a `[service]`, a `production` claim has a `[target]`, the workdir exists.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use toml::Spanned;
 
 use crate::artifact::{self, Artifact, RawArtifact};
-use crate::axis::{self, Axis, RawAxis, Value};
+use crate::axis::{self, Axis, AxisKind, RawAxis, Value};
 use crate::check::{Checker, PlaceholderUse};
 use crate::claim::{Claim, ClaimLevel, RawClaim};
 use crate::coherence;
@@ -17,7 +19,10 @@ use crate::error::{SpecError, from_toml};
 use crate::executor::{self, Executor, RawExecutor};
 use crate::functional::{self, Functional, RawFunctional};
 use crate::limits::{self, RawLimits, SpecLimits};
+use crate::load::{self, Load, RawLoad};
 use crate::performance::{self, Performance, RawPerformance};
+use crate::service::{self, PORT_PLACEHOLDER, RawService, Service};
+use crate::slo::{self, RawSlo};
 use crate::target::{self, RawTarget, Target};
 use crate::template::is_placeholder_name;
 use crate::waiver::{self, RawWaiver, Waiver};
@@ -47,6 +52,15 @@ pub struct Spec {
     pub environment: Environment,
     /// `[reproducibility]`: repeats per cell, declared nondeterminism and its tolerance check.
     pub reproducibility: Reproducibility,
+    /// `[service]`: the artifact is a service (started, made ready, loaded, stopped per cell).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<Service>,
+    /// `[load]`: the load each service cell is driven with (only with `[service]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<Load>,
+    /// `[[slo]]`: the objectives the load is judged by, in the order written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slos: Vec<qualify_model::Slo>,
     /// The spec's text, as read (for digests).
     #[serde(skip)]
     pub source: String,
@@ -68,6 +82,10 @@ struct RawSpec {
     executor: Option<RawExecutor>,
     environment: Option<RawEnvironment>,
     reproducibility: Option<RawReproducibility>,
+    service: Option<RawService>,
+    load: Option<Spanned<RawLoad>>,
+    #[serde(default)]
+    slo: Vec<Spanned<RawSlo>>,
 }
 
 impl Spec {
@@ -168,7 +186,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
 
     let level = raw.claim.level;
     let headroom = crate::claim::check_headroom(raw.claim.headroom, &mut ck);
-    let checked = artifact::check(raw.artifact, dir, &mut ck);
+    let mut checked = artifact::check(raw.artifact, dir, &mut ck);
     if check_fs {
         let workdir = &checked.artifact.workdir;
         let problem = match std::fs::metadata(workdir) {
@@ -227,8 +245,61 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
             ..Reproducibility::default()
         });
 
-    for missing in checked.uses.iter().filter(|u| !declared.contains(&u.name)) {
-        let help = missing_axis_help(missing, &declared);
+    let service = raw
+        .service
+        .map(|s| service::check(s, &mut ck, &mut checked.uses));
+    let load = raw.load.map(|l| {
+        let span = l.span();
+        if service.is_none() {
+            ck.error_help(
+                span.clone(),
+                "[load] needs [service]: only a service is driven with load",
+                "add [service] with ready = { http = \"/healthz\", within = \"20s\" } (or tcp = true): qualify starts the service, waits until it is ready, then sends the load",
+            );
+        }
+        load::check(l.into_inner(), span, &axes_of(&axes), &mut ck)
+    });
+    let (load, load_use) = match load {
+        Some((load, used)) => (Some(load), Some(used)),
+        None => (None, None),
+    };
+    if let Some(first) = raw.slo.first()
+        && load.is_none()
+    {
+        ck.error_help(
+            first.span(),
+            "[[slo]] judges a load, but the spec has no [load]",
+            "add [service] and [load] (the load the objectives are measured under), or remove the [[slo]]",
+        );
+    }
+    let slos = slo::check(
+        raw.slo.into_iter().map(Spanned::into_inner).collect(),
+        &mut ck,
+    );
+    if service.is_some()
+        && let Some(axis) = axes.iter().find(|a| a.axis.name == PORT_PLACEHOLDER)
+    {
+        ck.error_help(
+            axis.name_span.clone(),
+            "axis name `port` is taken: in a service spec {port} is the port qualify assigns each cell",
+            "rename the axis",
+        );
+    }
+
+    let builtin = |name: &str| service.is_some() && name == PORT_PLACEHOLDER;
+    let mut known = declared.clone();
+    if service.is_some() {
+        known.insert(PORT_PLACEHOLDER.to_string());
+    }
+    for missing in checked
+        .uses
+        .iter()
+        .filter(|u| !declared.contains(&u.name) && !builtin(&u.name))
+    {
+        let mut help = missing_axis_help(missing, &known);
+        if missing.name == PORT_PLACEHOLDER {
+            help = "{port} is the port qualify assigns a service: add [service] (or declare an axis named `port`)".to_string();
+        }
         ck.error_help(
             missing.offset..missing.offset,
             format!(
@@ -240,10 +311,31 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
     }
     if ck.malformed_templates == 0 {
         let used: BTreeSet<&str> = checked.uses.iter().map(|u| u.name.as_str()).collect();
+        let load_failed = load_use.as_ref().is_some_and(|u| u.failed);
+        let load_axes: Vec<&str> = load_use
+            .iter()
+            .flat_map(|u| u.axes.iter().map(String::as_str))
+            .collect();
         for a in axes
             .iter()
-            .filter(|a| !a.axis.sets_memory_ceiling() && !used.contains(a.axis.name.as_str()))
+            .filter(|a| a.axis.kind == AxisKind::Load && !load_failed)
         {
+            if !load_axes.contains(&a.axis.name.as_str()) {
+                let name = &a.axis.name;
+                ck.error_help(
+                    a.name_span.clone(),
+                    format!("axis `{name}` has kind = \"load\" but [load] does not use it"),
+                    format!(
+                        "write rate = \"{{{name}}}\" (open model) or users = \"{{{name}}}\" (closed model) in [load], or give the axis another kind"
+                    ),
+                );
+            }
+        }
+        for a in axes.iter().filter(|a| {
+            !a.axis.sets_memory_ceiling()
+                && a.axis.kind != AxisKind::Load
+                && !used.contains(a.axis.name.as_str())
+        }) {
             ck.error_help(
                 a.name_span.clone(),
                 format!(
@@ -286,6 +378,9 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         executor,
         environment,
         reproducibility,
+        service,
+        load,
+        slos,
         source: text.to_string(),
     })
 }

@@ -1,5 +1,6 @@
-//! [`STARTER_SPEC`]: the commented `qualify.toml` that `qualify init` writes. It explains every
-//! key and is itself a valid spec (a test holds it to that).
+//! [`STARTER_SPEC`]: the commented `qualify.toml` that `qualify init` writes, and
+//! [`SERVICE_STARTER_SPEC`], its counterpart for a service (`[service]`, `[load]`, `[[slo]]`).
+//! Each explains every key and is itself a valid spec (tests hold them to that).
 
 /// A commented starter `qualify.toml`; edit the artifact's command and the axes to fit.
 pub const STARTER_SPEC: &str = r#"# qualify.toml: what to qualify, the claim to make, and the region to examine.
@@ -52,7 +53,7 @@ stall = "5s"         # no CPU and no progress for this long counts as a deadlock
 progress = "none"    # progress signal: none | output | heartbeat ($QUALIFY_HEARTBEAT file)
 
 # Axes: the dimensions of the operating region. Cells are their cartesian product.
-# kind: workload | concurrency | memory | topology | custom
+# kind: workload | concurrency | memory | topology | custom | load (a service's offered load)
 # Either values = [...] (integers, floats or strings; sizes like "512MiB" for kind = "memory")
 # or range = [lo, hi] (numbers; sizes for kind = "memory").
 # A range is swept on a lattice: scale = "linear" adds step (default 1 for integer bounds),
@@ -82,4 +83,69 @@ search = "boundary"
 # [[waiver]]
 # gap = "nodes"
 # reason = "single-node build; multi-node runs are covered by the cluster acceptance suite"
+"#;
+
+/// A commented starter `qualify.toml` for a service: started per cell, made ready, loaded at
+/// each offered rate, judged by SLOs, stopped.
+pub const SERVICE_STARTER_SPEC: &str = r#"# qualify.toml for a service: each cell starts it fresh, waits until it is ready, drives it
+# with load at the cell's offered rate, judges the SLOs below, then stops it.
+
+[artifact]
+name = "my-service"
+# {port} is a free loopback port qualify assigns each cell (also exported as PORT). A service
+# that takes neither may listen on a fixed port: say so with port = N under [service].
+command = ["./my-service", "--port", "{port}", "--workers", "{workers}"]
+workdir = "."
+
+[claim]
+level = "trial"
+
+[limits]
+memory = "1GiB"      # the service's whole process tree
+timeout = "120s"     # per cell, start to stop
+
+[service]
+# Ready when GET {path} answers 2xx; or { tcp = true } (the port accepts); or
+# { command = "…" } (exits 0). Not ready within `within`: the cell is `unavailable`.
+ready = { http = "/healthz", within = "20s" }
+# After the load: this signal, then SIGKILL if still running after `grace` (flag slow_shutdown).
+stop = { signal = "SIGTERM", grace = "5s" }
+
+[load]
+model = "open"       # open: arrivals at `rate` per second whatever the answers; closed: `users` loops
+rate = "{rps}"       # a number, or one placeholder naming a kind = "load" axis
+# users = "{users}"  # closed model instead of rate
+duration = "10s"     # measured
+warmup = "2s"        # sent, not measured
+timeout = "2s"       # per request; past it: an error of class `timeout`
+max_in_flight = 256  # outstanding requests; later arrivals wait (the wait counts in the latency)
+# threads = 2        # generator event loops (default 1: some 20-40 thousand requests/s each)
+
+# One or more; chosen by weight (default 1). {seq}: the request's sequence number;
+# {pad:N}: N filler bytes; other braces are literal.
+[[load.request]]
+method = "POST"
+path = "/orders/{seq}"
+body = '{"id": {seq}}'
+headers = { "content-type" = "application/json" }
+expect_status = [200, 201]   # default: 200–399
+# A line protocol over TCP instead (all requests of a load are HTTP or all tcp):
+# tcp = { send = "SET k{seq} {pad:1024}\r\n", expect = "+OK" }
+
+# Objectives: latency_p50 | latency_p90 | latency_p99 | latency_p999 | latency_max (measured
+# from each request's intended start), error_rate, dropped_rate (max, as 0.01 or "1%"),
+# throughput (successful requests/s; min). Without an error_rate objective, 1% applies.
+[[slo]]
+metric = "latency_p99"
+max = "200ms"
+
+[[axis]]
+name = "workers"
+kind = "concurrency"
+values = [1, 2, 4]
+
+[[axis]]
+name = "rps"
+kind = "load"        # offered load; search = "boundary" on a range finds the capacity
+values = [50, 200, 800]
 "#;

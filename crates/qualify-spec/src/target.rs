@@ -1,5 +1,6 @@
 //! `[target]`: the environment the claim is about (cores, nodes, memory, concurrency, workload
-//! per workload axis: `workload = { n = 1e6 }`). Every field is optional; a `production` claim
+//! per workload axis: `workload = { n = 1e6 }`, and for services the offered `rate` it must
+//! sustain). Every field is optional; a `production` claim
 //! needs the table. A workload key that names no axis is never examined, so it stays a gap.
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ pub(crate) struct RawTarget {
     memory: Option<Spanned<Value>>,
     concurrency: Option<Spanned<i64>>,
     workload: Option<BTreeMap<String, Spanned<Value>>>,
+    rate: Option<Spanned<Value>>,
 }
 
 /// The target, with the span of each `workload` entry's value (for the cross-checks).
@@ -63,6 +65,18 @@ pub(crate) fn check(
                 }
             })
             .collect(),
+        rate: raw.rate.and_then(|r| match r.get_ref() {
+            Value::Integer(i) if *i > 0 => Some(*i as f64),
+            Value::Float(f) if *f > 0.0 && f.is_finite() => Some(*f),
+            _ => {
+                ck.error_help(
+                    r.span(),
+                    "target.rate must be a positive number",
+                    "give the offered load the service must sustain in the target, e.g. rate = 500 (requests per second)",
+                );
+                None
+            }
+        }),
     };
     (target, spans)
 }

@@ -303,3 +303,14 @@ fn unfilled_layers_are_not_run_and_nothing_unexamined_is_closed() {
         }
     }
 }
+
+#[test]
+fn a_load_axis_examines_concurrency() {
+    // A service's offered load (kind = "load") is its concurrency: a load axis that was run
+    // leaves no concurrency untested.
+    let mut r = record();
+    r.axes[0].kind = AxisKind::Load;
+    let l = envelope(&r);
+    assert_eq!(l.status, LayerStatus::Closed, "{}", l.summary);
+    assert!(l.untested.is_empty(), "{:?}", l.untested);
+}

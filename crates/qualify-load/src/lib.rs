@@ -1,0 +1,36 @@
+//! `qualify-load` owns load on services: [`run`] drives a [`LoadPlan`] (open model: arrivals
+//! at a rate; closed model: user loops; HTTP/1.1 keep-alive or a TCP line protocol) against a
+//! socket address from the calling thread (and threads it spawns, which share its network
+//! namespace), and returns a [`LoadReport`] whose latencies are measured from each request's
+//! intended start (no coordinated omission) into HdrHistograms, beside the latency from the
+//! actual send — memory stays flat over any run length. The generator measures its own CPU
+//! and says when it, not the service, was the bottleneck.
+//!
+//! Around the run, pure functions decide what it means: [`slo::evaluate`] judges `[[slo]]`
+//! objectives, [`verdict::decide`] picks the service cell's outcome (`ok`, `slo_violated`,
+//! `overloaded`, `unavailable`, or not evidence), [`memory::memory_growth`] tells steady
+//! memory growth from a one-off step; [`ready::wait_ready`] polls a starting service.
+
+mod engine;
+mod error;
+pub mod memory;
+mod plan;
+pub mod ready;
+mod record;
+mod report;
+mod seqset;
+pub mod slo;
+pub mod template;
+pub mod verdict;
+
+pub use engine::{BUSY_FRACTION, Flow, LATE, LATE_FRACTION, Progress, TICK, run};
+pub use error::LoadError;
+pub use plan::{
+    HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, TcpRequest,
+};
+pub use report::{
+    ErrorClass, ErrorCounts, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency,
+    LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond, Writes,
+    decode_histogram, encode_histogram,
+};
+pub use seqset::SeqSet;

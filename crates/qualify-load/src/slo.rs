@@ -1,0 +1,179 @@
+//! Evaluating `[[slo]]` objectives against a [`LoadReport`] (pure). Latency metrics use the
+//! corrected latencies. When the spec declares no `error_rate` objective, an implicit
+//! `error_rate max 1%` is evaluated too (flagged `implicit`), so a service that answers every
+//! request with an error is never `ok` for want of an objective.
+
+use qualify_model::{BoundKind, Slo, SloMetric};
+use serde::{Deserialize, Serialize};
+
+use crate::report::LoadReport;
+
+/// The implicit error-rate limit.
+pub const DEFAULT_ERROR_RATE: f64 = 0.01;
+
+/// One objective, judged.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SloResult {
+    pub metric: SloMetric,
+    pub bound: BoundKind,
+    pub limit: f64,
+    /// `None` when the run measured nothing the metric could be computed from (no answer for
+    /// a latency, nothing sent for a rate): the objective is then not held.
+    pub value: Option<f64>,
+    pub held: bool,
+    /// Added by qualify (no `error_rate` objective was declared).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub implicit: bool,
+}
+
+impl SloResult {
+    /// `latency_p99 = 350 ms, limit max 200 ms`.
+    pub fn describe(&self) -> String {
+        let value = self.value.map_or_else(
+            || "not measured".to_string(),
+            |v| format_value(self.metric, v),
+        );
+        format!(
+            "{} = {value}, limit {} {}",
+            self.metric,
+            self.bound,
+            format_value(self.metric, self.limit)
+        )
+    }
+}
+
+/// A metric's value for people: milliseconds, percent or per second.
+pub fn format_value(metric: SloMetric, v: f64) -> String {
+    match metric.unit() {
+        "s" => format!("{} ms", round(v * 1e3)),
+        "fraction" => format!("{}%", round(v * 100.0)),
+        _ => format!("{}/s", round(v)),
+    }
+}
+
+fn round(v: f64) -> String {
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else if v.abs() >= 1.0 {
+        2
+    } else {
+        3
+    };
+    format!("{v:.digits$}")
+}
+
+/// The metric's value in `report` (see [`SloResult::value`]).
+pub fn value(metric: SloMetric, report: &LoadReport) -> Option<f64> {
+    match metric {
+        SloMetric::ErrorRate => report.error_rate(),
+        SloMetric::DroppedRate => report.dropped_rate(),
+        SloMetric::Throughput => (report.measured_seconds > 0.0).then_some(report.throughput),
+        latency => latency
+            .quantile()
+            .and_then(|q| report.latency.corrected.at(q)),
+    }
+}
+
+/// Judge every objective (and the implicit error-rate one when none is declared).
+pub fn evaluate(slos: &[Slo], report: &LoadReport) -> Vec<SloResult> {
+    let judge = |slo: &Slo, implicit: bool| {
+        let value = value(slo.metric, report);
+        SloResult {
+            metric: slo.metric,
+            bound: slo.bound,
+            limit: slo.limit,
+            value,
+            held: value.is_some_and(|v| slo.bound.holds(v, slo.limit)),
+            implicit,
+        }
+    };
+    let mut out: Vec<SloResult> = slos.iter().map(|s| judge(s, false)).collect();
+    if !slos.iter().any(|s| s.metric == SloMetric::ErrorRate) {
+        let implicit = Slo {
+            metric: SloMetric::ErrorRate,
+            bound: BoundKind::Max,
+            limit: DEFAULT_ERROR_RATE,
+        };
+        out.push(judge(&implicit, true));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests_support::report;
+
+    fn slo(metric: SloMetric, bound: BoundKind, limit: f64) -> Slo {
+        Slo {
+            metric,
+            bound,
+            limit,
+        }
+    }
+
+    #[test]
+    fn every_metric_is_judged_against_its_bound() {
+        // 1000 sent over 10 s: 990 answered (980 ok, 10 5xx), 10 timeouts, 5 dropped;
+        // corrected p50 10 ms, p90 20 ms, p99 150 ms, p999 400 ms, max 900 ms.
+        let r = report();
+        use BoundKind::{Max, Min};
+        use SloMetric::*;
+        let table = [
+            (slo(LatencyP50, Max, 0.010), Some(0.010), true),
+            (slo(LatencyP90, Max, 0.019), Some(0.020), false),
+            (slo(LatencyP99, Max, 0.200), Some(0.150), true),
+            (slo(LatencyP999, Max, 0.300), Some(0.400), false),
+            (slo(LatencyMax, Max, 1.0), Some(0.900), true),
+            (slo(ErrorRate, Max, 0.01), Some(0.02), false),
+            (slo(ErrorRate, Max, 0.05), Some(0.02), true),
+            (slo(DroppedRate, Max, 0.001), Some(5.0 / 1005.0), false),
+            (slo(Throughput, Min, 98.0), Some(98.0), true),
+            (slo(Throughput, Min, 100.0), Some(98.0), false),
+        ];
+        for (s, value, held) in table {
+            let got = evaluate(&[s], &r)[0];
+            assert_eq!(got.value, value, "{:?}", s.metric);
+            assert_eq!(got.held, held, "{}", got.describe());
+            assert!(!got.implicit);
+        }
+    }
+
+    #[test]
+    fn an_error_rate_objective_is_implicit_unless_declared() {
+        let r = report();
+        let results = evaluate(&[slo(SloMetric::LatencyP99, BoundKind::Max, 0.2)], &r);
+        assert_eq!(results.len(), 2);
+        let implicit = results[1];
+        assert!(implicit.implicit && !implicit.held);
+        assert_eq!(implicit.describe(), "error_rate = 2.00%, limit max 1.00%");
+        let declared = evaluate(&[slo(SloMetric::ErrorRate, BoundKind::Max, 0.05)], &r);
+        assert_eq!(declared.len(), 1);
+    }
+
+    #[test]
+    fn nothing_measured_is_not_held() {
+        let mut r = report();
+        r.sent = 0;
+        r.dropped = 0;
+        r.latency.corrected = Default::default();
+        let results = evaluate(&[slo(SloMetric::LatencyP99, BoundKind::Max, 1.0)], &r);
+        assert_eq!(results[0].value, None);
+        assert!(!results[0].held);
+        assert_eq!(
+            results[0].describe(),
+            "latency_p99 = not measured, limit max 1000 ms"
+        );
+        assert_eq!(results[1].value, None, "no error rate without requests");
+    }
+
+    #[test]
+    fn values_are_formatted_in_their_units() {
+        assert_eq!(format_value(SloMetric::LatencyP99, 0.35), "350 ms");
+        assert_eq!(format_value(SloMetric::LatencyP50, 0.000_042), "0.042 ms");
+        assert_eq!(format_value(SloMetric::DroppedRate, 0.125), "12.5%");
+        assert_eq!(format_value(SloMetric::Throughput, 812.4), "812/s");
+    }
+}

@@ -1,0 +1,409 @@
+//! The service cell's verdict (pure): from readiness, the load report, the judged SLOs and
+//! whether the service's process was still alive, one of the contract outcomes `ok`,
+//! `slo_violated`, `overloaded`, `unavailable`, or `generator_saturated` / `interrupted`
+//! (not evidence about the service) — or "the process ended": then the probe's classifier
+//! (crash, oom_killed, exit_failure, deadlock) decides.
+//!
+//! Order of the rules: never ready → `unavailable`; cancelled → `interrupted`; process ended
+//! → the probe decides; connections refused while alive → `unavailable`; generator saturated →
+//! `generator_saturated`; dropped arrivals, achieved < 90% of offered, or more than 1% of
+//! requests shed (429/503) → `overloaded`; an SLO not held → `slo_violated`; else `ok`.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::LoadReport;
+use crate::slo::SloResult;
+
+/// Below this fraction of the offered rate a service did not keep up.
+pub const KEPT_UP: f64 = 0.9;
+/// More than this fraction of requests answered 429/503 means the service shed load.
+pub const SHED_FRACTION: f64 = 0.01;
+
+/// A service cell's outcome, as the receipt spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceOutcome {
+    Ok,
+    SloViolated,
+    Overloaded,
+    Unavailable,
+    /// The generator, not the service, limited the run: not evidence about the service.
+    GeneratorSaturated,
+    /// The run was cancelled: says nothing about the service.
+    Interrupted,
+}
+
+impl ServiceOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServiceOutcome::Ok => "ok",
+            ServiceOutcome::SloViolated => "slo_violated",
+            ServiceOutcome::Overloaded => "overloaded",
+            ServiceOutcome::Unavailable => "unavailable",
+            ServiceOutcome::GeneratorSaturated => "generator_saturated",
+            ServiceOutcome::Interrupted => "interrupted",
+        }
+    }
+
+    /// Whether the outcome says something about the service (`false` for a saturated
+    /// generator or an interrupted run).
+    pub fn is_evidence(self) -> bool {
+        !matches!(
+            self,
+            ServiceOutcome::GeneratorSaturated | ServiceOutcome::Interrupted
+        )
+    }
+}
+
+impl fmt::Display for ServiceOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the verdict is decided from.
+#[derive(Debug, Clone, Copy)]
+pub struct CellFacts<'a> {
+    /// `Some(why)` when the service never became ready (e.g. `no answer 2xx on /healthz
+    /// within 20 s`).
+    pub not_ready: Option<&'a str>,
+    /// The load's report (`None` when no load ran: not ready, or a service without `[load]`).
+    pub report: Option<&'a LoadReport>,
+    pub slos: &'a [SloResult],
+    /// The service's main process was alive when the load ended.
+    pub process_alive: bool,
+}
+
+/// The decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Service {
+        outcome: ServiceOutcome,
+        detail: Option<String>,
+    },
+    /// The process ended during the load: the probe's own outcome stands.
+    ProcessEnded,
+}
+
+impl Verdict {
+    fn of(outcome: ServiceOutcome, detail: impl Into<Option<String>>) -> Verdict {
+        Verdict::Service {
+            outcome,
+            detail: detail.into(),
+        }
+    }
+
+    /// The service outcome, if the verdict is one.
+    pub fn outcome(&self) -> Option<ServiceOutcome> {
+        match self {
+            Verdict::Service { outcome, .. } => Some(*outcome),
+            Verdict::ProcessEnded => None,
+        }
+    }
+
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Verdict::Service { detail, .. } => detail.as_deref(),
+            Verdict::ProcessEnded => None,
+        }
+    }
+}
+
+/// Decide a service cell (see the module's rule order).
+pub fn decide(facts: &CellFacts<'_>) -> Verdict {
+    if let Some(why) = facts.not_ready {
+        return Verdict::of(ServiceOutcome::Unavailable, format!("never ready: {why}"));
+    }
+    let Some(r) = facts.report else {
+        return if facts.process_alive {
+            Verdict::of(ServiceOutcome::Ok, None)
+        } else {
+            Verdict::ProcessEnded
+        };
+    };
+    if r.cancelled {
+        return Verdict::of(
+            ServiceOutcome::Interrupted,
+            "the load was cancelled before it ended".to_string(),
+        );
+    }
+    if !facts.process_alive {
+        return Verdict::ProcessEnded;
+    }
+    if r.errors.refused > 0 {
+        return Verdict::of(
+            ServiceOutcome::Unavailable,
+            format!(
+                "{} of {} requests were refused a connection while the service's process was alive",
+                r.errors.refused, r.sent
+            ),
+        );
+    }
+    if r.generator.saturated {
+        return Verdict::of(
+            ServiceOutcome::GeneratorSaturated,
+            r.generator
+                .detail
+                .clone()
+                .unwrap_or_else(|| "the load generator could not keep its schedule".to_string()),
+        );
+    }
+    if let Some(detail) = overload(r) {
+        return Verdict::of(ServiceOutcome::Overloaded, detail);
+    }
+    let failed: Vec<String> = facts
+        .slos
+        .iter()
+        .filter(|s| !s.held)
+        .map(SloResult::describe)
+        .collect();
+    if !failed.is_empty() {
+        return Verdict::of(ServiceOutcome::SloViolated, failed.join("; "));
+    }
+    Verdict::of(ServiceOutcome::Ok, None)
+}
+
+/// Why the service did not keep up, if it did not.
+fn overload(r: &LoadReport) -> Option<String> {
+    let mut why = Vec::new();
+    if let Some(offered) = r.offered_rate
+        && offered > 0.0
+    {
+        let ratio = r.achieved_rate / offered;
+        if ratio < KEPT_UP {
+            why.push(format!(
+                "answered {:.1}/s of {:.1}/s offered ({:.0}%)",
+                r.achieved_rate,
+                offered,
+                ratio * 100.0
+            ));
+        }
+    }
+    if r.dropped > 0 {
+        why.push(format!(
+            "{} arrivals dropped (every slot was busy until the schedule ended)",
+            r.dropped
+        ));
+    }
+    if r.sent > 0 && r.shed as f64 > SHED_FRACTION * r.sent as f64 {
+        why.push(format!(
+            "shed load: {} of {} requests answered 429/503",
+            r.shed, r.sent
+        ));
+    }
+    if why.is_empty() {
+        return None;
+    }
+    let errors = r.errors.describe();
+    if !errors.is_empty() {
+        why.push(format!("errors: {errors}"));
+    }
+    Some(why.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use qualify_model::{BoundKind, Slo, SloMetric};
+
+    use super::*;
+    use crate::report::tests_support::report;
+    use crate::slo::evaluate;
+
+    fn healthy() -> LoadReport {
+        let mut r = report();
+        r.completed = 1000;
+        r.succeeded = 1000;
+        r.dropped = 0;
+        r.errors = Default::default();
+        r.achieved_rate = 100.0;
+        r.throughput = 100.0;
+        r
+    }
+
+    fn decide_with(r: &LoadReport, slos: &[Slo], alive: bool) -> Verdict {
+        let judged = evaluate(slos, r);
+        decide(&CellFacts {
+            not_ready: None,
+            report: Some(r),
+            slos: &judged,
+            process_alive: alive,
+        })
+    }
+
+    fn p99_under(limit: f64) -> Slo {
+        Slo {
+            metric: SloMetric::LatencyP99,
+            bound: BoundKind::Max,
+            limit,
+        }
+    }
+
+    #[test]
+    fn verdict_table() {
+        type Edit = fn(&mut LoadReport);
+        type Row = (
+            &'static str,
+            Edit,
+            Slo,
+            bool,
+            Option<ServiceOutcome>,
+            &'static str,
+        );
+        let table: [Row; 11] = [
+            (
+                "healthy",
+                |_| {},
+                p99_under(0.2),
+                true,
+                Some(ServiceOutcome::Ok),
+                "",
+            ),
+            (
+                "slow p99",
+                |_| {},
+                p99_under(0.1),
+                true,
+                Some(ServiceOutcome::SloViolated),
+                "latency_p99 = 150 ms, limit max 100 ms",
+            ),
+            (
+                "errors over the implicit 1%",
+                |r| {
+                    r.errors.status_5xx = 30;
+                    r.succeeded = 970;
+                },
+                p99_under(0.2),
+                true,
+                Some(ServiceOutcome::SloViolated),
+                "error_rate = 3.00%, limit max 1.00%",
+            ),
+            (
+                "dropped arrivals",
+                |r| r.dropped = 3,
+                p99_under(0.2),
+                true,
+                Some(ServiceOutcome::Overloaded),
+                "3 arrivals dropped",
+            ),
+            (
+                "achieved below 90%",
+                |r| {
+                    r.achieved_rate = 85.0;
+                    r.errors.timeout = 150;
+                },
+                p99_under(0.2),
+                true,
+                Some(ServiceOutcome::Overloaded),
+                "answered 85.0/s of 100.0/s offered (85%); errors: timeout 150",
+            ),
+            (
+                "achieved at 90% is kept up",
+                |r| r.achieved_rate = 90.0,
+                p99_under(0.2),
+                true,
+                Some(ServiceOutcome::Ok),
+                "",
+            ),
+            (
+                "shed with 503s",
+                |r| {
+                    r.shed = 200;
+                    r.errors.status_5xx = 200;
+                },
+                p99_under(0.2),
+                true,
+                Some(ServiceOutcome::Overloaded),
+                "shed load: 200 of 1000 requests answered 429/503",
+            ),
+            (
+                "refused while alive",
+                |r| r.errors.refused = 4,
+                p99_under(0.2),
+                true,
+                Some(ServiceOutcome::Unavailable),
+                "4 of 1000 requests were refused",
+            ),
+            (
+                "process ended",
+                |r| r.errors.refused = 4,
+                p99_under(0.2),
+                false,
+                None,
+                "",
+            ),
+            (
+                "generator saturated",
+                |r| {
+                    r.generator.saturated = true;
+                    r.generator.detail = Some("late".into());
+                    r.dropped = 9;
+                },
+                p99_under(0.1),
+                true,
+                Some(ServiceOutcome::GeneratorSaturated),
+                "late",
+            ),
+            (
+                "cancelled",
+                |r| {
+                    r.cancelled = true;
+                    r.dropped = 9;
+                },
+                p99_under(0.1),
+                false,
+                Some(ServiceOutcome::Interrupted),
+                "cancelled",
+            ),
+        ];
+        for (name, edit, slo, alive, outcome, detail) in table {
+            let mut r = healthy();
+            edit(&mut r);
+            let v = decide_with(&r, &[slo], alive);
+            assert_eq!(v.outcome(), outcome, "{name}: {v:?}");
+            if detail.is_empty() {
+                assert_eq!(v.detail(), None, "{name}");
+            } else {
+                let got = v.detail().unwrap_or("");
+                assert!(got.contains(detail), "{name}: `{got}` lacks `{detail}`");
+            }
+        }
+    }
+
+    #[test]
+    fn readiness_and_services_without_load() {
+        let v = decide(&CellFacts {
+            not_ready: Some("no answer 2xx on /healthz within 20 s"),
+            report: None,
+            slos: &[],
+            process_alive: true,
+        });
+        assert_eq!(v.outcome(), Some(ServiceOutcome::Unavailable));
+        assert_eq!(
+            v.detail(),
+            Some("never ready: no answer 2xx on /healthz within 20 s")
+        );
+        let facts = |alive| CellFacts {
+            not_ready: None,
+            report: None,
+            slos: &[],
+            process_alive: alive,
+        };
+        assert_eq!(decide(&facts(true)).outcome(), Some(ServiceOutcome::Ok));
+        assert_eq!(decide(&facts(false)), Verdict::ProcessEnded);
+    }
+
+    #[test]
+    fn closed_model_has_no_offered_rate_to_fall_short_of() {
+        let mut r = healthy();
+        r.offered_rate = None;
+        r.achieved_rate = 1.0;
+        assert_eq!(
+            decide_with(&r, &[], true).outcome(),
+            Some(ServiceOutcome::Ok)
+        );
+        assert!(!ServiceOutcome::GeneratorSaturated.is_evidence());
+        assert!(ServiceOutcome::Overloaded.is_evidence());
+    }
+}

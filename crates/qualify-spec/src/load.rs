@@ -1,0 +1,606 @@
+//! `[load]` and `[[load.request]]`: the load each service cell is driven with. `model` is
+//! `open` (arrivals at `rate` per second whatever the answers; default) or `closed` (`users`
+//! loops); `rate`/`users` is a number or one placeholder naming a `kind = "load"` axis
+//! (`"{rps}"`). `duration` (default 10 s) is measured after `warmup` (default none);
+//! `timeout` (default 2 s) bounds each request; `max_in_flight` (default 256) bounds
+//! outstanding requests; `threads` (default 1) is how many event loops generate the load. Each `[[load.request]]` is HTTP/1.1 (`method`, `path`, `body`,
+//! `headers`, `expect_status`; default 200–399) or a TCP line protocol
+//! (`tcp = { send, expect }`), never both kinds in one load, chosen by `weight` (default 1).
+//!
+//! Request templates know `{seq}` (the request's sequence number) and `{pad:N}` (N filler
+//! bytes); every other brace is literal (JSON bodies need no escaping). They are not rendered
+//! per cell: an axis placeholder there is an error. The grammar is `qualify_load::template`'s;
+//! [`template_problems`] mirrors its checks (a test holds the two together).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize, Serializer};
+use toml::{Spanned, Value};
+
+use crate::axis::{Axis, AxisKind, Domain};
+use crate::check::{Checker, describe};
+use crate::template::is_placeholder_name;
+use qualify_model::Value as AxisValue;
+
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+pub const DEFAULT_MAX_IN_FLIGHT: u32 = 256;
+/// The largest `{pad:N}`: 16 MiB.
+pub const MAX_PAD: usize = 16 << 20;
+
+/// The checked `[load]` table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Load {
+    pub model: LoadModel,
+    /// Open model: arrivals per second; closed model: users.
+    pub amount: Amount,
+    #[serde(rename = "duration_seconds", serialize_with = "seconds")]
+    pub duration: Duration,
+    #[serde(rename = "warmup_seconds", serialize_with = "seconds")]
+    pub warmup: Duration,
+    #[serde(rename = "timeout_seconds", serialize_with = "seconds")]
+    pub timeout: Duration,
+    pub max_in_flight: u32,
+    /// Event loops (threads) the generator runs on.
+    pub threads: u32,
+    pub requests: Vec<LoadRequest>,
+}
+
+impl Load {
+    /// The axis that sets the rate or users per cell, if any.
+    pub fn axis(&self) -> Option<&str> {
+        match &self.amount {
+            Amount::Axis(name) => Some(name),
+            Amount::Fixed(_) => None,
+        }
+    }
+
+    /// The cell's rate (open) or users (closed): the fixed number, or the load axis's value in
+    /// `params` (`None` when `params` lacks it or it is not a number).
+    pub fn amount_for(&self, params: &qualify_model::Params) -> Option<f64> {
+        match &self.amount {
+            Amount::Fixed(x) => Some(*x),
+            Amount::Axis(name) => params.get(name).and_then(AxisValue::as_f64),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadModel {
+    Open,
+    Closed,
+}
+
+/// A number, or the name of the axis that gives it per cell (written `"{name}"`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Amount {
+    Fixed(f64),
+    Axis(String),
+}
+
+/// One `[[load.request]]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadRequest {
+    pub weight: u32,
+    #[serde(flatten)]
+    pub kind: LoadRequestKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadRequestKind {
+    Http(HttpLoadRequest),
+    Tcp { send: String, expect: String },
+}
+
+/// An HTTP/1.1 request to `http://127.0.0.1:{port}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HttpLoadRequest {
+    pub method: String,
+    pub path: String,
+    pub body: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    /// Statuses that count as success; empty: 200–399.
+    pub expect_status: Vec<u16>,
+}
+
+fn seconds<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLoad {
+    model: Option<Spanned<String>>,
+    rate: Option<Spanned<Value>>,
+    users: Option<Spanned<Value>>,
+    duration: Option<Spanned<Value>>,
+    warmup: Option<Spanned<Value>>,
+    timeout: Option<Spanned<Value>>,
+    max_in_flight: Option<Spanned<i64>>,
+    threads: Option<Spanned<i64>>,
+    #[serde(default)]
+    request: Vec<Spanned<RawRequest>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRequest {
+    weight: Option<Spanned<i64>>,
+    method: Option<Spanned<String>>,
+    path: Option<Spanned<String>>,
+    body: Option<Spanned<String>>,
+    headers: Option<BTreeMap<String, Spanned<String>>>,
+    expect_status: Option<Spanned<Vec<Spanned<i64>>>>,
+    tcp: Option<Spanned<RawTcp>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTcp {
+    send: Spanned<String>,
+    expect: Spanned<String>,
+}
+
+/// Which axes `[load]` names in `rate`/`users` (valid or not), and whether that amount had
+/// an error (then an unused load axis is not reported again).
+pub(crate) struct AmountUse {
+    pub axes: Vec<String>,
+    pub failed: bool,
+}
+
+/// Check `[load]` (spanning `span`) against the declared axes.
+pub(crate) fn check(
+    raw: RawLoad,
+    span: Range<usize>,
+    axes: &[Axis],
+    ck: &mut Checker<'_>,
+) -> (Load, AmountUse) {
+    let named = |v: &Option<Spanned<Value>>| match v.as_ref().map(Spanned::get_ref) {
+        Some(Value::String(s)) => s
+            .trim()
+            .strip_prefix('{')
+            .and_then(|t| t.strip_suffix('}'))
+            .map(str::to_string),
+        _ => None,
+    };
+    let mut amount_use = AmountUse {
+        axes: [named(&raw.rate), named(&raw.users)]
+            .into_iter()
+            .flatten()
+            .collect(),
+        failed: false,
+    };
+    let model = match &raw.model {
+        None => LoadModel::Open,
+        Some(m) => match m.get_ref().as_str() {
+            "open" => LoadModel::Open,
+            "closed" => LoadModel::Closed,
+            other => {
+                ck.error_help(
+                    m.span(),
+                    format!("unknown load model `{other}`"),
+                    "expected \"open\" (arrivals at `rate` per second) or \"closed\" (`users` loops)",
+                );
+                LoadModel::Open
+            }
+        },
+    };
+    let amount = match (&raw.rate, &raw.users, model) {
+        (Some(_), Some(users), _) => {
+            ck.error_help(
+                users.span(),
+                "[load] takes rate or users, not both",
+                "rate drives the open model (arrivals per second), users the closed model (concurrent loops); keep the one model says",
+            );
+            None
+        }
+        (Some(rate), None, LoadModel::Open) => amount(rate, "rate", false, axes, ck),
+        (None, Some(users), LoadModel::Closed) => amount(users, "users", true, axes, ck),
+        (Some(rate), None, LoadModel::Closed) => {
+            ck.error_help(
+                rate.span(),
+                "rate belongs to the open model, but model = \"closed\"",
+                "give users = … for the closed model, or set model = \"open\"",
+            );
+            None
+        }
+        (None, Some(users), LoadModel::Open) => {
+            ck.error_help(
+                users.span(),
+                "users belongs to the closed model, but the model is open",
+                "set model = \"closed\" in [load], or give rate = … (arrivals per second)",
+            );
+            None
+        }
+        (None, None, model) => {
+            let (key, example) = match model {
+                LoadModel::Open => ("rate", "rate = 200 or rate = \"{rps}\""),
+                LoadModel::Closed => ("users", "users = 16 or users = \"{users}\""),
+            };
+            ck.error_help(
+                span.clone(),
+                format!("[load] needs `{key}`"),
+                format!("add {example}"),
+            );
+            None
+        }
+    };
+
+    amount_use.failed = amount.is_none();
+    let duration = raw
+        .duration
+        .as_ref()
+        .and_then(|d| ck.duration(d))
+        .unwrap_or(DEFAULT_DURATION);
+    let warmup = raw
+        .warmup
+        .as_ref()
+        .and_then(|w| zero_or_duration(w, ck))
+        .unwrap_or(Duration::ZERO);
+    let timeout = raw
+        .timeout
+        .as_ref()
+        .and_then(|t| ck.duration(t))
+        .unwrap_or(DEFAULT_TIMEOUT);
+    let max_in_flight = raw
+        .max_in_flight
+        .as_ref()
+        .and_then(|m| ck.positive(m, "load.max_in_flight"))
+        .map_or(DEFAULT_MAX_IN_FLIGHT, |m| {
+            u32::try_from(m).unwrap_or(u32::MAX)
+        });
+
+    let threads = raw
+        .threads
+        .as_ref()
+        .and_then(|t| ck.positive(t, "load.threads"))
+        .map_or(1, |t| u32::try_from(t).unwrap_or(u32::MAX));
+
+    if raw.request.is_empty() {
+        ck.error_help(
+            span,
+            "[load] needs at least one [[load.request]]",
+            "add [[load.request]] with method and path (HTTP), or tcp = { send = \"PING\\r\\n\", expect = \"+PONG\" }",
+        );
+    }
+    let mut requests: Vec<LoadRequest> = Vec::new();
+    for r in raw.request {
+        let request_span = r.span();
+        let Some(request) = check_request(r.into_inner(), request_span.clone(), axes, ck) else {
+            continue;
+        };
+        let is_tcp = |r: &LoadRequest| matches!(r.kind, LoadRequestKind::Tcp { .. });
+        if let Some(first) = requests.first()
+            && is_tcp(first) != is_tcp(&request)
+        {
+            ck.error_help(
+                request_span,
+                "HTTP and tcp requests are mixed in one [load]",
+                "a service's port speaks one protocol: make every [[load.request]] HTTP (method, path, …) or every one tcp = { send, expect }",
+            );
+        }
+        requests.push(request);
+    }
+    let load = Load {
+        model,
+        amount: amount.unwrap_or(Amount::Fixed(1.0)),
+        duration,
+        warmup,
+        timeout,
+        max_in_flight,
+        threads,
+        requests,
+    };
+    (load, amount_use)
+}
+
+/// A warmup: zero (`0`, `"0s"`) or a duration.
+fn zero_or_duration(value: &Spanned<Value>, ck: &mut Checker<'_>) -> Option<Duration> {
+    let zero = match value.get_ref() {
+        Value::Integer(0) => true,
+        Value::Float(x) => *x == 0.0,
+        Value::String(s) => {
+            let digits = s.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic());
+            digits.trim().parse::<f64>().is_ok_and(|x| x == 0.0)
+        }
+        _ => false,
+    };
+    if zero {
+        Some(Duration::ZERO)
+    } else {
+        ck.duration(value)
+    }
+}
+
+/// `rate`/`users`: a positive number (an integer for users) or `"{axis}"` naming a load axis
+/// whose values are such numbers.
+fn amount(
+    value: &Spanned<Value>,
+    key: &str,
+    integer: bool,
+    axes: &[Axis],
+    ck: &mut Checker<'_>,
+) -> Option<Amount> {
+    let what = if integer {
+        "a positive integer"
+    } else {
+        "a positive number"
+    };
+    let help = format!(
+        "write {key} = {} or {key} = \"{{name}}\" with a kind = \"load\" axis called name",
+        if integer { "16" } else { "200" }
+    );
+    match value.get_ref() {
+        Value::Integer(n) if *n >= 1 => Some(Amount::Fixed(*n as f64)),
+        Value::Float(x) if !integer && x.is_finite() && *x > 0.0 => Some(Amount::Fixed(*x)),
+        Value::String(text) => {
+            let name = text
+                .trim()
+                .strip_prefix('{')
+                .and_then(|t| t.strip_suffix('}'))
+                .filter(|n| is_placeholder_name(n));
+            let Some(name) = name else {
+                ck.error_help(
+                    value.span(),
+                    format!("load.{key} {text:?} is neither a number nor one placeholder"),
+                    help,
+                );
+                return None;
+            };
+            let Some(axis) = axes.iter().find(|a| a.name == name) else {
+                ck.error_help(
+                    value.span(),
+                    format!("load.{key} uses `{{{name}}}`, but there is no axis named `{name}`"),
+                    format!(
+                        "declare [[axis]] name = \"{name}\" kind = \"load\" with the {key}s to run"
+                    ),
+                );
+                return None;
+            };
+            if axis.kind != AxisKind::Load {
+                ck.error_help(
+                    value.span(),
+                    format!(
+                        "load.{key} uses axis `{name}`, a {} axis; it must be kind = \"load\"",
+                        axis.kind
+                    ),
+                    "offered load is its own axis kind: set kind = \"load\" on that axis",
+                );
+                return None;
+            }
+            if let Some(bad) = bad_amount(axis, integer) {
+                ck.error_help(
+                    value.span(),
+                    format!("axis `{name}` sets load.{key} but has the value {bad}; {key} must be {what}"),
+                    format!("give axis `{name}` only {what}s"),
+                );
+                return None;
+            }
+            Some(Amount::Axis(name.to_string()))
+        }
+        other => {
+            ck.error_help(
+                value.span(),
+                format!("load.{key} must be {what}, found {}", describe(other)),
+                help,
+            );
+            None
+        }
+    }
+}
+
+/// A point of `axis` that is not a positive number (integer when `integer`), if any.
+fn bad_amount(axis: &Axis, integer: bool) -> Option<String> {
+    let bad = |v: &AxisValue| match v {
+        AxisValue::Int(n) => *n < 1,
+        AxisValue::Float(x) => integer || x.is_nan() || *x <= 0.0,
+        AxisValue::Text(_) => true,
+    };
+    match &axis.domain {
+        Domain::Values(values) => values.iter().find(|v| bad(v)).map(|v| format!("`{v}`")),
+        Domain::Range(range) => {
+            if range.lo.as_f64() <= 0.0 {
+                Some(format!("`{}` (the range starts there)", range.lo))
+            } else if integer && !range.is_integer() {
+                Some("non-integer points (the range is not an integer lattice)".to_string())
+            } else {
+                None
+            }
+        }
+    }
+}
+
+fn check_request(
+    r: RawRequest,
+    span: Range<usize>,
+    axes: &[Axis],
+    ck: &mut Checker<'_>,
+) -> Option<LoadRequest> {
+    let weight = r
+        .weight
+        .as_ref()
+        .and_then(|w| ck.positive(w, "load.request weight"))
+        .map_or(1, |w| u32::try_from(w).unwrap_or(u32::MAX));
+    if let Some(tcp) = r.tcp {
+        let http_keys = [
+            r.method.as_ref().map(Spanned::span),
+            r.path.as_ref().map(Spanned::span),
+            r.body.as_ref().map(Spanned::span),
+            r.expect_status.as_ref().map(Spanned::span),
+            r.headers
+                .as_ref()
+                .and_then(|h| h.values().next().map(Spanned::span)),
+        ];
+        if let Some(at) = http_keys.into_iter().flatten().next() {
+            ck.error_help(
+                at,
+                "a [[load.request]] is HTTP or tcp, not both",
+                "remove the HTTP keys (method, path, body, headers, expect_status) or the tcp table",
+            );
+        }
+        let tcp = tcp.into_inner();
+        let send = tcp.send.get_ref().clone();
+        if !send.ends_with('\n') {
+            ck.error_help(
+                tcp.send.span(),
+                "tcp.send must end with a newline",
+                "the server answers a line per request: end send with \\r\\n (Redis, memcached) or \\n",
+            );
+        }
+        template(&tcp.send, "tcp.send", axes, ck);
+        let expect = tcp.expect.get_ref().clone();
+        if expect.is_empty() || expect.contains(['\r', '\n']) {
+            ck.error_help(
+                tcp.expect.span(),
+                "tcp.expect must be non-empty text without a line break",
+                "the reply line must start with it, e.g. expect = \"+OK\"",
+            );
+        }
+        return Some(LoadRequest {
+            weight,
+            kind: LoadRequestKind::Tcp { send, expect },
+        });
+    }
+
+    let method = match &r.method {
+        None => "GET".to_string(),
+        Some(m) => {
+            let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+            if m.get_ref().is_empty() || !m.get_ref().chars().all(token) {
+                ck.error_help(
+                    m.span(),
+                    format!("`{}` is not an HTTP method", m.get_ref()),
+                    "e.g. method = \"GET\", \"POST\", \"PUT\" or \"DELETE\"",
+                );
+            }
+            m.get_ref().clone()
+        }
+    };
+    let path = match &r.path {
+        None => "/".to_string(),
+        Some(p) => {
+            if !p.get_ref().starts_with('/') || p.get_ref().contains(char::is_whitespace) {
+                ck.error_help(
+                    p.span(),
+                    format!(
+                        "load.request path `{}` must start with `/` and hold no spaces",
+                        p.get_ref()
+                    ),
+                    "requests go to http://127.0.0.1:{port}{path}, e.g. path = \"/orders/{seq}\"",
+                );
+            }
+            template(p, "path", axes, ck);
+            p.get_ref().clone()
+        }
+    };
+    if let Some(body) = &r.body {
+        template(body, "body", axes, ck);
+    }
+    let mut headers = BTreeMap::new();
+    for (name, value) in r.headers.unwrap_or_default() {
+        let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+        if name.is_empty() || !name.chars().all(token) {
+            ck.error(value.span(), format!("`{name}` is not an HTTP header name"));
+        }
+        if value.get_ref().contains(['\r', '\n', '\0']) {
+            ck.error(
+                value.span(),
+                format!("the value of header `{name}` must not hold line breaks or NUL"),
+            );
+        }
+        headers.insert(name, value.into_inner());
+    }
+    let mut expect_status = Vec::new();
+    if let Some(list) = &r.expect_status {
+        if list.get_ref().is_empty() {
+            ck.error_help(
+                list.span(),
+                "load.request expect_status is empty",
+                "list the statuses that count as success, e.g. [200, 201], or leave it out for 200–399",
+            );
+        }
+        for s in list.get_ref() {
+            match u16::try_from(*s.get_ref()) {
+                Ok(code) if (100..=599).contains(&code) => expect_status.push(code),
+                _ => ck.error(
+                    s.span(),
+                    format!(
+                        "expect_status {} is not an HTTP status (100–599)",
+                        s.get_ref()
+                    ),
+                ),
+            }
+        }
+    }
+    let _ = span;
+    Some(LoadRequest {
+        weight,
+        kind: LoadRequestKind::Http(HttpLoadRequest {
+            method,
+            path,
+            body: r.body.map(Spanned::into_inner),
+            headers,
+            expect_status,
+        }),
+    })
+}
+
+/// Report the problems of a request template written at `value`.
+fn template(value: &Spanned<String>, what: &str, axes: &[Axis], ck: &mut Checker<'_>) {
+    let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
+    for (offset, token, message) in template_problems(value.get_ref(), &names) {
+        ck.error_in_string(
+            &value.span(),
+            value.get_ref(),
+            offset,
+            &token,
+            format!("load.request {what}: {message}"),
+            "request templates know {seq} (the request's sequence number) and {pad:N} (N filler bytes); other braces are literal",
+        );
+    }
+}
+
+/// The problems of a request template: `(byte offset, token, message)` for each `{pad:…}`
+/// that is not a size in `0..=16 MiB`, and each `{name}` naming an axis (or `port`), which
+/// request templates do not substitute.
+pub fn template_problems(text: &str, axis_names: &[&str]) -> Vec<(usize, String, String)> {
+    let mut problems = Vec::new();
+    let mut i = 0;
+    while let Some(found) = text[i..].find('{') {
+        let open = i + found;
+        let rest = &text[open..];
+        i = open + 1;
+        if rest.starts_with("{seq}") {
+            i = open + "{seq}".len();
+        } else if let Some(after) = rest.strip_prefix("{pad:") {
+            let Some(close) = after.find('}') else {
+                problems.push((open, "{pad:".to_string(), "unclosed `{pad:`".to_string()));
+                break;
+            };
+            let count = &after[..close];
+            if count.trim().parse::<usize>().map_or(true, |n| n > MAX_PAD) {
+                problems.push((
+                    open,
+                    format!("{{pad:{count}}}"),
+                    format!("`{{pad:{count}}}`: the filler size must be a whole number of bytes from 0 to {MAX_PAD}"),
+                ));
+            }
+            i = open + "{pad:".len() + close + 1;
+        } else if let Some(close) = rest.find('}') {
+            let name = &rest[1..close];
+            if name == crate::service::PORT_PLACEHOLDER || axis_names.contains(&name) {
+                problems.push((
+                    open,
+                    format!("{{{name}}}"),
+                    format!("`{{{name}}}` is not substituted in request templates"),
+                ));
+            }
+        }
+    }
+    problems
+}

@@ -1,0 +1,116 @@
+//! `[[slo]]`: service-level objectives a load is judged by — `metric` (`latency_p50`, `_p90`,
+//! `_p99`, `_p999`, `_max` on the corrected latency; `error_rate`; `dropped_rate`;
+//! `throughput` in successful requests per second) and one bound, `max` or `min`. Latency
+//! limits are durations (`"200ms"`), rates fractions (`0.01`) or percentages (`"1%"`),
+//! throughput a number. Latencies and rates take `max`; throughput takes `min` or `max`.
+//! Without an `error_rate` objective the verdict adds an implicit `error_rate max 1%`.
+
+use qualify_model::{BoundKind, Slo, SloMetric};
+use serde::Deserialize;
+use toml::{Spanned, Value};
+
+use crate::check::{Checker, describe};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSlo {
+    metric: Spanned<String>,
+    max: Option<Spanned<Value>>,
+    min: Option<Spanned<Value>>,
+}
+
+pub(crate) fn check(raw: Vec<RawSlo>, ck: &mut Checker<'_>) -> Vec<Slo> {
+    raw.into_iter().filter_map(|s| check_one(s, ck)).collect()
+}
+
+fn check_one(raw: RawSlo, ck: &mut Checker<'_>) -> Option<Slo> {
+    let metric = match raw.metric.get_ref().parse::<SloMetric>() {
+        Ok(m) => Some(m),
+        Err(message) => {
+            ck.error_help(
+                raw.metric.span(),
+                message,
+                "latencies are the corrected ones (from each request's intended start); throughput is successful requests per second",
+            );
+            None
+        }
+    };
+    let (bound, value) = match (raw.max, raw.min) {
+        (Some(_), Some(min)) => {
+            ck.error_help(
+                min.span(),
+                "an [[slo]] takes max or min, not both",
+                "write one [[slo]] per bound",
+            );
+            return None;
+        }
+        (None, None) => {
+            ck.error_help(
+                raw.metric.span(),
+                "an [[slo]] needs max = … or min = …",
+                "e.g. metric = \"latency_p99\" with max = \"200ms\", or metric = \"throughput\" with min = 500",
+            );
+            return None;
+        }
+        (Some(max), None) => (BoundKind::Max, max),
+        (None, Some(min)) => (BoundKind::Min, min),
+    };
+    let metric = metric?;
+    if bound == BoundKind::Min && metric != SloMetric::Throughput {
+        ck.error_help(
+            value.span(),
+            format!("{metric} takes max (an upper bound), not min"),
+            format!("write max = … for {metric}; only throughput takes min"),
+        );
+        return None;
+    }
+    let limit = match metric.unit() {
+        "s" => ck.duration(&value).map(|d| d.as_secs_f64()),
+        "fraction" => fraction(&value, metric, ck),
+        _ => match value.get_ref() {
+            Value::Integer(n) if *n > 0 => Some(*n as f64),
+            Value::Float(x) if x.is_finite() && *x > 0.0 => Some(*x),
+            other => {
+                ck.error_help(
+                    value.span(),
+                    format!("the throughput limit must be a positive number of requests per second, found {}", describe(other)),
+                    "e.g. min = 500",
+                );
+                None
+            }
+        },
+    }?;
+    Some(Slo {
+        metric,
+        bound,
+        limit,
+    })
+}
+
+/// A fraction in [0, 1]: a number, or a percentage string such as `"1%"`.
+fn fraction(value: &Spanned<Value>, metric: SloMetric, ck: &mut Checker<'_>) -> Option<f64> {
+    let v = match value.get_ref() {
+        Value::Integer(n) => Some(*n as f64),
+        Value::Float(x) => Some(*x),
+        Value::String(s) => s
+            .trim()
+            .strip_suffix('%')
+            .and_then(|p| p.trim().parse::<f64>().ok())
+            .map(|p| p / 100.0),
+        _ => None,
+    };
+    match v {
+        Some(v) if (0.0..=1.0).contains(&v) => Some(v),
+        _ => {
+            ck.error_help(
+                value.span(),
+                format!(
+                    "the {metric} limit must be a fraction from 0 to 1 or a percentage, found {}",
+                    describe(value.get_ref())
+                ),
+                "e.g. max = 0.01 or max = \"1%\"",
+            );
+            None
+        }
+    }
+}
