@@ -33,6 +33,17 @@ pub enum Outcome {
     /// qualify itself was interrupted (SIGINT/SIGTERM) and killed the tree; says nothing about the
     /// artifact.
     Interrupted,
+    /// A service kept up with its offered load but a service-level objective failed.
+    SloViolated,
+    /// A service could not keep up: achieved throughput below 90% of offered, or arrivals
+    /// dropped.
+    Overloaded,
+    /// A service never became ready, or refused connections while its process was alive.
+    Unavailable,
+    /// A service lost writes it had acknowledged (a kill and restart under load).
+    LostWrites,
+    /// A service did not meet its objectives again within `recover_within` after a fault.
+    NotRecovered,
 }
 
 impl Outcome {
@@ -42,7 +53,7 @@ impl Outcome {
     }
 
     /// Every outcome, in contract (and legend) order.
-    pub const ALL: [Outcome; 9] = [
+    pub const ALL: [Outcome; 14] = [
         Outcome::Ok,
         Outcome::ExitFailure,
         Outcome::Crash,
@@ -52,6 +63,11 @@ impl Outcome {
         Outcome::Timeout,
         Outcome::Killed,
         Outcome::Interrupted,
+        Outcome::SloViolated,
+        Outcome::Overloaded,
+        Outcome::Unavailable,
+        Outcome::LostWrites,
+        Outcome::NotRecovered,
     ];
 
     /// How renderers draw this outcome.
@@ -127,7 +143,7 @@ const fn style(
 }
 
 /// The table, in legend order.
-const STYLES: [(Outcome, Style); 9] = [
+const STYLES: [(Outcome, Style); 14] = [
     (
         Outcome::Ok,
         style("ok", '.', "32", "✓", "#2e7d32", "#fff", 0),
@@ -163,6 +179,26 @@ const STYLES: [(Outcome, Style); 9] = [
     (
         Outcome::Interrupted,
         style("interrupted", '?', "90", "?", "#9e9e9e", "#000", 1),
+    ),
+    (
+        Outcome::SloViolated,
+        style("slo_violated", 'S', "33", "S", "#ef6c00", "#fff", 2),
+    ),
+    (
+        Outcome::Overloaded,
+        style("overloaded", 'O', "35", "O", "#ad1457", "#fff", 2),
+    ),
+    (
+        Outcome::Unavailable,
+        style("unavailable", 'U', "31", "U", "#4e342e", "#fff", 2),
+    ),
+    (
+        Outcome::LostWrites,
+        style("lost_writes", 'W', "31;1;4", "W", "#b71c1c", "#fff", 2),
+    ),
+    (
+        Outcome::NotRecovered,
+        style("not_recovered", 'R', "34", "R", "#283593", "#fff", 2),
     ),
 ];
 
