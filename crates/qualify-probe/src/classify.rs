@@ -6,10 +6,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
 use crate::backend::{Counters, Kind};
 use crate::blocking::{self, Class, ThreadWait};
+use crate::evidence::Sampling;
 use crate::limits::{Limits, Progress, format_bytes};
 use crate::result::{Flag, Outcome, TimeoutKind};
 use crate::sample::ProcSnap;
@@ -288,17 +287,21 @@ impl Watch {
         crowded || queued
     }
 
-    pub fn stats(&self) -> Value {
-        json!({
-            "samples": self.samples,
-            "max_processes": self.max_procs,
-            "max_threads": self.max_threads,
-            "max_runnable_threads": self.max_runnable,
-            "mean_runnable_threads": if self.samples > 0 { self.runnable_sum as f64 / self.samples as f64 } else { 0.0 },
-            "allowed_cpus": self.allowed_cpus,
-            "sampled_run_seconds": self.cpu_ns as f64 / 1e9,
-            "sampled_runqueue_wait_seconds": self.wait_ns as f64 / 1e9,
-        })
+    pub fn stats(&self) -> Sampling {
+        Sampling {
+            samples: self.samples,
+            max_processes: self.max_procs,
+            max_threads: self.max_threads,
+            max_runnable_threads: self.max_runnable,
+            mean_runnable_threads: if self.samples > 0 {
+                self.runnable_sum as f64 / self.samples as f64
+            } else {
+                0.0
+            },
+            allowed_cpus: self.allowed_cpus,
+            sampled_run_seconds: self.cpu_ns as f64 / 1e9,
+            sampled_runqueue_wait_seconds: self.wait_ns as f64 / 1e9,
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod backend;
 mod blocking;
 mod classify;
+mod evidence;
 pub mod limits;
 mod output;
 pub mod result;

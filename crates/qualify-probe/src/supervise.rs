@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::backend::{Containment, Counters, Kind};
-use crate::blocking::ThreadWait;
+use crate::backend::{Containment, Kind};
 use crate::classify::{Ending, Facts, Watch, compose};
+use crate::evidence::{Evidence, Leaked};
 use crate::limits::Progress;
 use crate::output::Drain;
 use crate::result::{Outcome, ProbeResult};
@@ -273,7 +273,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     let verdict_seconds = ended.as_secs_f64();
 
     // Descendants still alive after the main process ended by itself leaked.
-    let mut leaked: Vec<Value> = Vec::new();
+    let mut leaked: Vec<Leaked> = Vec::new();
     if main_status.is_some() {
         for pid in members(&containment, &tag, main) {
             if pid == main {
@@ -283,7 +283,10 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
                 && !p.is_zombie()
             {
                 seen.entry(p.pid).or_insert(p.starttime);
-                leaked.push(json!({"pid": p.pid, "comm": p.comm}));
+                leaked.push(Leaked {
+                    pid: p.pid,
+                    comm: p.comm,
+                });
             }
         }
     }
@@ -352,7 +355,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         }
         _ => None,
     };
-    let evidence = build_evidence(EvidenceParts {
+    let evidence = Evidence {
         verdict_seconds,
         cleanup_seconds,
         launch_seconds,
@@ -364,12 +367,13 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         backend_fallback: containment.fallback_warning.clone(),
         cgroups_not_removed: leftover,
         leaked,
-        streams_closed,
+        streams_open: Evidence::streams_open(streams_closed),
         threads,
         stacks: matches!(ending, Ending::Deadlock(..) | Ending::Livelock { .. })
             .then_some(stuck_evidence),
         interrupted: decision.outcome == Outcome::Interrupted,
-    });
+    }
+    .to_value();
 
     Ok(ProbeResult {
         outcome: decision.outcome,
@@ -393,70 +397,6 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         runs: None,
         distinct_outputs: None,
     })
-}
-
-/// What `evidence` is made of, gathered by [`run_once`].
-struct EvidenceParts<'a> {
-    verdict_seconds: f64,
-    cleanup_seconds: f64,
-    launch_seconds: f64,
-    sample_interval_ms: u64,
-    sampling: Value,
-    counters: &'a Counters,
-    peak_memory_basis: &'static str,
-    cgroups: Vec<String>,
-    backend_fallback: Option<String>,
-    cgroups_not_removed: Vec<String>,
-    leaked: Vec<Value>,
-    streams_closed: bool,
-    threads: Option<Vec<ThreadWait>>,
-    stacks: Option<Value>,
-    interrupted: bool,
-}
-
-fn build_evidence(p: EvidenceParts) -> Value {
-    let mut evidence = serde_json::Map::new();
-    evidence.insert("verdict_seconds".into(), json!(p.verdict_seconds));
-    evidence.insert("cleanup_seconds".into(), json!(p.cleanup_seconds));
-    evidence.insert("launch_seconds".into(), json!(p.launch_seconds));
-    evidence.insert("sample_interval_ms".into(), json!(p.sample_interval_ms));
-    evidence.insert("sampling".into(), p.sampling);
-    evidence.insert(
-        "counters".into(),
-        serde_json::to_value(p.counters).unwrap_or(Value::Null),
-    );
-    evidence.insert("peak_memory_basis".into(), json!(p.peak_memory_basis));
-    if !p.cgroups.is_empty() {
-        evidence.insert("cgroups".into(), json!(p.cgroups));
-    }
-    if let Some(w) = &p.backend_fallback {
-        evidence.insert("backend_fallback".into(), json!(w));
-    }
-    if !p.cgroups_not_removed.is_empty() {
-        evidence.insert("cgroups_not_removed".into(), json!(p.cgroups_not_removed));
-    }
-    if !p.leaked.is_empty() {
-        evidence.insert("leaked".into(), Value::Array(p.leaked.clone()));
-    }
-    if !p.streams_closed {
-        evidence.insert(
-            "streams_open".into(),
-            json!("a process outside the tree kept stdout/stderr open; tails taken as they stood"),
-        );
-    }
-    if let Some(waits) = p.threads {
-        evidence.insert(
-            "threads".into(),
-            serde_json::to_value(waits).unwrap_or(Value::Null),
-        );
-    }
-    if let Some(stacks) = p.stacks {
-        evidence.insert("stacks".into(), stacks);
-    }
-    if p.interrupted {
-        evidence.insert("interrupted".into(), json!(true));
-    }
-    Value::Object(evidence)
 }
 
 /// Kill every member of the tree and wait (bounded) until none is left; reap the orphans that
@@ -505,9 +445,12 @@ fn kill_tree(c: &Containment, tag: &str, main: i32, seen: &HashMap<i32, u64>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocking::Class;
+    use crate::backend::Counters;
+    use crate::blocking::{Class, ThreadWait};
     use crate::classify::Watch;
+    use crate::evidence::Sampling;
     use crate::limits::Limits;
+    use serde_json::json;
 
     fn counters() -> Counters {
         Counters {
@@ -527,7 +470,7 @@ mod tests {
         }
     }
 
-    fn sampling() -> Value {
+    fn sampling() -> Sampling {
         Watch::new(&Limits::default(), 2.0, Instant::now()).stats()
     }
 
@@ -544,7 +487,7 @@ mod tests {
             call: "futex(FUTEX_WAIT, no timeout)".into(),
             wchan: "futex_wait_queue".into(),
         };
-        let value = build_evidence(EvidenceParts {
+        let value = Evidence {
             verdict_seconds: 2.5,
             cleanup_seconds: 0.125,
             launch_seconds: 0.0625,
@@ -555,12 +498,16 @@ mod tests {
             cgroups: vec!["/sys/fs/cgroup/qualify-1-0".into()],
             backend_fallback: Some("fell back".into()),
             cgroups_not_removed: vec!["/sys/fs/cgroup/qualify-1-0".into()],
-            leaked: vec![json!({"pid": 12, "comm": "daemon"})],
-            streams_closed: false,
+            leaked: vec![Leaked {
+                pid: 12,
+                comm: "daemon".into(),
+            }],
+            streams_open: Evidence::streams_open(false),
             threads: Some(vec![wait]),
             stacks: Some(json!({"tool": "gdb", "stacks": {"10": "frame 0 main"}})),
             interrupted: true,
-        });
+        }
+        .to_value();
         let text = serde_json::to_string(&value).unwrap();
         assert_eq!(
             text,
@@ -593,7 +540,7 @@ mod tests {
     #[test]
     fn evidence_json_is_pinned_with_optional_parts_absent() {
         let counters = Counters::default();
-        let value = build_evidence(EvidenceParts {
+        let value = Evidence {
             verdict_seconds: 1.0,
             cleanup_seconds: 0.0,
             launch_seconds: 0.0,
@@ -605,11 +552,12 @@ mod tests {
             backend_fallback: None,
             cgroups_not_removed: Vec::new(),
             leaked: Vec::new(),
-            streams_closed: true,
+            streams_open: Evidence::streams_open(true),
             threads: None,
             stacks: None,
             interrupted: false,
-        });
+        }
+        .to_value();
         let keys: Vec<&str> = value
             .as_object()
             .unwrap()
