@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ProbeSpec;
 use crate::limits::Limits;
 
 /// How one probed run ended. Exactly one per run.
@@ -185,6 +186,41 @@ pub struct ProbeResult {
 }
 
 impl ProbeResult {
+    /// The result of a probe that never started (e.g. the run was stopping): outcome
+    /// `interrupted`, zero times and bytes, no evidence, and the enforcement named after the
+    /// spec's backend choice with every ceiling `none` (nothing was enforced) and tree `"none"`.
+    pub fn not_run(spec: &ProbeSpec, detail: &str) -> ProbeResult {
+        ProbeResult {
+            outcome: Outcome::Interrupted,
+            exit_code: None,
+            signal: None,
+            timeout_kind: None,
+            detail: detail.to_string(),
+            flags: Vec::new(),
+            wall_seconds: 0.0,
+            user_seconds: 0.0,
+            system_seconds: 0.0,
+            peak_memory_bytes: None,
+            enforcement: Enforcement {
+                backend: spec.backend.to_string(),
+                memory: Strength::None,
+                cpus: Strength::None,
+                pids: Strength::None,
+                tree: "none".into(),
+                notes: Vec::new(),
+            },
+            limits: spec.limits.clone(),
+            evidence: serde_json::Value::Null,
+            stdout_tail: String::new(),
+            stderr_tail: String::new(),
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            stdout_sha256: String::new(),
+            runs: None,
+            distinct_outputs: None,
+        }
+    }
+
     pub fn has_flag(&self, flag: Flag) -> bool {
         self.flags.contains(&flag)
     }
@@ -221,5 +257,33 @@ impl ProbeResult {
         top.distinct_outputs = Some(distinct);
         top.runs = Some(runs);
         Some(top)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BackendChoice;
+
+    #[test]
+    fn not_run_is_an_interrupted_result_that_enforced_nothing() {
+        let mut spec = ProbeSpec::new(vec!["./prog".into()]);
+        spec.backend = BackendChoice::Cgroup1;
+        spec.limits.memory_bytes = Some(64 << 20);
+        let r = ProbeResult::not_run(&spec, "not probed: the run was stopping");
+        assert_eq!(r.outcome, Outcome::Interrupted);
+        assert_eq!(r.detail, "not probed: the run was stopping");
+        assert_eq!(r.enforcement.backend, "cgroup1");
+        assert_eq!(r.enforcement.tree, "none");
+        assert_eq!(
+            [r.enforcement.memory, r.enforcement.cpus, r.enforcement.pids],
+            [Strength::None; 3]
+        );
+        assert_eq!(r.limits, spec.limits);
+        assert_eq!((r.wall_seconds, r.stdout_bytes), (0.0, 0));
+        assert!(r.evidence.is_null() && r.flags.is_empty() && r.runs.is_none());
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["outcome"], "interrupted");
+        assert!(json.get("runs").is_none());
     }
 }
