@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::backend::Counters;
 use crate::blocking::ThreadWait;
+use crate::spin::{Conclusion, Finding};
 
 /// What [`crate::classify::Watch`] saw over the whole run.
 #[derive(Debug, Clone, Serialize)]
@@ -66,6 +67,32 @@ pub struct Evidence<'a> {
     pub stacks: Option<Value>,
     #[serde(skip_serializing_if = "is_false")]
     pub interrupted: bool,
+    /// The spin-wait examination's last conclusion (deadlock, livelock and timeout only, when
+    /// one was made): the finding, or why it was no spin-wait, or why it could not be made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spin: Option<SpinEvidence<'a>>,
+}
+
+/// What the spin-wait examination contributes to the evidence.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum SpinEvidence<'a> {
+    Examined(&'a Finding),
+    Unexamined { unexamined: &'a str },
+    NotStuck { not_a_spin_wait: &'a str },
+}
+
+impl<'a> SpinEvidence<'a> {
+    /// The evidence of a conclusion.
+    pub fn of(c: &'a Conclusion) -> Option<SpinEvidence<'a>> {
+        match c {
+            Conclusion::Deadlock(f) | Conclusion::Ambiguous(f) => Some(SpinEvidence::Examined(f)),
+            Conclusion::Unexamined(why) => Some(SpinEvidence::Unexamined { unexamined: why }),
+            Conclusion::NotStuck(why) => Some(SpinEvidence::NotStuck {
+                not_a_spin_wait: why,
+            }),
+        }
+    }
 }
 
 impl Evidence<'_> {

@@ -11,11 +11,16 @@ pub mod backend;
 mod blocking;
 mod classify;
 mod evidence;
+mod inspect;
 pub mod limits;
+mod memory;
 mod output;
+mod ranks;
 pub mod result;
+mod rules;
 mod sample;
 mod spawn;
+mod spin;
 mod stacks;
 mod supervise;
 

@@ -81,6 +81,10 @@ pub enum TimeoutKind {
     Idle,
     /// Blocked on something outside the tree (socket, terminal, untimed poll, disk).
     BlockedExternal,
+    /// Busy, with some threads spinning or waiting in blocking synchronization calls in every
+    /// stack sample but not everything proven stuck (a thread computing or blocked outside the
+    /// tree, a rank outside the tree): possibly a deadlock, not proven one.
+    AmbiguousSpin,
 }
 
 impl TimeoutKind {
@@ -90,6 +94,7 @@ impl TimeoutKind {
             TimeoutKind::Busy => "busy",
             TimeoutKind::Idle => "idle",
             TimeoutKind::BlockedExternal => "blocked_external",
+            TimeoutKind::AmbiguousSpin => "ambiguous_spin",
         }
     }
 }

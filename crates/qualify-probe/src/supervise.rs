@@ -14,7 +14,8 @@ use serde_json::Value;
 
 use crate::backend::{Containment, Kind};
 use crate::classify::{Ending, Facts, Watch, compose};
-use crate::evidence::{Evidence, Leaked};
+use crate::evidence::{Evidence, Leaked, SpinEvidence};
+use crate::inspect::Live;
 use crate::limits::Progress;
 use crate::output::Drain;
 use crate::result::{Outcome, ProbeResult};
@@ -210,6 +211,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     let interval = sample_interval(spec, containment.kind);
     let deadline = start + limits.timeout();
     let mut watch = Watch::new(limits, allowed_cpus(limits.cpus), start);
+    let mut inspect = Live::new();
     let mut seen: HashMap<i32, u64> = HashMap::new(); // pid → starttime, for killing without cgroups
     let mut main_status: Option<(Option<i32>, libc::rusage)> = None;
     let mut ending = Ending::Exited;
@@ -238,19 +240,25 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
             max_memory_current = max_memory_current.max(c.memory_current.unwrap_or(0));
         }
         if now >= deadline {
-            let (kind, why) = watch.timeout_kind(now, &procs);
+            let (kind, why) = watch.timeout_kind(now, &procs, &mut inspect);
             ending = Ending::Timeout(kind, why);
             last_procs = procs;
             break;
         }
         let hb = heartbeat.as_ref().and_then(Heartbeat::stamp);
-        if let Some(stuck) = watch.observe(now, &procs, drain.total_bytes(), hb) {
-            let live: Vec<i32> = procs
-                .iter()
-                .filter(|p| !p.is_zombie())
-                .map(|p| p.pid)
-                .collect();
-            stuck_evidence = stacks::dump(&live);
+        if let Some(stuck) = watch.observe(now, &procs, drain.total_bytes(), hb, &mut inspect) {
+            stuck_evidence = match &stuck {
+                // The samples that proved it are the stacks.
+                Ending::SpinDeadlock(finding) => finding.stacks.clone(),
+                _ => {
+                    let live: Vec<i32> = procs
+                        .iter()
+                        .filter(|p| !p.is_zombie())
+                        .map(|p| p.pid)
+                        .collect();
+                    stacks::dump(&live)
+                }
+            };
             ending = stuck;
             last_procs = procs;
             break;
@@ -350,6 +358,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
 
     let threads = match &ending {
         Ending::Deadlock(waits, _) => Some(waits.clone()),
+        Ending::SpinDeadlock(finding) => Some(finding.waits.clone()),
         Ending::Livelock { .. } | Ending::Timeout(..) => {
             Some(crate::blocking::classify(&last_procs))
         }
@@ -369,8 +378,18 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         leaked,
         streams_open: Evidence::streams_open(streams_closed),
         threads,
-        stacks: matches!(ending, Ending::Deadlock(..) | Ending::Livelock { .. })
-            .then_some(stuck_evidence),
+        stacks: matches!(
+            ending,
+            Ending::Deadlock(..) | Ending::SpinDeadlock(..) | Ending::Livelock { .. }
+        )
+        .then_some(stuck_evidence),
+        spin: match &ending {
+            Ending::SpinDeadlock(finding) => Some(SpinEvidence::Examined(finding)),
+            Ending::Timeout(..) | Ending::Livelock { .. } => {
+                watch.spin_conclusion().and_then(SpinEvidence::of)
+            }
+            _ => None,
+        },
         interrupted: decision.outcome == Outcome::Interrupted,
     }
     .to_value();
@@ -506,6 +525,7 @@ mod tests {
             threads: Some(vec![wait]),
             stacks: Some(json!({"tool": "gdb", "stacks": {"10": "frame 0 main"}})),
             interrupted: true,
+            spin: None,
         }
         .to_value();
         let text = serde_json::to_string(&value).unwrap();
@@ -556,6 +576,7 @@ mod tests {
             threads: None,
             stacks: None,
             interrupted: false,
+            spin: None,
         }
         .to_value();
         let keys: Vec<&str> = value
