@@ -23,6 +23,8 @@ mod spawn;
 mod spin;
 mod stacks;
 mod supervise;
+#[cfg(test)]
+mod testkit;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -561,3 +561,6 @@ fn deadlock_detail(waits: &[ThreadWait], quiet: Duration) -> String {
         quiet.as_secs_f64()
     )
 }
+
+#[cfg(test)]
+mod tests;

@@ -783,3 +783,6 @@ fn ambiguous_why(sync: &[&ThreadFinding], others: &[&ThreadFinding], gaps: &[Str
         not.join("; ")
     )
 }
+
+#[cfg(test)]
+mod tests;
