@@ -267,11 +267,17 @@ impl Rules {
         // counts only if no user code runs inside it.
         let first_user = owners.iter().position(|o| *o == Owner::User);
         let inside = first_user.unwrap_or(frames.len());
-        // Where the thread is, inside the runtime: the innermost frame with a name.
-        let innermost_named = frames[..inside]
-            .iter()
-            .find(|f| f.name().is_some())
-            .map(Frame::label)
+        // Where the thread is, inside the runtime: the innermost frame with a name, past
+        // system frames (`sched_yield`, `syscall`) when the runtime has a named one.
+        let named = |system: bool| {
+            frames[..inside]
+                .iter()
+                .zip(&owners)
+                .find(|(f, o)| f.name().is_some() && (system || **o != Owner::System))
+                .map(|(f, _)| f.label())
+        };
+        let innermost_named = named(false)
+            .or_else(|| named(true))
             .unwrap_or_else(|| frames[0].label());
         let user_at = |i: usize| frames.get(i).map(Frame::label);
 
@@ -441,6 +447,16 @@ mod tests {
                     f("main._omp_fn.0", "omp_barrier"),
                 ],
                 "call an OpenMP runtime call library syscall main._omp_fn.0",
+            ),
+            (
+                "a yielding MPI rank spins in the runtime, not in sched_yield",
+                vec![
+                    f("__sched_yield", "libc.so.6"),
+                    f("opal_progress", "libopen-pal.so.40"),
+                    f("PMPI_Send", "libmpi.so.40"),
+                    f("main", exe),
+                ],
+                "call MPI_Send function opal_progress main",
             ),
             (
                 "a libgomp worker with no user frame is the runtime's own thread",

@@ -63,6 +63,8 @@ pub struct Sample {
     pub at_seconds: f64,
     /// Wall seconds taking the stacks cost.
     pub cost_seconds: f64,
+    /// Wall seconds one memory digest cost.
+    pub memory_seconds: f64,
     pub waits: Vec<ThreadWait>,
     pub stacks: Vec<ProcStacks>,
     /// Digests of shared memory, program data and heap, taken just before the stacks.
@@ -121,8 +123,10 @@ pub struct Finding {
     pub tool: String,
     /// Seconds since the tree went still at each sample.
     pub sampled_at_seconds: Vec<f64>,
-    /// What each sample cost (wall seconds).
+    /// What each stack sample cost (wall seconds).
     pub sample_seconds: Vec<f64>,
+    /// What one memory digest cost at each sample (wall seconds; two are taken per sample).
+    pub memory_seconds: Vec<f64>,
     pub still_seconds: f64,
     /// How much memory was compared between the samples (the last sample's figures).
     pub memory: Snapshot,
@@ -290,7 +294,9 @@ impl SpinWatch {
         // threads write when woken, so no sample lies between the two digests), then the
         // stacks and the waits.
         let pids: Vec<i32> = self.procs.iter().map(|p| p.pid).collect();
+        let t0 = Instant::now();
         let memory = inspect.memory(&pids, rules);
+        let memory_seconds = t0.elapsed().as_secs_f64();
         let memory_changed = memory.changed_since(&before);
         let waits = inspect.waits(snaps);
         let t0 = Instant::now();
@@ -298,6 +304,7 @@ impl SpinWatch {
         self.samples.push(Sample {
             at_seconds: now.duration_since(self.still_since).as_secs_f64(),
             cost_seconds: t0.elapsed().as_secs_f64(),
+            memory_seconds,
             waits,
             stacks,
             memory,
@@ -501,6 +508,7 @@ pub fn judge(
         tool: tool.to_string(),
         sampled_at_seconds: samples.iter().map(|s| round3(s.at_seconds)).collect(),
         sample_seconds: samples.iter().map(|s| round3(s.cost_seconds)).collect(),
+        memory_seconds: samples.iter().map(|s| round3(s.memory_seconds)).collect(),
         still_seconds: round3(still.as_secs_f64()),
         memory: last.memory.clone(),
         matched_by,

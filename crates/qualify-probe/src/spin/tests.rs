@@ -76,6 +76,7 @@ fn judge_procs(
         samples.push(Sample {
             at_seconds: i as f64,
             cost_seconds: 0.01,
+            memory_seconds: 0.001,
             waits,
             stacks,
             memory: Snapshot::default(),
