@@ -432,3 +432,53 @@ Thread 1 (Thread 0x7f526327d740 (LWP 4241) "exchange"):
         assert!(parse_gdb("ptrace: Operation not permitted.\n").is_empty());
     }
 }
+
+#[cfg(test)]
+mod live_tests {
+    use super::*;
+
+    /// Both samplers on a real sleeping process: its one thread, in libc.
+    #[test]
+    fn samples_a_real_process_with_each_tool_on_path() {
+        struct Kill(std::process::Child);
+        impl Drop for Kill {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+        let child = Kill(
+            Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .expect("spawn sleep"),
+        );
+        let pid = child.0.id() as i32;
+        std::thread::sleep(Duration::from_millis(200));
+        let mut sampled = 0;
+        for (tool, name) in [(Tool::EuStack, "eu-stack"), (Tool::Gdb, "gdb")] {
+            if !on_path(name) {
+                println!("skipping {name}: not on PATH");
+                continue;
+            }
+            let s = sample(tool, &[pid]);
+            assert_eq!(s.len(), 1);
+            let p = &s[0];
+            assert!(p.error.is_none(), "{name}: {:?}", p.error);
+            assert_eq!(p.threads.len(), 1, "{name}: {p:?}");
+            let (tid, frames) = &p.threads[0];
+            assert_eq!(*tid, pid);
+            assert!(
+                frames
+                    .iter()
+                    .any(|f| f.module.as_deref().is_some_and(|m| m.starts_with("libc"))),
+                "{name}: no frame in libc: {frames:?}"
+            );
+            assert!(!p.text.is_empty());
+            sampled += 1;
+        }
+        if sampled == 0 {
+            println!("skipping: neither eu-stack nor gdb is on PATH");
+        }
+    }
+}
