@@ -369,16 +369,26 @@ fn examinations_back_off_and_skip_idle_trees() {
         vec![T::running(10).stack(&[("spin", "spin")])],
     )];
     let mut inspect = Scripted::new(busy.clone());
-    // 64 s of a silent computation: 3 samples for the first window, then pauses of 0, 1, 3, 7,
-    // 15, 31 windows.
+    // 64 s of a silent computation: one sample tells it computes, then pauses of 0, 1, 3, 7,
+    // 15, 31 windows; no memory is digested for it.
     let (end, _, w, _) = watch_run(&busy, &mut inspect, &l, 640, &STILL);
     assert!(end.is_none());
     assert!(
-        (15..=24).contains(&inspect.stack_calls),
+        (5..=9).contains(&inspect.stack_calls),
         "{} stack samples in 64 s",
         inspect.stack_calls
     );
+    assert_eq!(inspect.memory_calls, 0, "memory digested for a computing tree");
     assert!(matches!(w.spin_conclusion(), Some(Conclusion::NotStuck(_))));
+
+    // A tree in synchronization calls whose memory keeps moving: three samples per
+    // examination, two digests before each of the last two.
+    let mpi = mpi_tree(&[stacks::MPI_SEND, stacks::MPI_SEND], "2");
+    let mut inspect = Scripted::new(mpi.clone());
+    inspect.memory_moves = true;
+    let (end, _, _, _) = watch_run(&mpi, &mut inspect, &l, 12, &STILL);
+    assert!(end.is_none());
+    assert_eq!((inspect.stack_calls, inspect.memory_calls), (3, 4));
 
     let idle = vec![P::new(10, "sleep", vec![T::timed(10)])];
     let mut inspect = Scripted::new(idle.clone());

@@ -5,8 +5,9 @@
 //! [`SpinWatch`] follows the tree's *stillness* — everything but CPU that moves when a program
 //! makes progress: output, heartbeat, I/O bytes, page faults, anonymous memory, the set of
 //! threads. Once the tree has been still for a third of the stall window it samples every
-//! thread's stack, again at two thirds and at the full window, and [`judge`]s the samples against
-//! the rules table: a deadlock only when every thread, in every sample, is inside a blocking
+//! thread's stack (a tree with no thread in a synchronization call is done with there), again at
+//! two thirds and at the full window, each of these two preceded by two digests of the memory
+//! the threads share, a tick apart, and [`judge`]s the samples against the rules table: a deadlock only when every thread, in every sample, is inside a blocking
 //! synchronization call (spinning or waiting), blocked in an untimed wait the tree could release,
 //! a runtime's own thread (helper or idle worker) or a launcher waiting for its ranks — with at
 //! least one thread inside a synchronization call, and every rank of each MPI world inside the
@@ -246,46 +247,67 @@ impl SpinWatch {
                 return None;
             }
         };
-        let Some(before) = self.pending.take() else {
-            // First tick of a sample: decide whether to examine at all, then take the memory
-            // digest the next tick's is compared with.
-            if self.samples.is_empty() {
-                let waits = inspect.waits(snaps);
-                let live: Vec<&ThreadWait> =
-                    waits.iter().filter(|w| w.class != Class::Gone).collect();
-                let running = live.iter().any(|w| w.class == Class::Running);
-                let internal = live.iter().filter(|w| w.class == Class::Internal).count();
-                if !running && (internal == 0 || internal == live.len()) {
-                    // Idle (timed or outside waits only), or every thread in an untimed wait
-                    // (the blocked-wait rule decides that): nothing to sample now.
-                    self.exam_start = now;
-                    return None;
-                }
-                if let Err(why) = inspect.sampler() {
+        if self.samples.is_empty() && self.pending.is_none() {
+            // First sample: decide whether to examine at all, then stacks only — most busy
+            // trees are computing, and one sample says so without digesting any memory.
+            let waits = inspect.waits(snaps);
+            let live: Vec<&ThreadWait> = waits.iter().filter(|w| w.class != Class::Gone).collect();
+            let running = live.iter().any(|w| w.class == Class::Running);
+            let internal = live.iter().filter(|w| w.class == Class::Internal).count();
+            if !running && (internal == 0 || internal == live.len()) {
+                // Idle (timed or outside waits only), or every thread in an untimed wait (the
+                // blocked-wait rule decides that): nothing to sample now.
+                self.exam_start = now;
+                return None;
+            }
+            let tool = match inspect.sampler() {
+                Ok(t) => t,
+                Err(why) => {
                     self.give_up(why);
                     return None;
                 }
-                let live_procs: Vec<&ProcSnap> = snaps.iter().filter(|p| !p.is_zombie()).collect();
-                if live_procs.len() > MAX_SAMPLED {
-                    self.give_up(format!(
-                        "the tree has {} processes, more than the {MAX_SAMPLED} qualify samples",
-                        live_procs.len()
-                    ));
-                    return None;
-                }
-                self.procs = live_procs
-                    .iter()
-                    .map(|p| {
-                        let env = inspect.environ(p.pid);
-                        let own = |name: &str| inspect.own_env(name);
-                        Proc {
-                            pid: p.pid,
-                            launcher: rules.launcher(&p.comm).map(|l| l.runtime.clone()),
-                            rank: ranks::identify(rules, &env, &own),
-                        }
-                    })
-                    .collect();
+            };
+            let live_procs: Vec<&ProcSnap> = snaps.iter().filter(|p| !p.is_zombie()).collect();
+            if live_procs.len() > MAX_SAMPLED {
+                self.give_up(format!(
+                    "the tree has {} processes, more than the {MAX_SAMPLED} qualify samples",
+                    live_procs.len()
+                ));
+                return None;
             }
+            self.procs = live_procs
+                .iter()
+                .map(|p| {
+                    let env = inspect.environ(p.pid);
+                    let own = |name: &str| inspect.own_env(name);
+                    Proc {
+                        pid: p.pid,
+                        launcher: rules.launcher(&p.comm).map(|l| l.runtime.clone()),
+                        rank: ranks::identify(rules, &env, &own),
+                    }
+                })
+                .collect();
+            let pids: Vec<i32> = self.procs.iter().map(|p| p.pid).collect();
+            let t0 = Instant::now();
+            let stacks = inspect.stacks(&pids);
+            self.samples.push(Sample {
+                at_seconds: now.duration_since(self.still_since).as_secs_f64(),
+                cost_seconds: t0.elapsed().as_secs_f64(),
+                memory_seconds: 0.0,
+                waits,
+                stacks,
+                memory: Snapshot::default(),
+                memory_changed: Vec::new(),
+            });
+            let still = now.duration_since(self.still_since);
+            let first = judge(rules, &self.procs, &self.samples, tool, still);
+            if matches!(first, Conclusion::NotStuck(_)) {
+                self.conclude(now, first);
+            }
+            return None;
+        }
+        let Some(before) = self.pending.take() else {
+            // The memory digest the next tick's is compared with.
             let pids: Vec<i32> = self.procs.iter().map(|p| p.pid).collect();
             self.pending = Some(inspect.memory(&pids, rules));
             return None;
@@ -317,18 +339,25 @@ impl SpinWatch {
             return None;
         };
         let still = now.duration_since(self.still_since);
-        let conclusion = judge(rules, &self.procs, &self.samples, tool, still);
-        self.samples.clear();
-        match conclusion {
-            Conclusion::Deadlock(f) => Some(f),
+        match judge(rules, &self.procs, &self.samples, tool, still) {
+            Conclusion::Deadlock(f) => {
+                self.samples.clear();
+                Some(f)
+            }
             other => {
-                self.conclusion = Some(other);
-                self.pauses += 1;
-                let pause = (1u32 << (self.pauses - 1).min(5)).min(MAX_PAUSE) - 1;
-                self.exam_start = now + self.stall * pause;
+                self.conclude(now, other);
                 None
             }
         }
+    }
+
+    /// End an examination that found no deadlock; the next waits longer.
+    fn conclude(&mut self, now: Instant, conclusion: Conclusion) {
+        self.samples.clear();
+        self.conclusion = Some(conclusion);
+        self.pauses += 1;
+        let pause = (1u32 << (self.pauses - 1).min(5)).min(MAX_PAUSE) - 1;
+        self.exam_start = now + self.stall * pause;
     }
 }
 
