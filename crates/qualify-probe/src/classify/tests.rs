@@ -378,7 +378,10 @@ fn examinations_back_off_and_skip_idle_trees() {
         "{} stack samples in 64 s",
         inspect.stack_calls
     );
-    assert_eq!(inspect.memory_calls, 0, "memory digested for a computing tree");
+    assert_eq!(
+        inspect.memory_calls, 0,
+        "memory digested for a computing tree"
+    );
     assert!(matches!(w.spin_conclusion(), Some(Conclusion::NotStuck(_))));
 
     // A tree in synchronization calls whose memory keeps moving: three samples per
