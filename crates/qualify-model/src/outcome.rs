@@ -21,8 +21,10 @@ pub enum Outcome {
     /// The memory ceiling killed something in the tree (decided by the oom_kill counter or the
     /// watchdog, never by the exit status).
     OomKilled,
-    /// Every thread blocked in an untimed wait only the tree could release; nothing moved for the
-    /// stall window.
+    /// Every thread blocked in an untimed wait only the tree could release, nothing moving for
+    /// the stall window; or, from stack samples, every thread spinning or waiting in a blocking
+    /// synchronization call (or blocked, a runtime helper, a launcher) with nothing but CPU
+    /// moving (`evidence.spin`).
     Deadlock,
     /// CPU busy and no progress signal for the stall window.
     Livelock,

@@ -259,6 +259,19 @@ fn classify_call(
     if nr_l == l::SYS_nanosleep || nr_l == l::SYS_clock_nanosleep {
         return (Class::Timed, "nanosleep".into());
     }
+    if nr_l == l::SYS_sched_yield {
+        // Giving up the CPU and asking for it back at once: a spinning thread (MPI runtimes
+        // yield this way when ranks outnumber cores).
+        return (Class::Running, "sched_yield".into());
+    }
+    if nr_l == l::SYS_restart_syscall {
+        // The kernel resumes only waits with a timeout this way (poll, nanosleep, futex with a
+        // timeout) after a stop, e.g. by a stack sampler.
+        return (
+            Class::Timed,
+            "restart_syscall (a timed wait resumed after a stop)".into(),
+        );
+    }
     if nr_l == l::SYS_ppoll || nr_l == l::SYS_pselect6 || nr_l == l::SYS_epoll_pwait2 {
         let idx = if nr_l == l::SYS_pselect6 {
             4
@@ -421,6 +434,17 @@ mod tests {
         let (c, _) = classify_call(
             1,
             libc::SYS_clock_nanosleep,
+            &[0; 6],
+            &empty,
+            &mut pipes,
+            &no,
+        );
+        assert_eq!(c, Class::Timed);
+        let (c, _) = classify_call(1, libc::SYS_sched_yield, &[0; 6], &empty, &mut pipes, &no);
+        assert_eq!(c, Class::Running);
+        let (c, _) = classify_call(
+            1,
+            libc::SYS_restart_syscall,
             &[0; 6],
             &empty,
             &mut pipes,

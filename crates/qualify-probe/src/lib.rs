@@ -10,13 +10,21 @@
 pub mod backend;
 mod blocking;
 mod classify;
+mod evidence;
+mod inspect;
 pub mod limits;
+mod memory;
 mod output;
+mod ranks;
 pub mod result;
+mod rules;
 mod sample;
 mod spawn;
+mod spin;
 mod stacks;
 mod supervise;
+#[cfg(test)]
+mod testkit;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

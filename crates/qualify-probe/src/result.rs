@@ -20,6 +20,10 @@ pub enum TimeoutKind {
     Idle,
     /// Blocked on something outside the tree (socket, terminal, untimed poll, disk).
     BlockedExternal,
+    /// Busy, with some threads spinning or waiting in blocking synchronization calls in every
+    /// stack sample but not everything proven stuck (a thread computing or blocked outside the
+    /// tree, a rank outside the tree): possibly a deadlock, not proven one.
+    AmbiguousSpin,
 }
 
 impl TimeoutKind {
@@ -29,6 +33,7 @@ impl TimeoutKind {
             TimeoutKind::Busy => "busy",
             TimeoutKind::Idle => "idle",
             TimeoutKind::BlockedExternal => "blocked_external",
+            TimeoutKind::AmbiguousSpin => "ambiguous_spin",
         }
     }
 }
@@ -213,5 +218,33 @@ impl ProbeResult {
         top.distinct_outputs = Some(distinct);
         top.runs = Some(runs);
         Some(top)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BackendChoice;
+
+    #[test]
+    fn not_run_is_an_interrupted_result_that_enforced_nothing() {
+        let mut spec = crate::ProbeSpec::new(vec!["./prog".into()]);
+        spec.backend = BackendChoice::Cgroup1;
+        spec.limits.memory_bytes = Some(64 << 20);
+        let r = ProbeResult::not_run(&spec, "not probed: the run was stopping");
+        assert_eq!(r.outcome, Outcome::Interrupted);
+        assert_eq!(r.detail, "not probed: the run was stopping");
+        assert_eq!(r.enforcement.backend, "cgroup1");
+        assert_eq!(r.enforcement.tree, "none");
+        assert_eq!(
+            [r.enforcement.memory, r.enforcement.cpus, r.enforcement.pids],
+            [Strength::None; 3]
+        );
+        assert_eq!(r.limits, spec.limits);
+        assert_eq!((r.wall_seconds, r.stdout_bytes), (0.0, 0));
+        assert!(r.evidence.is_null() && r.flags.is_empty() && r.runs.is_none());
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["outcome"], "interrupted");
+        assert!(json.get("runs").is_none());
     }
 }

@@ -35,6 +35,8 @@ pub struct ProcSnap {
     pub io_bytes: u64,
     /// Resident anonymous memory (resident minus file-backed/shared), bytes.
     pub anon_bytes: u64,
+    /// Page faults so far (minor + major), all threads.
+    pub faults: u64,
 }
 
 impl ProcSnap {
@@ -82,6 +84,7 @@ pub fn read_proc(pid: i32) -> Option<ProcSnap> {
         threads,
         io_bytes,
         anon_bytes,
+        faults: stat.minflt + stat.majflt,
     })
 }
 

@@ -10,10 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::backend::{Containment, Kind};
 use crate::classify::{Ending, Facts, Watch, compose};
+use crate::evidence::{Evidence, Leaked, SpinEvidence};
+use crate::inspect::Live;
 use crate::limits::Progress;
 use crate::output::Drain;
 use crate::result::{Outcome, ProbeResult};
@@ -209,6 +211,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     let interval = sample_interval(spec, containment.kind);
     let deadline = start + limits.timeout();
     let mut watch = Watch::new(limits, allowed_cpus(limits.cpus), start);
+    let mut inspect = Live::new();
     let mut seen: HashMap<i32, u64> = HashMap::new(); // pid → starttime, for killing without cgroups
     let mut main_status: Option<(Option<i32>, libc::rusage)> = None;
     let mut ending = Ending::Exited;
@@ -237,19 +240,25 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
             max_memory_current = max_memory_current.max(c.memory_current.unwrap_or(0));
         }
         if now >= deadline {
-            let (kind, why) = watch.timeout_kind(now, &procs);
+            let (kind, why) = watch.timeout_kind(now, &procs, &mut inspect);
             ending = Ending::Timeout(kind, why);
             last_procs = procs;
             break;
         }
         let hb = heartbeat.as_ref().and_then(Heartbeat::stamp);
-        if let Some(stuck) = watch.observe(now, &procs, drain.total_bytes(), hb) {
-            let live: Vec<i32> = procs
-                .iter()
-                .filter(|p| !p.is_zombie())
-                .map(|p| p.pid)
-                .collect();
-            stuck_evidence = stacks::dump(&live);
+        if let Some(stuck) = watch.observe(now, &procs, drain.total_bytes(), hb, &mut inspect) {
+            stuck_evidence = match &stuck {
+                // The samples that proved it are the stacks.
+                Ending::SpinDeadlock(finding) => finding.stacks.clone(),
+                _ => {
+                    let live: Vec<i32> = procs
+                        .iter()
+                        .filter(|p| !p.is_zombie())
+                        .map(|p| p.pid)
+                        .collect();
+                    stacks::dump(&live)
+                }
+            };
             ending = stuck;
             last_procs = procs;
             break;
@@ -272,7 +281,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     let verdict_seconds = ended.as_secs_f64();
 
     // Descendants still alive after the main process ended by itself leaked.
-    let mut leaked: Vec<Value> = Vec::new();
+    let mut leaked: Vec<Leaked> = Vec::new();
     if main_status.is_some() {
         for pid in members(&containment, &tag, main) {
             if pid == main {
@@ -282,7 +291,10 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
                 && !p.is_zombie()
             {
                 seen.entry(p.pid).or_insert(p.starttime);
-                leaked.push(json!({"pid": p.pid, "comm": p.comm}));
+                leaked.push(Leaked {
+                    pid: p.pid,
+                    comm: p.comm,
+                });
             }
         }
     }
@@ -344,60 +356,43 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         ),
     };
 
-    let mut evidence = serde_json::Map::new();
-    evidence.insert("verdict_seconds".into(), json!(verdict_seconds));
-    evidence.insert("cleanup_seconds".into(), json!(cleanup_seconds));
-    evidence.insert("launch_seconds".into(), json!(launch_seconds));
-    evidence.insert(
-        "sample_interval_ms".into(),
-        json!(interval.as_millis() as u64),
-    );
-    evidence.insert("sampling".into(), watch.stats());
-    evidence.insert(
-        "counters".into(),
-        serde_json::to_value(&counters).unwrap_or(Value::Null),
-    );
-    evidence.insert("peak_memory_basis".into(), json!(peak_basis));
-    if !cgroup_paths.is_empty() {
-        evidence.insert("cgroups".into(), json!(cgroup_paths));
-    }
-    if let Some(w) = &containment.fallback_warning {
-        evidence.insert("backend_fallback".into(), json!(w));
-    }
-    if !leftover.is_empty() {
-        evidence.insert("cgroups_not_removed".into(), json!(leftover));
-    }
-    if !leaked.is_empty() {
-        evidence.insert("leaked".into(), Value::Array(leaked.clone()));
-    }
-    if !streams_closed {
-        evidence.insert(
-            "streams_open".into(),
-            json!("a process outside the tree kept stdout/stderr open; tails taken as they stood"),
-        );
-    }
-    match &ending {
-        Ending::Deadlock(waits, _) => {
-            evidence.insert(
-                "threads".into(),
-                serde_json::to_value(waits).unwrap_or(Value::Null),
-            );
-        }
+    let threads = match &ending {
+        Ending::Deadlock(waits, _) => Some(waits.clone()),
+        Ending::SpinDeadlock(finding) => Some(finding.waits.clone()),
         Ending::Livelock { .. } | Ending::Timeout(..) => {
-            let waits = crate::blocking::classify(&last_procs);
-            evidence.insert(
-                "threads".into(),
-                serde_json::to_value(waits).unwrap_or(Value::Null),
-            );
+            Some(crate::blocking::classify(&last_procs))
         }
-        _ => {}
+        _ => None,
+    };
+    let evidence = Evidence {
+        verdict_seconds,
+        cleanup_seconds,
+        launch_seconds,
+        sample_interval_ms: interval.as_millis() as u64,
+        sampling: watch.stats(),
+        counters: &counters,
+        peak_memory_basis: peak_basis,
+        cgroups: cgroup_paths,
+        backend_fallback: containment.fallback_warning.clone(),
+        cgroups_not_removed: leftover,
+        leaked,
+        streams_open: Evidence::streams_open(streams_closed),
+        threads,
+        stacks: matches!(
+            ending,
+            Ending::Deadlock(..) | Ending::SpinDeadlock(..) | Ending::Livelock { .. }
+        )
+        .then_some(stuck_evidence),
+        spin: match &ending {
+            Ending::SpinDeadlock(finding) => Some(SpinEvidence::Examined(finding)),
+            Ending::Timeout(..) | Ending::Livelock { .. } => {
+                watch.spin_conclusion().and_then(SpinEvidence::of)
+            }
+            _ => None,
+        },
+        interrupted: decision.outcome == Outcome::Interrupted,
     }
-    if matches!(ending, Ending::Deadlock(..) | Ending::Livelock { .. }) {
-        evidence.insert("stacks".into(), stuck_evidence);
-    }
-    if decision.outcome == Outcome::Interrupted {
-        evidence.insert("interrupted".into(), json!(true));
-    }
+    .to_value();
 
     Ok(ProbeResult {
         outcome: decision.outcome,
@@ -412,7 +407,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         peak_memory_bytes: peak,
         enforcement: containment.enforcement.clone(),
         limits: limits.clone(),
-        evidence: Value::Object(evidence),
+        evidence,
         stdout_tail: out.tail,
         stderr_tail: err.tail,
         stdout_bytes: out.bytes,
@@ -464,4 +459,145 @@ fn kill_tree(c: &Containment, tag: &str, main: i32, seen: &HashMap<i32, u64>) ->
         std::thread::sleep(Duration::from_millis(5));
     }
     (user, sys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Counters;
+    use crate::blocking::{Class, ThreadWait};
+    use crate::classify::Watch;
+    use crate::evidence::Sampling;
+    use crate::limits::Limits;
+    use serde_json::json;
+
+    fn counters() -> Counters {
+        Counters {
+            oom_kills: 1,
+            memory_peak: Some(4096),
+            memory_current: None,
+            memory_failcnt: Some(2),
+            cpu_user_usec: Some(1500),
+            cpu_system_usec: Some(500),
+            cpu_usage_usec: Some(2000),
+            nr_throttled: None,
+            throttled_usec: None,
+            pids_max_events: Some(0),
+            pids_peak: Some(3),
+            memory_pressure_some_usec: None,
+            cpu_pressure_some_usec: Some(7),
+        }
+    }
+
+    fn sampling() -> Sampling {
+        Watch::new(&Limits::default(), 2.0, Instant::now()).stats()
+    }
+
+    /// The evidence object is part of every receipt: its JSON must not change shape.
+    #[test]
+    fn evidence_json_is_pinned_with_every_part_present() {
+        let counters = counters();
+        let wait = ThreadWait {
+            pid: 10,
+            tid: 11,
+            comm: "worker".into(),
+            state: "S".into(),
+            class: Class::Internal,
+            call: "futex(FUTEX_WAIT, no timeout)".into(),
+            wchan: "futex_wait_queue".into(),
+        };
+        let value = Evidence {
+            verdict_seconds: 2.5,
+            cleanup_seconds: 0.125,
+            launch_seconds: 0.0625,
+            sample_interval_ms: 100,
+            sampling: sampling(),
+            counters: &counters,
+            peak_memory_basis: "cgroup peak usage of the whole tree",
+            cgroups: vec!["/sys/fs/cgroup/qualify-1-0".into()],
+            backend_fallback: Some("fell back".into()),
+            cgroups_not_removed: vec!["/sys/fs/cgroup/qualify-1-0".into()],
+            leaked: vec![Leaked {
+                pid: 12,
+                comm: "daemon".into(),
+            }],
+            streams_open: Evidence::streams_open(false),
+            threads: Some(vec![wait]),
+            stacks: Some(json!({"tool": "gdb", "stacks": {"10": "frame 0 main"}})),
+            interrupted: true,
+            spin: None,
+        }
+        .to_value();
+        let text = serde_json::to_string(&value).unwrap();
+        assert_eq!(
+            text,
+            concat!(
+                r#"{"backend_fallback":"fell back","#,
+                r#""cgroups":["/sys/fs/cgroup/qualify-1-0"],"#,
+                r#""cgroups_not_removed":["/sys/fs/cgroup/qualify-1-0"],"#,
+                r#""cleanup_seconds":0.125,"#,
+                r#""counters":{"cpu_pressure_some_usec":7,"cpu_system_usec":500,"#,
+                r#""cpu_usage_usec":2000,"cpu_user_usec":1500,"memory_current":null,"#,
+                r#""memory_failcnt":2,"memory_peak":4096,"memory_pressure_some_usec":null,"#,
+                r#""nr_throttled":null,"oom_kills":1,"pids_max_events":0,"pids_peak":3,"#,
+                r#""throttled_usec":null},"#,
+                r#""interrupted":true,"launch_seconds":0.0625,"#,
+                r#""leaked":[{"comm":"daemon","pid":12}],"#,
+                r#""peak_memory_basis":"cgroup peak usage of the whole tree","#,
+                r#""sample_interval_ms":100,"#,
+                r#""sampling":{"allowed_cpus":2.0,"max_processes":0,"max_runnable_threads":0,"#,
+                r#""max_threads":0,"mean_runnable_threads":0.0,"sampled_run_seconds":0.0,"#,
+                r#""sampled_runqueue_wait_seconds":0.0,"samples":0},"#,
+                r#""stacks":{"stacks":{"10":"frame 0 main"},"tool":"gdb"},"#,
+                r#""streams_open":"a process outside the tree kept stdout/stderr open; tails taken as they stood","#,
+                r#""threads":[{"call":"futex(FUTEX_WAIT, no timeout)","class":"internal","#,
+                r#""comm":"worker","pid":10,"state":"S","tid":11,"wchan":"futex_wait_queue"}],"#,
+                r#""verdict_seconds":2.5}"#
+            )
+        );
+    }
+
+    #[test]
+    fn evidence_json_is_pinned_with_optional_parts_absent() {
+        let counters = Counters::default();
+        let value = Evidence {
+            verdict_seconds: 1.0,
+            cleanup_seconds: 0.0,
+            launch_seconds: 0.0,
+            sample_interval_ms: 10,
+            sampling: sampling(),
+            counters: &counters,
+            peak_memory_basis: "largest sampled cgroup usage of the whole tree",
+            cgroups: Vec::new(),
+            backend_fallback: None,
+            cgroups_not_removed: Vec::new(),
+            leaked: Vec::new(),
+            streams_open: Evidence::streams_open(true),
+            threads: None,
+            stacks: None,
+            interrupted: false,
+            spin: None,
+        }
+        .to_value();
+        let keys: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "cleanup_seconds",
+                "counters",
+                "launch_seconds",
+                "peak_memory_basis",
+                "sample_interval_ms",
+                "sampling",
+                "verdict_seconds"
+            ]
+        );
+        assert_eq!(value["counters"]["memory_peak"], Value::Null);
+        assert_eq!(value["verdict_seconds"], 1.0);
+    }
 }

@@ -930,3 +930,485 @@ fn auto_falls_back_to_rlimit_with_a_one_line_warning_without_writable_cgroups() 
     assert_eq!(v["enforcement"]["memory"], "watchdog");
     assert!(v["evidence"]["backend_fallback"].is_string());
 }
+
+// =============================================================================================
+// Spin-wait deadlocks: MPI ranks, OpenMP teams and spin locks stuck at full CPU in a blocking
+// synchronization call, recognised from stack samples at the stall window; and the programs
+// that must never be called a deadlock (long collectives moving data, computing threads,
+// printing, waiting on the network).
+
+/// Where the MPI and OpenMP programs of `corpus/mpi` and `corpus/openmp` are built (once per
+/// test binary), or why they cannot be: `Err` means skip (no mpicc/mpirun, no OpenMP), unless
+/// QUALIFY_REQUIRE_MPI is set (CI), which makes it a failure.
+fn parallel_corpus() -> Result<&'static Path, String> {
+    static DIR: std::sync::OnceLock<Result<std::path::PathBuf, String>> =
+        std::sync::OnceLock::new();
+    let built = DIR.get_or_init(|| {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-parallel");
+        std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+        for (dir, compiler, flags) in [
+            ("mpi", "mpicc", &["-O1"][..]),
+            ("openmp", "cc", &["-O1", "-fopenmp"][..]),
+        ] {
+            let mut sources: Vec<std::path::PathBuf> =
+                std::fs::read_dir(common::corpus_src().join(dir))
+                    .map_err(|e| format!("corpus/{dir}: {e}"))?
+                    .map(|e| e.map(|e| e.path()).map_err(|e| e.to_string()))
+                    .collect::<Result<_, _>>()?;
+            sources.retain(|p| p.extension().is_some_and(|e| e == "c"));
+            sources.sort();
+            for src in sources {
+                let name = src.file_stem().unwrap().to_string_lossy().into_owned();
+                let tmp = out.join(format!(".{name}.{}", std::process::id()));
+                let status = Command::new(compiler)
+                    .args(flags)
+                    .arg("-o")
+                    .arg(&tmp)
+                    .arg(&src)
+                    .stderr(Stdio::null())
+                    .status()
+                    .map_err(|e| format!("cannot run {compiler}: {e}"))?;
+                if !status.success() {
+                    return Err(format!("{compiler} cannot build {}", src.display()));
+                }
+                std::fs::rename(&tmp, out.join(&name)).map_err(|e| e.to_string())?;
+            }
+        }
+        let mpirun = Command::new("mpirun")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if !mpirun.is_ok_and(|s| s.success()) {
+            return Err("mpirun is not on PATH".into());
+        }
+        Ok(out)
+    });
+    match built {
+        Ok(p) => Ok(p.as_path()),
+        Err(e) if std::env::var_os("QUALIFY_REQUIRE_MPI").is_some() => {
+            panic!("QUALIFY_REQUIRE_MPI is set but the MPI/OpenMP corpus cannot run: {e}")
+        }
+        Err(e) => Err(format!(
+            "skipping: {e} (install openmpi-bin libopenmpi-dev and gcc with OpenMP)"
+        )),
+    }
+}
+
+/// The path of a built MPI/OpenMP program, or `None` (after saying why) to skip.
+fn parallel_bin(name: &str) -> Option<String> {
+    match parallel_corpus() {
+        Ok(dir) => Some(dir.join(name).to_string_lossy().into_owned()),
+        Err(why) => {
+            println!("{why}");
+            None
+        }
+    }
+}
+
+/// `qualify probe --backend B --json <opts> -- <cmd>` with extra environment for qualify (and
+/// so for the probed tree).
+fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
+    let _probing = common::probe_guard();
+    let mut args = vec!["probe", "--backend", backend, "--json"];
+    args.extend_from_slice(opts);
+    args.push("--");
+    args.extend_from_slice(cmd);
+    let started = Instant::now();
+    let child = Command::new(common::QUALIFY)
+        .args(&args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run qualify");
+    common::record_qualify_pid(child.id());
+    let out = child.wait_with_output().expect("wait for qualify");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let json: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    common::record_evidence_cgroups(&json);
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        stdout,
+        json,
+        elapsed: started.elapsed(),
+    };
+    assert!(
+        run.json.is_object(),
+        "`qualify {}` did not print a JSON object\n{run}",
+        args.join(" ")
+    );
+    run
+}
+
+/// Run `mpirun -n RANKS PROGRAM ARGS` under the probe. Open MPI's session directory and
+/// shared-memory segments go into a directory of this test (a killed run cannot clean them).
+fn probe_mpi(backend: &str, opts: &[&str], ranks: &str, program: &str, args: &[&str]) -> Run {
+    let dir = common::test_dir("probe_mpi", "mpi");
+    let d = dir.to_string_lossy().into_owned();
+    let mut cmd = vec!["mpirun", "--oversubscribe", "-n", ranks, program];
+    cmd.extend_from_slice(args);
+    probe_with_env(
+        backend,
+        opts,
+        &cmd,
+        &[
+            ("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+            ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+            ("OMPI_MCA_btl", "self,vader"),
+            ("OMPI_MCA_btl_vader_backing_directory", &d),
+            ("OMPI_MCA_orte_tmpdir_base", &d),
+            ("TMPDIR", &d),
+        ],
+    )
+}
+
+/// A spin-wait deadlock with --stall 2s --timeout 60s: decided near the stall window (not at
+/// the timeout) from stack samples, the detail naming the stuck call.
+#[track_caller]
+fn check_spin_deadlock(run: &Run, says: &[&str]) {
+    run.expect_outcome("deadlock").expect_code(1);
+    let wall = run.wall();
+    assert!(
+        wall < 30.0,
+        "deadlock decided after {wall:.1}s: not at the 2s stall window\n{run}"
+    );
+    assert!(wall >= 1.5, "deadlock before a 2s stall window\n{run}");
+    assert!(run.json["timeout_kind"].is_null(), "{run}");
+    let detail = run.str_field("detail").unwrap_or("");
+    for s in says {
+        assert!(detail.contains(s), "the detail does not say {s:?}\n{run}");
+    }
+    let spin = &run.json["evidence"]["spin"];
+    assert_eq!(spin["verdict"], "deadlock", "{run}");
+    assert_eq!(
+        spin["sample_seconds"].as_array().map(Vec::len),
+        Some(3),
+        "three stack samples\n{run}"
+    );
+    assert!(
+        run.json["evidence"]["stacks"]["stacks"]
+            .as_object()
+            .is_some_and(|m| !m.is_empty()),
+        "no stacks in the evidence\n{run}"
+    );
+    assert!(run.json["evidence"]["threads"].is_array(), "{run}");
+}
+
+on_every_backend!(spin_mpi_send_send_above_the_eager_limit);
+
+fn spin_mpi_send_send_above_the_eager_limit(backend: &str) {
+    let Some(exchange) = parallel_bin("exchange") else {
+        return;
+    };
+    let _cpu = cpu_heavy();
+    let run = probe_mpi(
+        backend,
+        &["--stall", "2s", "--timeout", "60s"],
+        "2",
+        &exchange,
+        &["10000000"],
+    );
+    check_spin_deadlock(
+        &run,
+        &[
+            "all 2 ranks in MPI_Send",
+            // The frame each rank spins in is whatever the last sample caught (opal_progress,
+            // mca_pml_ob1_send, …).
+            "rank 0: MPI_Send (spinning in ",
+            "rank 1: MPI_Send (spinning in ",
+            "mpirun waiting for its ranks",
+            "matched by function name",
+        ],
+    );
+    let spin = &run.json["evidence"]["spin"];
+    assert_eq!(spin["matched_by"], "function", "{run}");
+    for rank in ["0", "1"] {
+        assert!(
+            spin["ranks"][rank]
+                .as_str()
+                .is_some_and(|s| s.starts_with("MPI_Send")),
+            "rank {rank} not named in MPI_Send\n{run}"
+        );
+    }
+    assert_eq!(spin["worlds"][0]["size"], 2, "{run}");
+    assert_no_leftover_cgroups();
+}
+
+#[test]
+fn spin_mpi_send_send_below_the_eager_limit_completes() {
+    let Some(exchange) = parallel_bin("exchange") else {
+        return;
+    };
+    let _cpu = cpu_heavy();
+    let run = probe_mpi(
+        "auto",
+        &["--stall", "2s", "--timeout", "60s"],
+        "2",
+        &exchange,
+        &["1000"],
+    );
+    run.expect_outcome("ok").expect_code(0);
+    assert!(
+        run.str_field("stdout_tail")
+            .unwrap_or("")
+            .contains("exchanged 1000 bytes"),
+        "{run}"
+    );
+}
+
+#[test]
+fn spin_mpi_mismatched_collectives() {
+    let Some(mismatch) = parallel_bin("mismatch") else {
+        return;
+    };
+    let _cpu = cpu_heavy();
+    let run = probe_mpi(
+        "auto",
+        &["--stall", "2s", "--timeout", "60s"],
+        "2",
+        &mismatch,
+        &[],
+    );
+    check_spin_deadlock(
+        &run,
+        &[
+            "all 2 ranks in blocking calls",
+            "rank 0: MPI_Barrier",
+            "rank 1: MPI_Allreduce",
+        ],
+    );
+}
+
+#[test]
+fn spin_mpi_receive_from_the_wrong_rank() {
+    let Some(wrong) = parallel_bin("wrong_source") else {
+        return;
+    };
+    let _cpu = cpu_heavy();
+    let run = probe_mpi(
+        "auto",
+        &["--stall", "2s", "--timeout", "60s"],
+        "2",
+        &wrong,
+        &[],
+    );
+    check_spin_deadlock(&run, &["all 2 ranks in MPI_Recv", "rank 1: MPI_Recv"]);
+}
+
+#[test]
+fn spin_mpi_long_collectives_moving_data_are_not_deadlocks() {
+    let Some(allreduce) = parallel_bin("allreduce") else {
+        return;
+    };
+    let _cpu = cpu_heavy();
+    // Large buffers (8 MiB per call) and a tight loop of one-double calls: every rank sits in
+    // MPI_Allreduce in nearly every stack sample, silently, for 5 stall windows.
+    for doubles in ["1048576", "1"] {
+        let run = probe_mpi(
+            "auto",
+            &["--stall", "1s", "--timeout", "60s"],
+            "2",
+            &allreduce,
+            &[doubles, "5"],
+        );
+        run.expect_outcome("ok").expect_code(0);
+        assert!(
+            run.str_field("stdout_tail")
+                .unwrap_or("")
+                .contains("allreduces of"),
+            "{run}"
+        );
+    }
+}
+
+#[test]
+fn spin_mpi_rank_waiting_on_the_network_is_ambiguous_not_deadlock() {
+    let Some(net_wait) = parallel_bin("net_wait") else {
+        return;
+    };
+    let _cpu = cpu_heavy();
+    let run = probe_mpi(
+        "auto",
+        &["--stall", "1s", "--timeout", "6s"],
+        "2",
+        &net_wait,
+        &[],
+    );
+    run.expect_outcome("timeout").expect_code(1);
+    assert_eq!(
+        run.str_field("timeout_kind"),
+        Some("ambiguous_spin"),
+        "{run}"
+    );
+    let detail = run.str_field("detail").unwrap_or("");
+    for s in [
+        "rank 0: MPI_Recv",
+        "outside the tree",
+        "accept",
+        "not proven",
+    ] {
+        assert!(detail.contains(s), "the detail does not say {s:?}\n{run}");
+    }
+    assert_eq!(
+        run.json["evidence"]["spin"]["verdict"], "ambiguous",
+        "{run}"
+    );
+}
+
+/// OMP_WAIT_POLICY for the OpenMP programs (none: the default policy).
+fn probe_omp(opts: &[&str], cmd: &[&str], policy: Option<&str>) -> Run {
+    let env: Vec<(&str, &str)> = policy.map(|p| ("OMP_WAIT_POLICY", p)).into_iter().collect();
+    probe_with_env("auto", opts, cmd, &env)
+}
+
+#[test]
+fn spin_openmp_barrier_one_thread_skips_active_policy() {
+    let Some(barrier) = parallel_bin("omp_barrier") else {
+        return;
+    };
+    let _cpu = cpu_heavy();
+    let run = probe_omp(
+        &["--stall", "2s", "--timeout", "60s"],
+        &[&barrier],
+        Some("active"),
+    );
+    // Debian's libgomp is stripped: the barrier is `?? () from libgomp.so.1`.
+    check_spin_deadlock(
+        &run,
+        &[
+            "an OpenMP runtime call",
+            "main._omp_fn",
+            "libgomp",
+            "matched by library",
+        ],
+    );
+    assert_eq!(
+        run.json["evidence"]["spin"]["matched_by"], "library",
+        "{run}"
+    );
+}
+
+#[test]
+fn spin_openmp_barrier_one_thread_skips_default_policy_sleeps() {
+    let Some(barrier) = parallel_bin("omp_barrier") else {
+        return;
+    };
+    // The default policy spins briefly, then sleeps in untimed futex waits: the blocked-wait
+    // rule decides, without stack samples.
+    let run = probe_omp(&["--stall", "2s", "--timeout", "60s"], &[&barrier], None);
+    run.expect_outcome("deadlock").expect_code(1);
+    let detail = run.str_field("detail").unwrap_or("");
+    assert!(
+        detail.contains("untimed waits") && detail.contains("futex"),
+        "{run}"
+    );
+    assert!(run.wall() < 30.0, "{run}");
+}
+
+#[test]
+fn spin_openmp_lock_order_active_policy() {
+    let Some(lockorder) = parallel_bin("omp_lockorder") else {
+        return;
+    };
+    let _cpu = cpu_heavy();
+    let run = probe_omp(
+        &["--stall", "2s", "--timeout", "60s"],
+        &[&lockorder],
+        Some("active"),
+    );
+    check_spin_deadlock(
+        &run,
+        &[
+            "2 thread(s) in an OpenMP runtime call",
+            "main._omp_fn",
+            "matched by library",
+        ],
+    );
+}
+
+#[test]
+fn spin_openmp_thread_computing_beside_a_barrier_is_never_deadlock() {
+    let Some(compute) = parallel_bin("omp_compute") else {
+        return;
+    };
+    let _cpu = cpu_heavy();
+    // Cut short: one thread computes, the other spins at the barrier — ambiguous, a timeout.
+    let run = probe_omp(
+        &["--stall", "1s", "--timeout", "5s"],
+        &[&compute, "60"],
+        Some("active"),
+    );
+    run.expect_outcome("timeout").expect_code(1);
+    assert_eq!(
+        run.str_field("timeout_kind"),
+        Some("ambiguous_spin"),
+        "{run}"
+    );
+    let detail = run.str_field("detail").unwrap_or("");
+    assert!(
+        detail.contains("computing in main._omp_fn") && detail.contains("OpenMP"),
+        "{run}"
+    );
+    // Run to its end: ok.
+    let run = probe_omp(
+        &["--stall", "1s", "--timeout", "60s"],
+        &[&compute, "3"],
+        Some("active"),
+    );
+    run.expect_outcome("ok").expect_code(0);
+    // Printing while it computes: progressing, not even examined.
+    let run = probe_omp(
+        &["--stall", "1s", "--timeout", "4s"],
+        &[&compute, "60", "100"],
+        Some("active"),
+    );
+    run.expect_outcome("timeout").expect_code(1);
+    assert_eq!(run.str_field("timeout_kind"), Some("progressing"), "{run}");
+}
+
+#[test]
+fn spin_lock_never_released() {
+    let _cpu = cpu_heavy();
+    let run = probe(
+        "auto",
+        &["--stall", "2s", "--timeout", "60s"],
+        &[&bin("spinlock")],
+    );
+    check_spin_deadlock(
+        &run,
+        &[
+            "1 thread(s) in pthread_spin_lock",
+            "spinning in pthread_spin_lock",
+            "1 thread(s) blocked in untimed waits",
+        ],
+    );
+}
+
+#[test]
+fn spin_without_a_stack_sampler_stays_a_timeout_that_says_why() {
+    let _cpu = cpu_heavy();
+    let empty = common::test_dir("probe_spin", "empty-path");
+    let path = empty.to_string_lossy().into_owned();
+    let run = probe_with_env(
+        "auto",
+        &["--stall", "1s", "--timeout", "4s"],
+        &[&bin("spinlock")],
+        &[("PATH", &path)],
+    );
+    run.expect_outcome("timeout").expect_code(1);
+    assert_eq!(run.str_field("timeout_kind"), Some("busy"), "{run}");
+    let detail = run.str_field("detail").unwrap_or("");
+    assert!(
+        detail.contains("not examined for spin-waits") && detail.contains("eu-stack"),
+        "{run}"
+    );
+    assert!(
+        run.json["evidence"]["spin"]["unexamined"]
+            .as_str()
+            .is_some_and(|s| s.contains("gdb")),
+        "{run}"
+    );
+}

@@ -1,18 +1,22 @@
 //! Turning observations into a verdict. [`Watch`] follows the tree sample by sample (motion,
-//! progress, CPU over the stall window, runnable threads) and calls a deadlock or livelock as
-//! soon as the stall window proves it; [`compose`] decides the final outcome, flags and detail
-//! line from how the run ended and the cgroup counters.
+//! progress, CPU over the stall window, runnable threads, and through [`SpinWatch`] the stacks
+//! of a tree that is busy but otherwise still) and calls a deadlock or livelock as soon as the
+//! stall window proves it; [`compose`] decides the final outcome, flags and detail line from how
+//! the run ended and the cgroup counters. Everything beyond the snapshot comes through
+//! [`Inspect`], so the decisions are tested from tables.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
 use crate::backend::{Counters, Kind};
-use crate::blocking::{self, Class, ThreadWait};
+use crate::blocking::{Class, ThreadWait};
+use crate::evidence::Sampling;
+use crate::inspect::Inspect;
 use crate::limits::{Limits, Progress, format_bytes};
 use crate::result::{Flag, Outcome, TimeoutKind};
+use crate::rules::RULES;
 use crate::sample::ProcSnap;
+use crate::spin::{Conclusion, Finding, SpinWatch, Stillness};
 
 /// Share of one allowed core that counts as "busy".
 const BUSY_FRACTION: f64 = 0.5;
@@ -25,6 +29,8 @@ pub enum Ending {
     Interrupted,
     Timeout(TimeoutKind, String),
     Deadlock(Vec<ThreadWait>, Duration),
+    /// Every thread spinning in a synchronization call or otherwise stuck (stack samples).
+    SpinDeadlock(Box<Finding>),
     Livelock {
         cores: f64,
         quiet: Duration,
@@ -71,6 +77,7 @@ pub struct Watch {
     max_threads: usize,
     pub peak_anon: u64,
     pub max_tasks: usize,
+    spin: SpinWatch,
 }
 
 impl Watch {
@@ -98,7 +105,13 @@ impl Watch {
             max_threads: 0,
             peak_anon: 0,
             max_tasks: 0,
+            spin: SpinWatch::new(limits.stall(), start),
         }
+    }
+
+    /// The spin-wait examination's last conclusion in the current still period.
+    pub fn spin_conclusion(&self) -> Option<&Conclusion> {
+        self.spin.conclusion()
     }
 
     /// Take one sample. Returns an ending when the stall window proves a deadlock or livelock.
@@ -108,6 +121,7 @@ impl Watch {
         procs: &[ProcSnap],
         output: u64,
         heartbeat: Option<(std::time::SystemTime, u64)>,
+        inspect: &mut dyn Inspect,
     ) -> Option<Ending> {
         self.samples += 1;
         let threads: Vec<_> = procs.iter().flat_map(|p| p.threads.iter()).collect();
@@ -175,7 +189,7 @@ impl Watch {
         };
         let mut stuck = None;
         if !live.is_empty() && runnable == 0 {
-            let waits = blocking::classify(procs);
+            let waits = inspect.waits(procs);
             let all_internal = waits
                 .iter()
                 .filter(|w| w.class != Class::Gone)
@@ -202,8 +216,23 @@ impl Watch {
             return stuck;
         }
 
-        // Livelock: busy CPU and no progress for the stall window (needs a progress signal).
-        if self.progress != Progress::None {
+        // Spin-wait deadlock: busy, but nothing else moves; decided from stack samples.
+        let still = Stillness {
+            output,
+            heartbeat,
+            io_bytes: procs.iter().map(|p| p.io_bytes).sum(),
+            faults: procs.iter().map(|p| p.faults).sum(),
+            anon_bytes: procs.iter().map(|p| p.anon_bytes).sum(),
+            tasks: live.iter().map(|t| t.tid).collect(),
+        };
+        let rules = RULES.as_ref().map_err(String::as_str);
+        if let Some(finding) = self.spin.observe(now, procs, still, inspect, rules) {
+            return Some(Ending::SpinDeadlock(finding));
+        }
+
+        // Livelock: busy CPU and no progress for the stall window (needs a progress signal);
+        // a spin-wait examination under way finishes first (it may find a deadlock).
+        if self.progress != Progress::None && !self.spin.examining() {
             let quiet = now.duration_since(self.last_progress);
             if quiet >= self.stall
                 && let Some(cores) = self.window_cores(now, true)
@@ -231,7 +260,12 @@ impl Watch {
     }
 
     /// What the tree was doing when the deadline passed.
-    pub fn timeout_kind(&self, now: Instant, procs: &[ProcSnap]) -> (TimeoutKind, String) {
+    pub fn timeout_kind(
+        &self,
+        now: Instant,
+        procs: &[ProcSnap],
+        inspect: &mut dyn Inspect,
+    ) -> (TimeoutKind, String) {
         if let Some(at) = self.last_output_at
             && now.duration_since(at) < self.stall
         {
@@ -240,14 +274,23 @@ impl Watch {
                 "still making progress (output or heartbeat within the stall window)".into(),
             );
         }
+        if let Some(Conclusion::Ambiguous(f)) = self.spin.conclusion() {
+            return (TimeoutKind::AmbiguousSpin, f.why.clone());
+        }
         let cores = self.window_cores(now, false).unwrap_or(0.0);
         if cores >= self.busy_cores {
+            let unexamined = match self.spin.conclusion() {
+                Some(Conclusion::Unexamined(why)) => {
+                    format!("; not examined for spin-waits in synchronization calls: {why}")
+                }
+                _ => String::new(),
+            };
             return (
                 TimeoutKind::Busy,
-                format!("busy ({cores:.2} cores) without a progress signal"),
+                format!("busy ({cores:.2} cores) without a progress signal{unexamined}"),
             );
         }
-        let waits = blocking::classify(procs);
+        let waits = inspect.waits(procs);
         let external: Vec<&ThreadWait> = waits
             .iter()
             .filter(|w| w.class == Class::External)
@@ -288,17 +331,21 @@ impl Watch {
         crowded || queued
     }
 
-    pub fn stats(&self) -> Value {
-        json!({
-            "samples": self.samples,
-            "max_processes": self.max_procs,
-            "max_threads": self.max_threads,
-            "max_runnable_threads": self.max_runnable,
-            "mean_runnable_threads": if self.samples > 0 { self.runnable_sum as f64 / self.samples as f64 } else { 0.0 },
-            "allowed_cpus": self.allowed_cpus,
-            "sampled_run_seconds": self.cpu_ns as f64 / 1e9,
-            "sampled_runqueue_wait_seconds": self.wait_ns as f64 / 1e9,
-        })
+    pub fn stats(&self) -> Sampling {
+        Sampling {
+            samples: self.samples,
+            max_processes: self.max_procs,
+            max_threads: self.max_threads,
+            max_runnable_threads: self.max_runnable,
+            mean_runnable_threads: if self.samples > 0 {
+                self.runnable_sum as f64 / self.samples as f64
+            } else {
+                0.0
+            },
+            allowed_cpus: self.allowed_cpus,
+            sampled_run_seconds: self.cpu_ns as f64 / 1e9,
+            sampled_runqueue_wait_seconds: self.wait_ns as f64 / 1e9,
+        }
     }
 }
 
@@ -377,7 +424,9 @@ pub fn compose(f: &Facts) -> Decision {
             let after = match f.ending {
                 Ending::Exited => format!("; the main process then {status_text}"),
                 Ending::Timeout(..) => "; the tree then ran into the deadline".into(),
-                Ending::Deadlock(..) => "; the tree then deadlocked".into(),
+                Ending::Deadlock(..) | Ending::SpinDeadlock(..) => {
+                    "; the tree then deadlocked".into()
+                }
                 Ending::Livelock { .. } => "; the tree then livelocked".into(),
                 _ => String::new(),
             };
@@ -393,6 +442,7 @@ pub fn compose(f: &Facts) -> Decision {
             )
         }
         Ending::Deadlock(waits, quiet) => (Outcome::Deadlock, deadlock_detail(waits, *quiet)),
+        Ending::SpinDeadlock(finding) => (Outcome::Deadlock, finding.why.clone()),
         Ending::Livelock { cores, quiet } => (
             Outcome::Livelock,
             format!(
@@ -511,3 +561,6 @@ fn deadlock_detail(waits: &[ThreadWait], quiet: Duration) -> String {
         quiet.as_secs_f64()
     )
 }
+
+#[cfg(test)]
+mod tests;
