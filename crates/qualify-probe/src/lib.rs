@@ -10,6 +10,7 @@
 pub mod backend;
 mod blocking;
 mod classify;
+mod control;
 mod evidence;
 mod inspect;
 pub mod limits;
@@ -32,6 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub use backend::BackendChoice;
+pub use control::Control;
 pub use limits::{Limits, Progress, format_bytes, parse_cpus, parse_duration, parse_size};
 pub use result::{Enforcement, Flag, Outcome, ProbeResult, Strength, TimeoutKind};
 
@@ -46,6 +48,8 @@ pub struct ProbeSpec {
     pub env: Vec<(OsString, OsString)>,
     pub limits: Limits,
     pub backend: BackendChoice,
+    /// A handle for another thread to watch the run and ask it to stop gracefully (services).
+    pub control: Option<Arc<Control>>,
 }
 
 impl ProbeSpec {
@@ -56,6 +60,7 @@ impl ProbeSpec {
             env: Vec::new(),
             limits: Limits::default(),
             backend: BackendChoice::Auto,
+            control: None,
         }
     }
 }

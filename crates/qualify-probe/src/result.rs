@@ -54,6 +54,12 @@ pub enum Flag {
     LeakedProcesses,
     /// More output than the kept tail; counts and digest still cover all of it.
     OutputTruncated,
+    /// Asked to stop (a service after its load), it was not gone within the grace period;
+    /// qualify killed the tree.
+    SlowShutdown,
+    /// Resident memory grew steadily through a service's measured phase (slope and projected
+    /// time to the ceiling in the load's `memory_growth`).
+    MemoryGrowth,
 }
 
 impl Flag {
@@ -65,6 +71,8 @@ impl Flag {
             Flag::PidsLimitHit => "pids_limit_hit",
             Flag::LeakedProcesses => "leaked_processes",
             Flag::OutputTruncated => "output_truncated",
+            Flag::SlowShutdown => "slow_shutdown",
+            Flag::MemoryGrowth => "memory_growth",
         }
     }
 }
@@ -127,6 +135,13 @@ pub struct ProbeResult {
     /// With `--repeat N`: how many different stdout digests the runs produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distinct_outputs: Option<usize>,
+    /// A service cell: its load report, objectives and verdict (`qualify run` fills it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<serde_json::Value>,
+    /// A cell with a dependency fault or a kill-and-restart: what it measured (`qualify run`
+    /// fills it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<serde_json::Value>,
 }
 
 impl ProbeResult {
@@ -179,6 +194,8 @@ impl ProbeResult {
             stdout_sha256: String::new(),
             runs: None,
             distinct_outputs: None,
+            load: None,
+            faults: None,
         }
     }
 

@@ -13,12 +13,13 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 
 use crate::backend::{Containment, Kind};
-use crate::classify::{Ending, Facts, Watch, compose};
+use crate::classify::{Decision, Ending, Facts, Watch, compose, signal_name};
+use crate::control::Stopping;
 use crate::evidence::{Evidence, Leaked, SpinEvidence};
 use crate::inspect::Live;
 use crate::limits::Progress;
 use crate::output::Drain;
-use crate::result::{Outcome, ProbeResult};
+use crate::result::{Flag, Outcome, ProbeResult};
 use crate::sample::{self, ProcSnap};
 use crate::{CancelToken, ProbeError, ProbeSpec, spawn, stacks};
 
@@ -167,6 +168,48 @@ fn reap_orphans() -> (f64, f64) {
     (user, sys)
 }
 
+/// A program that was asked to stop: ending by the requested signal, exiting 0 or with 128 +
+/// the signal is `ok` (it did what it was asked); not gone within the grace, it was killed and
+/// is flagged `slow_shutdown`. A crash, an OOM kill or another exit status while stopping keep
+/// their own verdict.
+fn requested_stop(
+    d: &mut Decision,
+    stop: &Stopping,
+    status: Option<i32>,
+    counters: &crate::backend::Counters,
+) {
+    let name = signal_name(stop.signal);
+    let took = stop.sent.elapsed().min(stop.grace);
+    if counters.oom_kills > 0 || d.outcome == Outcome::OomKilled {
+        return;
+    }
+    let by_request = match status {
+        Some(st) if libc::WIFSIGNALED(st) => libc::WTERMSIG(st) == stop.signal,
+        Some(st) if libc::WIFEXITED(st) => {
+            let code = libc::WEXITSTATUS(st);
+            code == 0 || code == 128 + stop.signal
+        }
+        _ => false,
+    };
+    if by_request {
+        d.outcome = Outcome::Ok;
+        d.detail = format!(
+            "stopped on request: ended within {:.2} s of {name}",
+            took.as_secs_f64()
+        );
+    } else if stop.late {
+        d.outcome = Outcome::Ok;
+        if !d.flags.contains(&Flag::SlowShutdown) {
+            d.flags.push(Flag::SlowShutdown);
+            d.flags.sort_unstable();
+        }
+        d.detail = format!(
+            "did not stop within {:.1} s of {name}: qualify killed the tree",
+            stop.grace.as_secs_f64()
+        );
+    }
+}
+
 fn kill_pid(pid: i32) {
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
@@ -205,6 +248,11 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     let main = child.id() as i32;
     let _main_guard = MainGuard::new(main);
     drop(spawning);
+    let control = spec.control.as_deref();
+    if let Some(c) = control {
+        c.started(main);
+    }
+    let mut stopping: Option<Stopping> = None;
     drop(join);
     let drain = Drain::start(child.stdout.take(), child.stderr.take());
     let pidfd = pidfd_open(main);
@@ -235,9 +283,45 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         for p in &procs {
             seen.entry(p.pid).or_insert(p.starttime);
         }
+        let mut memory_now = None;
         if containment.kind != Kind::Rlimit {
             let c = containment.counters();
+            memory_now = c.memory_current;
             max_memory_current = max_memory_current.max(c.memory_current.unwrap_or(0));
+        }
+        if let Some(c) = control {
+            c.sample(
+                now,
+                memory_now.unwrap_or_else(|| procs.iter().map(|p| p.anon_bytes).sum()),
+            );
+            // A graceful stop: the signal once, then the grace; late → killed, flagged.
+            match stopping {
+                None => {
+                    if let Some((signal, grace)) = c.stop_requested() {
+                        if let Ok(sig) = nix::sys::signal::Signal::try_from(signal) {
+                            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(main), sig);
+                        }
+                        stopping = Some(Stopping {
+                            signal,
+                            grace,
+                            sent: now,
+                            late: false,
+                        });
+                    }
+                }
+                Some(mut s) if now >= s.deadline() => {
+                    s.late = true;
+                    stopping = Some(s);
+                    last_procs = procs;
+                    break;
+                }
+                Some(_) => {}
+            }
+            if stopping.is_some() {
+                // Shutting down is not a stall: no deadlock or livelock verdict while it does.
+                last_procs = procs;
+                continue;
+            }
         }
         if now >= deadline {
             let (kind, why) = watch.timeout_kind(now, &procs, &mut inspect);
@@ -318,7 +402,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     let cgroup_paths = containment.paths();
     let leftover = containment.remove();
 
-    let decision = compose(&Facts {
+    let mut decision = compose(&Facts {
         ending: &ending,
         status: main_status.and_then(|(s, _)| s),
         counters: &counters,
@@ -329,6 +413,15 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         truncated: out.truncated || err.truncated,
         wall,
     });
+
+    if let Some(stop) = stopping {
+        requested_stop(
+            &mut decision,
+            &stop,
+            main_status.and_then(|(s, _)| s),
+            &counters,
+        );
+    }
 
     let (mut user, mut sys) = main_status
         .as_ref()
@@ -415,6 +508,8 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         stdout_sha256: out.sha256,
         runs: None,
         distinct_outputs: None,
+        load: None,
+        faults: None,
     })
 }
 

@@ -131,6 +131,7 @@ impl Spec {
             env: Vec::new(),
             limits: self.limits.to_probe_limits(),
             backend,
+            control: None,
         }
     }
 
@@ -157,6 +158,7 @@ impl Spec {
                 .collect(),
             limits: self.limits_for(params),
             backend,
+            control: None,
         }
     }
 

@@ -62,6 +62,7 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         env: Vec::new(),
         limits,
         backend: args.backend,
+        control: None,
     };
     let repeat = args.repeat as usize;
     let json = args.json;

@@ -31,6 +31,7 @@ mod process_inputs;
 mod record;
 mod region;
 mod seal;
+mod service;
 mod signing;
 mod slurm;
 mod summary;

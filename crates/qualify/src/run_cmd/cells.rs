@@ -55,7 +55,12 @@ impl<'a> CellRunner<'a> {
     }
 
     fn run_local(&self, params: &Params, probe: &ProbeSpec) -> ProbeResult {
-        match self.probe_locally(probe) {
+        let result = if self.spec.service.is_some() {
+            self.service_locally(params)
+        } else {
+            self.probe_locally(probe)
+        };
+        match result {
             Ok(mut r) => {
                 let topology = super::topology::of(self.spec, params);
                 super::topology::flag_local(&mut r, topology, qualify_probe::allowed_cpus());
@@ -67,6 +72,41 @@ impl<'a> CellRunner<'a> {
                 ProbeResult::not_run(probe, "not probed: the run was stopping")
             }
         }
+    }
+
+    /// A service cell: started, loaded, judged and stopped once per run (`[performance]`
+    /// repeat, else `--repeat`), runs combined as for batch cells.
+    fn service_locally(&self, params: &Params) -> Result<ProbeResult, ProbeError> {
+        let cell = super::service::ServiceCell {
+            spec: self.spec,
+            backend: self.backend,
+            cancel: self.cancel,
+        };
+        let repeat = match &self.spec.performance {
+            Some(p) => p.repeat,
+            None => self.repeat,
+        };
+        let repeat = usize::try_from(repeat).unwrap_or(usize::MAX).max(1);
+        if repeat == 1 && self.spec.performance.is_none() {
+            return cell.run(params);
+        }
+        let mut runs = Vec::with_capacity(repeat);
+        for _ in 0..repeat {
+            let r = cell.run(params)?;
+            let stop = r.outcome == Outcome::Interrupted;
+            runs.push(r);
+            if stop {
+                break;
+            }
+        }
+        let mut combined = ProbeResult::combine(runs).ok_or_else(|| ProbeError::Io {
+            context: "a service cell ran no run".into(),
+            source: std::io::Error::other("no runs"),
+        })?;
+        if combined.runs.is_none() {
+            combined.runs = Some(vec![combined.clone()]);
+        }
+        Ok(combined)
     }
 
     /// `[performance]`: `warmup` discarded runs (a warmup that does not end `ok` is the cell's

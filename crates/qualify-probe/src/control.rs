@@ -1,0 +1,96 @@
+//! A handle on a running probe from another thread, for long-running programs (a service under
+//! load): the main process's pid once it started, the tree's memory over time, and a request to
+//! stop it gracefully — the probe sends the signal to the main process, waits up to the grace
+//! for it to end, then kills the tree and flags `slow_shutdown`. A program that ends on the
+//! requested signal (or exits 0, or with 128 + the signal) ended `ok`: it was asked to.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Samples kept before the series is thinned to every other one (memory stays bounded).
+const MAX_SAMPLES: usize = 8192;
+
+#[derive(Default)]
+struct State {
+    pid: Option<i32>,
+    memory: Vec<(Instant, u64)>,
+    stop: Option<(i32, Duration)>,
+}
+
+/// Shared between the probe's supervision loop and its caller.
+#[derive(Default)]
+pub struct Control {
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Control").field("pid", &self.pid()).finish()
+    }
+}
+
+impl Control {
+    /// The main process's pid, once it started.
+    pub fn pid(&self) -> Option<u32> {
+        self.state
+            .lock()
+            .ok()
+            .and_then(|s| s.pid)
+            .and_then(|p| u32::try_from(p).ok())
+    }
+
+    /// The tree's memory (cgroup usage, or summed anonymous RSS without cgroups) at each sample.
+    pub fn memory_samples(&self) -> Vec<(Instant, u64)> {
+        self.state
+            .lock()
+            .map(|s| s.memory.clone())
+            .unwrap_or_default()
+    }
+
+    /// Ask the probe to stop the program: `signal` to its main process, then after `grace` the
+    /// whole tree is killed. Idempotent; the first request wins.
+    pub fn request_stop(&self, signal: i32, grace: Duration) {
+        if let Ok(mut s) = self.state.lock()
+            && s.stop.is_none()
+        {
+            s.stop = Some((signal, grace));
+        }
+    }
+
+    pub(crate) fn started(&self, pid: i32) {
+        if let Ok(mut s) = self.state.lock() {
+            s.pid = Some(pid);
+        }
+    }
+
+    pub(crate) fn sample(&self, at: Instant, bytes: u64) {
+        if let Ok(mut s) = self.state.lock() {
+            if s.memory.len() >= MAX_SAMPLES {
+                let thinned: Vec<(Instant, u64)> = s.memory.iter().step_by(2).copied().collect();
+                s.memory = thinned;
+            }
+            s.memory.push((at, bytes));
+        }
+    }
+
+    /// The pending stop request, if any.
+    pub(crate) fn stop_requested(&self) -> Option<(i32, Duration)> {
+        self.state.lock().ok().and_then(|s| s.stop)
+    }
+}
+
+/// A stop the probe delivered: which signal, when, and by when the program had to be gone.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stopping {
+    pub signal: i32,
+    pub grace: Duration,
+    pub sent: Instant,
+    /// The grace ran out before the program ended.
+    pub late: bool,
+}
+
+impl Stopping {
+    pub fn deadline(&self) -> Instant {
+        self.sent + self.grace
+    }
+}

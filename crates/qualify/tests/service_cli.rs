@@ -1,0 +1,323 @@
+//! Service cells end to end: the real binary runs `qualify run` on specs with `[service]`,
+//! `[load]` and `[[slo]]` against real servers — the bundled `orders` example, the corpus's
+//! `service.py` failure modes, and `redis-server` from Debian (a server nobody here wrote) —
+//! and the receipt's cells carry the load report, the service verdict and the probe's
+//! classification. Each run is a few seconds of load.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+#[allow(unused_macros)]
+mod common;
+
+const QUALIFY: &str = env!("CARGO_BIN_EXE_qualify");
+
+fn scratch(name: &str) -> common::TestDir {
+    common::test_dir("service_cli", name)
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    receipt: Value,
+}
+
+impl Out {
+    fn context(&self) -> String {
+        format!(
+            "exit {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+
+    fn cells(&self) -> Vec<&Value> {
+        self.receipt["predicate"]["cells"]
+            .as_array()
+            .map(|a| a.iter().collect())
+            .unwrap_or_default()
+    }
+
+    /// The cell whose parameter `axis` has `value`.
+    fn cell(&self, axis: &str, value: &str) -> &Value {
+        self.cells()
+            .into_iter()
+            .find(|c| {
+                let v = &c["params"][axis];
+                v.as_str() == Some(value) || v.as_i64().is_some_and(|n| n.to_string() == value)
+            })
+            .unwrap_or_else(|| panic!("no cell {axis}={value}\n{}", self.context()))
+    }
+}
+
+fn run(dir: &Path, spec: &str) -> Out {
+    std::fs::write(dir.join("qualify.toml"), spec).unwrap();
+    let o = Command::new(QUALIFY)
+        .current_dir(dir)
+        .args(["run", "qualify.toml", "--no-ledger", "--receipt", "r.json"])
+        .output()
+        .expect("run qualify");
+    let receipt = std::fs::read_to_string(dir.join("r.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        receipt,
+    }
+}
+
+fn outcome(c: &Value) -> &str {
+    c["result"]["outcome"].as_str().unwrap_or("?")
+}
+
+fn service_py() -> PathBuf {
+    common::corpus_src().join("service.py")
+}
+
+/// A spec driving `service.py` in `mode` at `rate` req/s for `seconds`.
+fn service_spec(mode: &str, arg: &str, rate: u32, seconds: u32, extra: &str) -> String {
+    format!(
+        r#"[artifact]
+name = "svc"
+command = ["python3", "{py}", "{{port}}", "{mode}", "{arg}"]
+
+[claim]
+level = "trial"
+
+[functional]
+command = "true"
+
+[limits]
+timeout = "60s"
+
+[service]
+ready = {{ http = "/", within = "10s" }}
+stop = {{ signal = "SIGTERM", grace = "1s" }}
+
+[load]
+rate = {rate}
+duration = "{seconds}s"
+timeout = "1s"
+max_in_flight = 32
+
+[[load.request]]
+path = "/x/{{seq}}"
+
+[[slo]]
+metric = "latency_p99"
+max = "500ms"
+{extra}"#,
+        py = service_py().display()
+    )
+}
+
+#[test]
+fn orders_envelope_has_ok_and_overloaded_cells_with_the_load_in_the_receipt() {
+    let d = scratch("orders");
+    let dir = d.0.as_path();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/orders");
+    std::fs::copy(example.join("orders.py"), dir.join("orders.py")).unwrap();
+    let spec = std::fs::read_to_string(example.join("qualify.toml"))
+        .unwrap()
+        .replace("values = [2, 4, 8]", "values = [2]")
+        .replace("values = [100, 180, 300, 600]", "values = [100, 600]");
+    let out = run(dir, &spec);
+    assert_eq!(out.code, 1, "{}", out.context());
+    let ok = out.cell("rps", "100");
+    assert_eq!(outcome(ok), "ok", "2 workers serve 100 req/s: {ok}");
+    let load = &ok["result"]["load"];
+    for key in [
+        "offered_rate",
+        "achieved_rate",
+        "sent",
+        "completed",
+        "dropped",
+        "errors",
+        "latency",
+        "timeline",
+        "generator",
+        "slo",
+    ] {
+        assert!(!load[key].is_null(), "load.{key} missing: {load}");
+    }
+    for q in ["p50", "p90", "p99", "p999", "max", "mean"] {
+        assert!(load["latency"]["corrected"][q].is_number(), "{q}: {load}");
+        assert!(load["latency"]["uncorrected"][q].is_number(), "{q}: {load}");
+    }
+    assert!(load["latency"]["corrected_histogram"].is_string(), "{load}");
+    assert!(load["generator"]["cpu_seconds"].is_number(), "{load}");
+    assert_eq!(load["offered_rate"], 100.0);
+    assert!(
+        load["slo"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["held"] == true)
+    );
+    assert!(
+        load["stop"]
+            .as_str()
+            .unwrap()
+            .contains("stopped on request"),
+        "{load}"
+    );
+    let over = out.cell("rps", "600");
+    assert_eq!(outcome(over), "overloaded", "{over}");
+    assert!(
+        over["result"]["load"]["achieved_rate"].as_f64().unwrap() < 0.9 * 600.0,
+        "{over}"
+    );
+    assert!(out.stdout.contains("O overloaded"), "{}", out.context());
+}
+
+#[test]
+fn never_ready_is_unavailable_and_a_crash_under_load_is_a_crash() {
+    let d = scratch("modes");
+    let dir = d.0.as_path();
+    let out = run(
+        dir,
+        &service_spec("never-ready", "0", 50, 2, "").replace("within = \"10s\"", "within = \"1s\""),
+    );
+    assert_eq!(out.code, 1, "{}", out.context());
+    let c = out.cells()[0];
+    assert_eq!(outcome(c), "unavailable", "{c}");
+    assert!(
+        c["result"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("never ready"),
+        "{c}"
+    );
+
+    let out = run(dir, &service_spec("crash-after", "40", 50, 3, ""));
+    let c = out.cells()[0];
+    assert_eq!(outcome(c), "crash", "{}", out.context());
+    assert_eq!(c["result"]["signal"], "SIGABRT", "{c}");
+    assert!(
+        c["result"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("ended during the load"),
+        "{c}"
+    );
+    assert!(c["result"]["load"]["sent"].as_u64().unwrap() > 0, "{c}");
+
+    let out = run(dir, &service_spec("refuse-after", "30", 50, 3, ""));
+    let c = out.cells()[0];
+    assert_eq!(outcome(c), "unavailable", "{}", out.context());
+    assert!(
+        c["result"]["load"]["errors"]["refused"].as_u64().unwrap() > 0,
+        "{c}"
+    );
+}
+
+#[test]
+fn a_service_that_ignores_its_stop_signal_is_flagged_and_killed() {
+    let d = scratch("slow-stop");
+    let dir = d.0.as_path();
+    let out = run(dir, &service_spec("ignore-term", "1", 20, 1, ""));
+    assert_eq!(out.code, 0, "{}", out.context());
+    let c = out.cells()[0];
+    assert_eq!(outcome(c), "ok", "{c}");
+    let flags: Vec<&str> = c["result"]["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(flags.contains(&"slow_shutdown"), "{c}");
+    assert!(
+        c["result"]["load"]["stop"]
+            .as_str()
+            .unwrap()
+            .contains("did not stop within 1.0 s of SIGTERM"),
+        "{c}"
+    );
+    // Nothing of the service is left.
+    let py = service_py();
+    let ps = Command::new("pgrep")
+        .args(["-f", &format!("{} ", py.display())])
+        .output()
+        .unwrap();
+    let left = String::from_utf8_lossy(&ps.stdout);
+    assert!(left.trim().is_empty(), "service processes left: {left}");
+}
+
+/// redis-server (from Debian, written by nobody here) under a memory ceiling: with no
+/// `maxmemory` a write load grows it until the kernel kills it; with `maxmemory` and LRU
+/// eviction the same load is served within the ceiling.
+#[test]
+fn redis_is_oom_killed_without_maxmemory_and_survives_with_it() {
+    if Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("QUALIFY_REQUIRE_REDIS").is_none(),
+            "QUALIFY_REQUIRE_REDIS is set but redis-server is not installed"
+        );
+        eprintln!("skipped: redis-server is not installed (apt-get install redis-server)");
+        return;
+    }
+    let d = scratch("redis");
+    let dir = d.0.as_path();
+    let spec = r#"[artifact]
+name = "redis"
+command = ["redis-server", "--port", "{port}", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxmemory", "{maxmemory}", "--maxmemory-policy", "allkeys-lru"]
+
+[claim]
+level = "trial"
+
+[limits]
+memory = "48MiB"
+timeout = "60s"
+
+[service]
+ready = { tcp = true, within = "10s" }
+stop = { signal = "SIGTERM", grace = "2s" }
+
+[load]
+rate = 1500
+duration = "4s"
+timeout = "1s"
+max_in_flight = 64
+
+[[load.request]]
+tcp = { send = "SET k{seq} {pad:12288}\r\n", expect = "+OK" }
+
+[[axis]]
+name = "maxmemory"
+kind = "custom"
+values = ["0", "16mb"]
+"#;
+    let out = run(dir, spec);
+    let unbounded = out.cell("maxmemory", "0");
+    assert_eq!(outcome(unbounded), "oom_killed", "{}", out.context());
+    let bounded = out.cell("maxmemory", "16mb");
+    assert_eq!(outcome(bounded), "ok", "{}", out.context());
+    assert!(
+        bounded["result"]["load"]["completed"].as_u64().unwrap() > 4_000,
+        "{bounded}"
+    );
+}
+
+#[test]
+fn a_service_spec_refuses_the_slurm_executor() {
+    let d = scratch("slurm");
+    let dir = d.0.as_path();
+    std::fs::write(dir.join("qualify.toml"), service_spec("ok", "1", 10, 1, "")).unwrap();
+    let o = Command::new(QUALIFY)
+        .current_dir(dir)
+        .args(["run", "qualify.toml", "--no-ledger", "--executor", "slurm"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("local executor only"), "{err}");
+}
