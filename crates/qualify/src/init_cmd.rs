@@ -1,4 +1,5 @@
-//! `qualify init [PATH]`: write the commented starter spec.
+//! `qualify init [PATH] [--service]`: write the commented starter spec (for a batch program, or
+//! with `--service` for a server qualified under load).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,6 +16,10 @@ pub struct InitArgs {
     /// Overwrite an existing file.
     #[arg(long)]
     force: bool,
+    /// Write the starter for a service (a server qualified under load against objectives)
+    /// instead of a batch program.
+    #[arg(long)]
+    service: bool,
 }
 
 pub fn run(args: InitArgs) -> Result<ExitCode, CliError> {
@@ -24,7 +29,12 @@ pub fn run(args: InitArgs) -> Result<ExitCode, CliError> {
             "pass --force to overwrite it or name another path",
         ));
     }
-    std::fs::write(&args.path, qualify_spec::STARTER_SPEC).map_err(|e| {
+    let text = if args.service {
+        qualify_spec::SERVICE_STARTER_SPEC
+    } else {
+        qualify_spec::STARTER_SPEC
+    };
+    std::fs::write(&args.path, text).map_err(|e| {
         CliError::output(format!("cannot write {}: {e}", args.path.display()), None)
     })?;
     println!(

@@ -321,3 +321,28 @@ fn a_service_spec_refuses_the_slurm_executor() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("local executor only"), "{err}");
 }
+
+#[test]
+fn init_service_writes_a_service_starter_that_checks() {
+    let d = scratch("init");
+    let dir = d.0.as_path();
+    let o = Command::new(QUALIFY)
+        .current_dir(dir)
+        .args(["init", "--service"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let text = std::fs::read_to_string(dir.join("qualify.toml")).unwrap();
+    for key in ["[service]", "[load]", "[[slo]]", "kind = \"load\"", "{port}"] {
+        assert!(text.contains(key), "{key} missing from the starter");
+    }
+    // The spec checks: running it fails only because ./my-service does not exist.
+    let o = Command::new(QUALIFY)
+        .current_dir(dir)
+        .args(["run", "--no-ledger"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("command not found: `./my-service`"), "{err}");
+}
