@@ -103,6 +103,8 @@ struct Phase {
     start: Instant,
     end: Instant,
     counts: Counts,
+    /// Most requests this loop had outstanding when one of the phase was sent.
+    peak_in_flight: u64,
     corrected: Histogram<u64>,
     uncorrected: Histogram<u64>,
 }
@@ -162,6 +164,7 @@ impl Recorder {
                         start: measured_start + w.start,
                         end: measured_start + w.end,
                         counts: Counts::default(),
+                        peak_in_flight: 0,
                         corrected: histogram(max_us, 3)?,
                         uncorrected: histogram(max_us, 3)?,
                     })
@@ -204,7 +207,8 @@ impl Recorder {
     }
 
     /// A request was sent (or its exchange began) at `now`.
-    pub fn on_sent(&mut self, seq: u64, intended: Instant, now: Instant) {
+    /// `in_flight`: this loop's outstanding requests, this one included.
+    pub fn on_sent(&mut self, seq: u64, intended: Instant, now: Instant, in_flight: u64) {
         if let Some(w) = &mut self.writes {
             w.attempted.insert(seq);
         }
@@ -215,6 +219,7 @@ impl Recorder {
         self.row(now).1.sent += 1;
         for p in self.phases_of(intended) {
             p.counts.sent += 1;
+            p.peak_in_flight = p.peak_in_flight.max(in_flight);
         }
     }
 
@@ -347,6 +352,8 @@ impl Recorder {
         }
         for (mine, theirs) in self.phases.iter_mut().zip(other.phases) {
             mine.counts.add(&theirs.counts);
+            // Each loop owns its share of the slots: the peaks add up to the whole.
+            mine.peak_in_flight += theirs.peak_in_flight;
             let _ = mine.corrected.add(&theirs.corrected);
             let _ = mine.uncorrected.add(&theirs.uncorrected);
         }
@@ -380,6 +387,7 @@ impl Recorder {
                 succeeded: p.counts.succeeded,
                 dropped: p.counts.dropped,
                 errors: p.counts.errors,
+                peak_in_flight: p.peak_in_flight,
                 corrected: LatencySummary::of(&p.corrected),
                 uncorrected: LatencySummary::of(&p.uncorrected),
             })
@@ -411,15 +419,15 @@ mod tests {
         ];
         let mut r = Recorder::new(measured, s(3), s(60), &phases, true, ms(10)).unwrap();
         // A warmup request: attempted, acknowledged, never counted.
-        r.on_sent(0, t0, t0);
+        r.on_sent(0, t0, t0, 1);
         r.on_end(0, t0, t0, t0 + ms(5), Ending::success());
         // Measured: one fast, one that waited 300 ms for a slot, one timeout, one 503.
         let at = |x: u64| measured + ms(x);
-        r.on_sent(1, at(0), at(0));
+        r.on_sent(1, at(0), at(0), 1);
         r.on_end(1, at(0), at(0), at(2), Ending::success());
-        r.on_sent(2, at(100), at(400));
+        r.on_sent(2, at(100), at(400), 1);
         r.on_end(2, at(100), at(400), at(402), Ending::success());
-        r.on_sent(3, at(1200), at(1200));
+        r.on_sent(3, at(1200), at(1200), 1);
         r.on_end(
             3,
             at(1200),
@@ -427,7 +435,7 @@ mod tests {
             at(3200),
             Ending::failed(ErrorClass::Timeout, "no answer".into()),
         );
-        r.on_sent(4, at(1300), at(1300));
+        r.on_sent(4, at(1300), at(1300), 1);
         r.on_end(
             4,
             at(1300),
@@ -490,11 +498,11 @@ mod tests {
         let new = || Recorder::new(t0, s(3), s(60), &phases, true, ms(10)).unwrap();
         let (mut a, mut b) = (new(), new());
         let at = |x: u64| t0 + ms(x);
-        a.on_sent(0, at(0), at(0));
+        a.on_sent(0, at(0), at(0), 1);
         a.on_end(0, at(0), at(0), at(10), Ending::success());
-        b.on_sent(1, at(500), at(500));
+        b.on_sent(1, at(500), at(500), 1);
         b.on_end(1, at(500), at(500), at(1600), Ending::success());
-        b.on_sent(3, at(1500), at(1500));
+        b.on_sent(3, at(1500), at(1500), 1);
         b.on_end(
             3,
             at(1500),

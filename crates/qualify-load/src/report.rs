@@ -234,6 +234,10 @@ pub struct PhaseReport {
     pub succeeded: u64,
     pub dropped: u64,
     pub errors: ErrorCounts,
+    /// Most requests outstanding at once while the phase's requests were sent (at most
+    /// `max_in_flight`: the load's slots were full).
+    #[serde(default)]
+    pub peak_in_flight: u64,
     pub corrected: LatencySummary,
     pub uncorrected: LatencySummary,
 }

@@ -22,6 +22,7 @@ mod cells;
 mod checks;
 mod controls;
 mod environment;
+mod faults;
 mod holdout;
 mod host;
 mod junit_counts;

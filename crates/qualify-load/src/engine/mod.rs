@@ -446,7 +446,9 @@ impl Shared {
     }
 
     fn sent(&self, seq: u64, intended: Instant, now: Instant) {
-        self.rec.borrow_mut().on_sent(seq, intended, now);
+        self.rec
+            .borrow_mut()
+            .on_sent(seq, intended, now, self.in_flight.get() + 1);
         if intended >= self.measured_start {
             self.control.sent.fetch_add(1, Ordering::Relaxed);
         }

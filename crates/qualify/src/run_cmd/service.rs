@@ -25,6 +25,8 @@ use qualify_probe::{
     BackendChoice, CancelToken, Control, Flag, Outcome, ProbeError, ProbeResult, ProbeSpec,
 };
 use qualify_spec::{LoadModel, LoadRequestKind, ReadyCheck, Spec};
+
+use super::faults::{self, Harness};
 use serde_json::json;
 
 /// A started service: its probe running on a thread of its own.
@@ -73,6 +75,11 @@ impl ServiceRun {
         if !self.ended() {
             self.control.request_stop(signal, grace);
         }
+        self.join()
+    }
+
+    /// Wait for the result of an instance already asked to stop.
+    pub fn stop_now(mut self) -> Result<ProbeResult, ProbeError> {
         self.join()
     }
 
@@ -135,7 +142,8 @@ pub struct ServiceCell<'a> {
 }
 
 impl ServiceCell<'_> {
-    /// Start, await, load, judge and stop the service of the cell at `params`.
+    /// Start, await, load, judge and stop the service of the cell at `params` — with its
+    /// dependencies behind fault proxies and a kill-and-restart when the spec has them.
     pub fn run(&self, params: &Params) -> Result<ProbeResult, ProbeError> {
         let spec = self.spec;
         let Some(service) = &spec.service else {
@@ -149,14 +157,19 @@ impl ServiceCell<'_> {
             None => free_port()?,
         };
         let bound = with_port(params, port);
+        let mut harness = Harness::start(spec, params, self.backend, self.cancel)?;
         let mut probe = spec.cell_probe(&bound, self.backend);
         probe.env.push(("PORT".into(), port.to_string().into()));
+        for (k, v) in harness.service_env(spec, &bound) {
+            probe.env.push((k.into(), v.into()));
+        }
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        let run = ServiceRun::start(probe, addr);
+        let run = ServiceRun::start(probe.clone(), addr);
 
         // Ready?
-        let ready = self.await_ready(&run, &bound);
+        let ready = self.await_ready(&run, &bound, service.ready.within);
         if let Err(why) = ready {
+            let proxies = harness.finish();
             if self.cancelled() {
                 let mut r = run.abort()?;
                 r.outcome = Outcome::Interrupted;
@@ -170,18 +183,47 @@ impl ServiceCell<'_> {
             let mut r = run.stop(service.stop.signal_number, service.stop.grace)?;
             let detail = format!("never ready: {why}");
             attach_load(&mut r, None, &[], &detail, None);
+            if !proxies.is_empty() {
+                r.faults = Some(
+                    json!({"dependencies": proxies.iter().map(|(n, f, s)| json!({"dependency": n, "fault": f.to_string(), "proxy": s})).collect::<Vec<_>>()}),
+                );
+            }
             return Ok(judged(r, Outcome::Unavailable, detail));
         }
         let ready_seconds = run.started.elapsed().as_secs_f64();
 
-        // Load.
-        let plan = self.plan(params);
+        // Load, with the fault windows armed at the measured phase's start and a kill and
+        // restart of the service at `[recovery] at`.
+        let mut plan = self.plan(params);
+        if let Some(plan) = plan.as_mut() {
+            plan.phases = match (&spec.faults, &spec.recovery) {
+                (Some(_), _) => faults::phases(spec, plan.duration),
+                (None, Some(r)) => faults::restart_phases(r.at, plan.duration),
+                (None, None) => Vec::new(),
+            };
+            plan.record_writes = spec.recovery.as_ref().is_some_and(|r| r.writes.is_some());
+            if let Some(writes) = spec.recovery.as_ref().and_then(|r| r.writes.as_ref()) {
+                // The write request is the load: every request writes `{seq}`.
+                plan.requests = vec![qualify_load::RequestTemplate {
+                    weight: 1,
+                    kind: qualify_load::RequestKind::Http(http_request(&writes.request)),
+                }];
+            }
+        }
+        let mut instances = Instances::new(run, probe, addr);
         let mut measured = None;
         let report = match &plan {
             Some(plan) => {
+                let recovery = spec.recovery.as_ref();
                 let mut observer = |p: &qualify_load::Progress| {
                     measured = Some(p.measured_start);
-                    if run.ended() {
+                    harness.arm(p.measured_start);
+                    if let (Some(r), Some(elapsed)) = (recovery, p.measured_elapsed())
+                        && elapsed >= r.at
+                    {
+                        instances.kill_and_restart(r, service.ready.check.clone());
+                    }
+                    if instances.ended() {
                         Flow::Stop
                     } else {
                         Flow::Continue
@@ -198,13 +240,25 @@ impl ServiceCell<'_> {
             }
             None => None,
         };
-        let alive = !run.ended();
-        let samples = run.control.memory_samples();
-        let mut r = if self.cancelled() {
-            run.abort()?
-        } else {
-            run.stop(service.stop.signal_number, service.stop.grace)?
+        let restart = instances.restart_seen(measured);
+        let alive = !instances.ended();
+        // The write check reads back while the (restarted) service still runs.
+        let writes = match (
+            spec.recovery.as_ref().and_then(|r| r.writes.as_ref()),
+            report.as_ref(),
+        ) {
+            (Some(w), Some(rep)) if alive => {
+                faults::check_writes(addr, &w.read, rep, Duration::from_secs(30))
+            }
+            _ => None,
         };
+        let samples = instances.memory_samples();
+        let (mut r, first) = if self.cancelled() {
+            instances.abort()?
+        } else {
+            instances.stop(service.stop.signal_number, service.stop.grace)?
+        };
+        let proxies = harness.finish();
         if self.cancelled() {
             r.outcome = Outcome::Interrupted;
             r.detail = "not probed to the end: the run was stopping".into();
@@ -220,10 +274,45 @@ impl ServiceCell<'_> {
             r.flags.push(Flag::MemoryGrowth);
             r.flags.sort_unstable();
         }
+        // Faults and restarts are judged by their own verdict: the SLOs outside the window,
+        // recovery, amplification, lost writes.
+        let faulted = !proxies.is_empty() || restart.is_some();
+        let behaviour = match (&report, faulted) {
+            (Some(rep), true) => {
+                let max_in_flight = plan.as_ref().map_or(0, |p| p.max_in_flight);
+                let (behaviour, mut record) = faults::judge(
+                    spec,
+                    rep,
+                    &proxies,
+                    restart.as_ref(),
+                    writes.clone(),
+                    max_in_flight,
+                );
+                if let Some(first) = &first {
+                    record["killed_instance"] = json!({
+                        "outcome": first.outcome,
+                        "detail": first.detail,
+                    });
+                }
+                r.faults = Some(record);
+                Some(behaviour)
+            }
+            _ => None,
+        };
+        // A faulted cell's service verdict is judged outside the fault window.
+        let outside = match (&report, &behaviour) {
+            (Some(rep), Some(_)) => Some(outside_window(rep)),
+            _ => None,
+        };
+        let judged_report = outside.as_ref().or(report.as_ref());
+        let slos_outside = match &outside {
+            Some(o) => qualify_load::slo::evaluate(&spec.slos, o),
+            None => slos.clone(),
+        };
         let verdict = qualify_load::verdict::decide(&CellFacts {
             not_ready: None,
-            report: report.as_ref(),
-            slos: &slos,
+            report: judged_report,
+            slos: &slos_outside,
             process_alive: alive,
         });
         let mut detail = String::new();
@@ -231,7 +320,9 @@ impl ServiceCell<'_> {
             // The process ended during the load: the probe's classification stands.
             Verdict::ProcessEnded => None,
             Verdict::Service { outcome, detail: d } => {
-                detail = d.clone().unwrap_or_else(|| summary(report.as_ref(), &slos));
+                detail = d
+                    .clone()
+                    .unwrap_or_else(|| summary(judged_report, &slos_outside));
                 Some(match outcome {
                     ServiceOutcome::Ok => Outcome::Ok,
                     ServiceOutcome::SloViolated => Outcome::SloViolated,
@@ -246,6 +337,26 @@ impl ServiceCell<'_> {
                     ServiceOutcome::Interrupted => Outcome::Interrupted,
                 })
             }
+        };
+        // Lost writes outrank everything; not recovering outranks the SLO verdict outside the
+        // window.
+        let outcome = match (&behaviour, outcome) {
+            (Some(b), _) if b.verdict == qualify_faults::Verdict::LosesWrites => {
+                detail = b.detail.clone();
+                Some(Outcome::LostWrites)
+            }
+            (Some(b), Some(o))
+                if o != Outcome::Interrupted
+                    && matches!(b.recovery, qualify_faults::Recovery::NotRecovered) =>
+            {
+                detail = b.detail.clone();
+                Some(Outcome::NotRecovered)
+            }
+            (Some(b), Some(o)) => {
+                detail = format!("{detail}; under the fault: {} ({})", b.verdict, b.detail);
+                Some(o)
+            }
+            (_, o) => o,
         };
         attach_load(&mut r, report.as_ref(), &slos, &detail, growth);
         if let Some(load) = r.load.as_mut() {
@@ -272,11 +383,15 @@ impl ServiceCell<'_> {
     }
 
     /// Wait for `[service] ready`, stopping early when the service ends or qualify stops.
-    fn await_ready(&self, run: &ServiceRun, bound: &Params) -> Result<(), String> {
+    fn await_ready(
+        &self,
+        run: &ServiceRun,
+        bound: &Params,
+        within: Duration,
+    ) -> Result<(), String> {
         let Some(service) = &self.spec.service else {
             return Ok(());
         };
-        let within = service.ready.within;
         // The readiness poll stops when the service ends or qualify stops.
         let stop = Arc::new(AtomicBool::new(false));
         let watcher = {
@@ -381,13 +496,7 @@ impl ServiceCell<'_> {
                     weight: r.weight,
                     kind: match &r.kind {
                         LoadRequestKind::Http(h) => {
-                            qualify_load::RequestKind::Http(qualify_load::HttpRequest {
-                                method: h.method.clone(),
-                                path: h.path.clone(),
-                                body: h.body.clone(),
-                                headers: h.headers.clone(),
-                                expect_status: h.expect_status.clone(),
-                            })
+                            qualify_load::RequestKind::Http(http_request(h))
                         }
                         LoadRequestKind::Tcp { send, expect } => {
                             qualify_load::RequestKind::Tcp(qualify_load::TcpRequest {
@@ -402,6 +511,210 @@ impl ServiceCell<'_> {
             record_writes: false,
             threads: load.threads,
         })
+    }
+}
+
+/// A spec's HTTP request as the load generator takes it.
+fn http_request(h: &qualify_spec::HttpLoadRequest) -> qualify_load::HttpRequest {
+    qualify_load::HttpRequest {
+        method: h.method.clone(),
+        path: h.path.clone(),
+        body: h.body.clone(),
+        headers: h.headers.clone(),
+        expect_status: h.expect_status.clone(),
+    }
+}
+
+/// The load outside the fault window and its recovery: a report of the phases before the
+/// window and after `recover_within`, so a fault's errors count for recovery (and
+/// `not_recovered`), not against the service's objectives.
+fn outside_window(report: &LoadReport) -> LoadReport {
+    let mut outside = report.clone();
+    let phases: Vec<&qualify_load::PhaseReport> = report
+        .phases
+        .iter()
+        .filter(|p| p.name != faults::DURING && p.name != faults::RECOVERY)
+        .collect();
+    if phases.is_empty() {
+        return outside;
+    }
+    let mut errors = qualify_load::ErrorCounts::default();
+    let (mut sent, mut completed, mut succeeded, mut dropped) = (0, 0, 0, 0);
+    let mut seconds = 0.0;
+    for p in &phases {
+        errors.add_counts(&p.errors);
+        sent += p.sent;
+        completed += p.completed;
+        succeeded += p.succeeded;
+        dropped += p.dropped;
+        seconds += p.end_seconds - p.start_seconds;
+    }
+    outside.sent = sent;
+    outside.completed = completed;
+    outside.succeeded = succeeded;
+    outside.dropped = dropped;
+    outside.errors = errors;
+    outside.measured_seconds = seconds;
+    outside.throughput = if seconds > 0.0 {
+        succeeded as f64 / seconds
+    } else {
+        0.0
+    };
+    outside.achieved_rate = if seconds > 0.0 {
+        completed as f64 / seconds
+    } else {
+        0.0
+    };
+    // Latency outside the window: the worse of the phases' corrected percentiles.
+    let worst = |f: fn(&qualify_load::LatencySummary) -> Option<f64>| {
+        phases
+            .iter()
+            .filter_map(|p| f(&p.corrected))
+            .reduce(f64::max)
+    };
+    outside.latency.corrected.p50 = worst(|l| l.p50);
+    outside.latency.corrected.p90 = worst(|l| l.p90);
+    outside.latency.corrected.p99 = worst(|l| l.p99);
+    outside.latency.corrected.p999 = worst(|l| l.p999);
+    outside.latency.corrected.max = worst(|l| l.max);
+    outside
+}
+
+/// The service's running instance, and what a kill and restart left of the first one.
+struct Instances {
+    current: Option<ServiceRun>,
+    probe: ProbeSpec,
+    addr: SocketAddr,
+    /// The killed instance, stopped.
+    killed: Option<ServiceRun>,
+    /// The restarted one, starting and awaited on its own thread (`None` when not ready in time).
+    restarting: Option<std::thread::JoinHandle<(ServiceRun, Option<f64>)>>,
+    killed_at: Option<Instant>,
+    ready_after: Option<f64>,
+}
+
+impl Instances {
+    fn new(run: ServiceRun, probe: ProbeSpec, addr: SocketAddr) -> Instances {
+        Instances {
+            current: Some(run),
+            probe,
+            addr,
+            killed: None,
+            restarting: None,
+            killed_at: None,
+            ready_after: None,
+        }
+    }
+
+    /// Kill the service with `[recovery] signal` (once) and start it again on a thread that
+    /// waits until it is ready (within `ready_within`).
+    fn kill_and_restart(&mut self, r: &qualify_spec::Recovery, check: ReadyCheck) {
+        if self.killed_at.is_some() {
+            return;
+        }
+        let Some(current) = self.current.take() else {
+            return;
+        };
+        let now = Instant::now();
+        self.killed_at = Some(now);
+        // The signal now; the grace only covers a signal the service may catch.
+        current
+            .control
+            .request_stop(r.signal_number, Duration::from_secs(2));
+        let gone = Arc::clone(&current.done);
+        self.killed = Some(current);
+        let (probe, addr, within) = (self.probe.clone(), self.addr, r.ready_within);
+        self.restarting = Some(std::thread::spawn(move || {
+            // The old instance must have let go of the port first.
+            let start = Instant::now();
+            while !gone.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let run = ServiceRun::start(probe, addr);
+            let cancel = AtomicBool::new(false);
+            let ok = match check {
+                ReadyCheck::Http(path) => {
+                    wait_ready(&LoadReady::Http { path }, addr, within, &cancel).is_ok()
+                }
+                ReadyCheck::Tcp | ReadyCheck::Command(_) => {
+                    wait_ready(&LoadReady::Tcp, addr, within, &cancel).is_ok()
+                }
+            };
+            (run, ok.then(|| now.elapsed().as_secs_f64()))
+        }));
+    }
+
+    /// The service (the first instance, or the restarted one once started) is gone.
+    fn ended(&self) -> bool {
+        match (&self.current, &self.restarting) {
+            (Some(run), _) => run.ended(),
+            (None, Some(_)) => false,
+            (None, None) => true,
+        }
+    }
+
+    fn settle(&mut self) {
+        if let Some(t) = self.restarting.take()
+            && let Ok((run, ready_after)) = t.join()
+        {
+            self.current = Some(run);
+            self.ready_after = ready_after;
+        }
+    }
+
+    /// What the restart saw (None without one).
+    fn restart_seen(&mut self, measured: Option<Instant>) -> Option<faults::RestartSeen> {
+        self.settle();
+        let killed = self.killed_at?;
+        Some(faults::RestartSeen {
+            ready_after: self.ready_after,
+            at: measured
+                .and_then(|m| killed.checked_duration_since(m))
+                .map_or(0.0, |d| d.as_secs_f64()),
+        })
+    }
+
+    fn memory_samples(&self) -> Vec<(Instant, u64)> {
+        let mut all = Vec::new();
+        for run in self.killed.iter().chain(self.current.iter()) {
+            all.extend(run.control.memory_samples());
+        }
+        all
+    }
+
+    /// Stop the running instance; the result, and the killed instance's if there was one.
+    fn stop(
+        mut self,
+        signal: i32,
+        grace: Duration,
+    ) -> Result<(ProbeResult, Option<ProbeResult>), ProbeError> {
+        self.settle();
+        let first = self.killed.take().map(ServiceRun::stop_now).transpose()?;
+        let r = match self.current.take() {
+            Some(run) => run.stop(signal, grace)?,
+            None => {
+                return Err(ProbeError::Io {
+                    context: "the restarted service never started".into(),
+                    source: std::io::Error::other("no instance"),
+                });
+            }
+        };
+        Ok((r, first))
+    }
+
+    fn abort(mut self) -> Result<(ProbeResult, Option<ProbeResult>), ProbeError> {
+        self.settle();
+        let first = self.killed.take().map(ServiceRun::abort).transpose()?;
+        let r = match self.current.take() {
+            Some(run) => run.abort()?,
+            None => {
+                return Err(ProbeError::Io {
+                    context: "the restarted service never started".into(),
+                    source: std::io::Error::other("no instance"),
+                });
+            }
+        };
+        Ok((r, first))
     }
 }
 
