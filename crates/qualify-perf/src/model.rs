@@ -1,7 +1,8 @@
 //! Workload scaling models: the performance-model normal form `c0 + c1 · n^i · log2(n)^j`
-//! (Extra-P), fitted by least squares for every candidate exponent pair and chosen by
-//! leave-one-out cross-validation on the relative error. Fewer than [`MIN_POINTS`] distinct
-//! points give no model, with the reason.
+//! (Extra-P), fitted by least squares for every candidate exponent pair ([`candidates`]) and
+//! chosen by leave-one-out cross-validation on the relative error ([`choose`]). Fewer than
+//! [`MIN_POINTS`] distinct points give no model, with the reason. [`Fit::grows_at_most`] is how
+//! a term is compared with a `max_exponent` limit: log factors count with their power.
 
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +55,15 @@ pub struct Fit {
 impl Fit {
     pub fn predict(&self, n: f64) -> f64 {
         self.coefficients[0] + self.coefficients[1] * term(n, self.exponent, self.log_exponent)
+    }
+
+    /// Whether the term grows at most as fast as `n^limit`: `n^i · log2(n)^j` is O(n^limit)
+    /// exactly when `i < limit`, or `i = limit` and `j = 0`. So `n^2·log2(n)` exceeds a limit
+    /// of 2 and `n^(7/4)·log2(n)` stays within 1.8 — asymptotically true, and over a finite range
+    /// such a pair is rarely told apart, which is why checks ask this of every plausible term.
+    pub fn grows_at_most(&self, limit: f64) -> bool {
+        let eps = 1e-9;
+        self.exponent < limit - eps || (self.exponent <= limit + eps && self.log_exponent == 0)
     }
 }
 
@@ -128,6 +138,16 @@ pub fn fit(points: &[(f64, f64)]) -> Result<Fit, String> {
 /// half-width of the medians' confidence intervals): terms whose cross-validated error is within
 /// `noise` of the best are indistinguishable, and the one with fewer log factors wins.
 pub fn fit_noisy(points: &[(f64, f64)], noise: f64) -> Result<Fit, String> {
+    let all = candidates(points)?;
+    choose(&all, noise)
+        .map(|k| all[k].clone())
+        .ok_or_else(|| "no candidate term could be fitted".to_string())
+}
+
+/// Every hypothesis of the normal form fitted to the points, with its leave-one-out error: the
+/// constant, then `n^i · log2(n)^j` for every `i` in [`EXPONENTS`] and `j` in
+/// [`LOG_EXPONENTS`] whose fit grows (non-negative `c1`). Errors say why nothing was fitted.
+pub fn candidates(points: &[(f64, f64)]) -> Result<Vec<Fit>, String> {
     let mut pts: Vec<(f64, f64)> = points
         .iter()
         .copied()
@@ -148,7 +168,6 @@ pub fn fit_noisy(points: &[(f64, f64)], noise: f64) -> Result<Fit, String> {
     let n_max = x.last().copied().unwrap_or(1.0).max(2.0);
     let y: Vec<f64> = pts.iter().map(|p| p.1).collect();
     let mut candidates: Vec<Fit> = Vec::new();
-    let mut consider = |candidate: Fit| candidates.push(candidate);
     // The constant model.
     {
         let loo: f64 = (0..y.len())
@@ -160,7 +179,7 @@ pub fn fit_noisy(points: &[(f64, f64)], noise: f64) -> Result<Fit, String> {
             / y.len() as f64;
         let mean = y.iter().sum::<f64>() / y.len() as f64;
         let fit_error = y.iter().map(|v| rel_err(mean, *v)).sum::<f64>() / y.len() as f64;
-        consider(Fit {
+        candidates.push(Fit {
             form: "1".to_string(),
             exponent: 0.0,
             log_exponent: 0,
@@ -204,7 +223,7 @@ pub fn fit_noisy(points: &[(f64, f64)], noise: f64) -> Result<Fit, String> {
                 .map(|k| rel_err(coefficients[0] + coefficients[1] * f[k], y[k]))
                 .sum::<f64>()
                 / y.len() as f64;
-            consider(Fit {
+            candidates.push(Fit {
                 form: form(p, q, j),
                 exponent: i,
                 log_exponent: j,
@@ -216,7 +235,10 @@ pub fn fit_noisy(points: &[(f64, f64)], noise: f64) -> Result<Fit, String> {
             });
         }
     }
-    choose(candidates, noise).ok_or_else(|| "no candidate term could be fitted".to_string())
+    if candidates.is_empty() {
+        return Err("no candidate term could be fitted".to_string());
+    }
+    Ok(candidates)
 }
 
 /// Candidates whose cross-validated error is within this factor of the best (or within the
@@ -224,17 +246,27 @@ pub fn fit_noisy(points: &[(f64, f64)], noise: f64) -> Result<Fit, String> {
 /// `n^(3/4)·log2(n)^2` mimics `n`).
 pub const TIE_FACTOR: f64 = 1.5;
 
-fn choose(candidates: Vec<Fit>, noise: f64) -> Option<Fit> {
+/// The cross-validated error below which a candidate is indistinguishable from the best one,
+/// given the points' relative uncertainty `noise`.
+pub fn tie_margin(candidates: &[Fit], noise: f64) -> Option<f64> {
     let best = candidates.iter().map(|c| c.error).min_by(f64::total_cmp)?;
-    let margin = (best * TIE_FACTOR).max(best + noise.max(0.0)) + 1e-12;
+    Some((best * TIE_FACTOR).max(best + noise.max(0.0)) + 1e-12)
+}
+
+/// The index of the chosen candidate: among those within [`tie_margin`] of the best, the one
+/// with the fewest log factors, then the lowest error.
+pub fn choose(candidates: &[Fit], noise: f64) -> Option<usize> {
+    let margin = tie_margin(candidates, noise)?;
     candidates
-        .into_iter()
-        .filter(|c| c.error <= margin)
-        .min_by(|a, b| {
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.error <= margin)
+        .min_by(|(_, a), (_, b)| {
             a.log_exponent
                 .cmp(&b.log_exponent)
                 .then(a.error.total_cmp(&b.error))
         })
+        .map(|(k, _)| k)
 }
 
 #[cfg(test)]
@@ -342,5 +374,34 @@ mod tests {
         let e = fit(&pts).err().unwrap_or_default();
         assert!(e.contains("3 distinct point(s)"), "{e}");
         assert!(fit(&[(0.5, 1.0), (1.0, 1.0), (2.0, 2.0), (3.0, 3.0), (4.0, 4.0)]).is_err());
+    }
+
+    #[test]
+    fn log_factors_count_with_their_power_against_a_limit() {
+        let term = |i: f64, j: u32| Fit {
+            form: String::new(),
+            exponent: i,
+            log_exponent: j,
+            effective_exponent: i,
+            coefficients: [0.0, 1.0],
+            error: 0.0,
+            fit_error: 0.0,
+            points: 5,
+        };
+        assert!(term(2.0, 0).grows_at_most(2.0));
+        assert!(!term(2.0, 1).grows_at_most(2.0));
+        assert!(term(1.75, 1).grows_at_most(1.8));
+        assert!(!term(1.75, 0).grows_at_most(1.5));
+        assert!(term(0.0, 2).grows_at_most(0.25));
+    }
+
+    #[test]
+    fn every_candidate_is_returned_with_its_error() {
+        let all = candidates(&curve(2.0, 0, 0.0, 1)).unwrap_or_default();
+        // The constant, then 19 exponents × 3 log powers less those that do not grow.
+        assert!(all.len() > 40, "{}", all.len());
+        assert_eq!(all[0].form, "1");
+        let k = choose(&all, 0.0).unwrap_or(0);
+        assert_eq!(all[k].form, "n^2");
     }
 }
