@@ -62,14 +62,19 @@ impl Fit {
     /// of 2 and `n^(7/4)·log2(n)` stays within 1.8 — asymptotically true, and over a finite range
     /// such a pair is rarely told apart, which is why checks ask this of every plausible term.
     pub fn grows_at_most(&self, limit: f64) -> bool {
-        let eps = 1e-9;
-        self.exponent < limit - eps || (self.exponent <= limit + eps && self.log_exponent == 0)
+        grows_at_most(self.exponent, self.log_exponent, limit)
     }
 }
 
 fn term(n: f64, i: f64, j: u32) -> f64 {
     let base = if i == 0.0 { 1.0 } else { n.powf(i) };
     base * n.log2().powi(j as i32)
+}
+
+/// Whether `n^exponent · log2(n)^log_exponent` is O(n^limit) (see [`Fit::grows_at_most`]).
+pub fn grows_at_most(exponent: f64, log_exponent: u32, limit: f64) -> bool {
+    let eps = 1e-9;
+    exponent < limit - eps || (exponent <= limit + eps && log_exponent == 0)
 }
 
 /// The form string of `n^(p/q) · log2(n)^j`.
