@@ -4,6 +4,8 @@
  *   ./complexity nlogn N      merge sort of N pseudo-random integers       O(n log n)
  *   ./complexity quadratic N  N*N steps of a dependent recurrence          O(n^2)
  *   ./complexity cubic N      N*N*N steps of a dependent recurrence        O(n^3)
+ *   ./complexity MODE N S     the same after S LCG steps of start-up cost (bench/model_accuracy.sh
+ *                             makes it comparable to the smallest cell, as a real program's is)
  *
  * Every mode prints a checksum so the compiler cannot drop the work, and `work: <ops>` so a
  * regex metric can read the operation count. */
@@ -27,8 +29,8 @@ static void merge_sort(uint32_t *a, uint32_t *tmp, size_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s linear|nlogn|quadratic|cubic N\n", argv[0]);
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: %s linear|nlogn|quadratic|cubic N [STARTUP]\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1];
@@ -38,6 +40,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     uint64_t sum = 0, x = 42;
+    long startup = argc == 4 ? atol(argv[3]) : 0;
+    for (long i = 0; i < startup; i++) x = lcg(x);
+    sum += x & 1;
     double ops = 0;
     if (strcmp(mode, "linear") == 0) {
         for (long i = 0; i < n; i++) {

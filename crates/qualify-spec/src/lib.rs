@@ -36,7 +36,8 @@ pub use executor::{Executor, ExecutorKind};
 pub use functional::{Functional, Holdout};
 pub use limits::SpecLimits;
 pub use performance::{
-    BUILTIN_METRICS, Better, ExpectRule, PerfExpect, PerfMetric, PerfReference, Performance,
+    BUILTIN_METRICS, Better, DEFAULT_MAX_REPEAT, DEFAULT_PRECISION, Estimator, ExpectRule,
+    MIN_ROUNDS, PerfExpect, PerfMetric, PerfReference, Performance, Repeat,
 };
 pub use range::{Number, NumericRange, Points, Scale};
 pub use spec::Spec;

@@ -1,6 +1,8 @@
 //! The one place a cell of the plan is probed: [`CellRunner`] owns how a cell runs (its probe
 //! spec from the spec, warmups, repeats, the local topology flag) on one of two executors —
-//! this machine or Slurm — and what is measured of it afterwards ([`measure`]). The planner and
+//! this machine or Slurm — and what is measured of it afterwards ([`measure`]). With
+//! `[performance]` a cell's first probe is its warmups and one measured run (round 1); the
+//! later rounds (`rounds.rs`) add one run each through [`CellRunner::probe_once`]. The planner and
 //! the controls call it through `qualify_plan::CellRunner`. A new kind of cell (a service under
 //! load) plugs in here: its own way to run and its own measurements, on the same executors.
 
@@ -70,8 +72,9 @@ impl<'a> CellRunner<'a> {
     }
 
     /// `[performance]`: `warmup` discarded runs (a warmup that does not end `ok` is the cell's
-    /// result: repeating a failure only costs time), then `repeat` runs combined with `runs`.
-    /// Otherwise `repeat` runs compared by stdout digest, or one run.
+    /// result: repeating a failure only costs time), then one measured run in `runs` — round 1;
+    /// the later rounds add theirs (`rounds.rs`). Otherwise `repeat` runs compared by stdout
+    /// digest, or one run.
     fn probe_locally(&self, probe: &ProbeSpec) -> Result<ProbeResult, ProbeError> {
         if let Some(p) = &self.spec.performance {
             for _ in 0..p.warmup {
@@ -80,11 +83,8 @@ impl<'a> CellRunner<'a> {
                     return Ok(r);
                 }
             }
-            let repeat = usize::try_from(p.repeat).unwrap_or(usize::MAX);
-            let mut r = qualify_probe::probe_repeated(probe, repeat, self.cancel, |_, _| {})?;
-            if r.runs.is_none() {
-                r.runs = Some(vec![r.clone()]);
-            }
+            let mut r = qualify_probe::probe(probe, self.cancel)?;
+            r.runs = Some(vec![r.clone()]);
             return Ok(r);
         }
         let repeat = usize::try_from(self.repeat).unwrap_or(usize::MAX);
@@ -95,6 +95,29 @@ impl<'a> CellRunner<'a> {
     }
 }
 
+impl CellRunner<'_> {
+    /// One more measured run of a cell (a later round of `[performance]`): no warmup, one run,
+    /// on the same executor (under Slurm: one job). A probe that cannot start stops the run as
+    /// in [`qualify_plan::CellRunner::run`].
+    pub fn probe_once(&self, params: &Params) -> ProbeResult {
+        let probe = self.spec.cell_probe(params, self.backend);
+        match self.executor {
+            Executor::Local => match qualify_probe::probe(&probe, self.cancel) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = self.setup_error.set(e);
+                    self.cancel.store(true, Ordering::SeqCst);
+                    ProbeResult::not_run(&probe, "not probed: the run was stopping")
+                }
+            },
+            Executor::Slurm(slurm) => {
+                let topology = super::topology::of(self.spec, params);
+                super::slurm::run_cell(slurm, &probe, topology, 1)
+            }
+        }
+    }
+}
+
 impl qualify_plan::CellRunner for CellRunner<'_> {
     fn run(&self, params: &Params) -> ProbeResult {
         let probe = self.spec.cell_probe(params, self.backend);
@@ -102,7 +125,13 @@ impl qualify_plan::CellRunner for CellRunner<'_> {
             Executor::Local => self.run_local(params, &probe),
             Executor::Slurm(slurm) => {
                 let topology = super::topology::of(self.spec, params);
-                super::slurm::run_cell(slurm, &probe, topology, self.repeat)
+                // With [performance] the rounds repeat the cell, one job per run.
+                let repeat = if self.spec.performance.is_some() {
+                    1
+                } else {
+                    self.repeat
+                };
+                super::slurm::run_cell(slurm, &probe, topology, repeat)
             }
         }
     }
@@ -111,7 +140,8 @@ impl qualify_plan::CellRunner for CellRunner<'_> {
 /// What one cell measured: samples per metric (wall, cpu = user + system, peak_memory, and the
 /// spec's regex figures from stdout) and the problems measuring it. A figure that does not
 /// parse is an error of the cell, never a zero; runs that timed out or were killed are
-/// censored ("≥ value").
+/// censored ("≥ value"). Run `i` of `runs` was measured in round `i + 1` (`rounds.rs` appends
+/// one run per round).
 pub fn measure(spec: &Spec, result: &ProbeResult) -> (BTreeMap<String, Vec<Sample>>, Vec<String>) {
     let mut samples: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
     let mut errors: Vec<String> = Vec::new();
@@ -129,7 +159,13 @@ pub fn measure(spec: &Spec, result: &ProbeResult) -> (BTreeMap<String, Vec<Sampl
     };
     for (i, run) in runs.iter().enumerate() {
         let cpu = run.user_seconds + run.system_seconds;
-        let mut push = |name: &str, s: Sample| samples.entry(name.to_string()).or_default().push(s);
+        let round = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        let mut push = |name: &str, s: Sample| {
+            samples
+                .entry(name.to_string())
+                .or_default()
+                .push(s.in_round(round))
+        };
         if run.outcome == Outcome::Ok {
             push("wall", Sample::measured(run.wall_seconds));
             push("cpu", Sample::measured(cpu));
