@@ -50,9 +50,21 @@ pub struct Fit {
     /// In-sample mean relative error.
     pub fit_error: f64,
     pub points: usize,
+    /// How much the term adds from the smallest to the largest measured n, relative to the
+    /// fitted value at the largest: a growing term whose growth is within the noise is the
+    /// constant in disguise ([`Fit::flat`]).
+    #[serde(skip)]
+    pub growth: f64,
 }
 
 impl Fit {
+    /// A growing term whose growth over the measured range is within `noise`: the data say
+    /// nothing about its exponent (`c0 + 0.001·n^3` over a flat series), so it stands for the
+    /// constant, never beside it.
+    pub fn flat(&self, noise: f64) -> bool {
+        (self.exponent > 0.0 || self.log_exponent > 0) && self.growth <= noise.max(0.0)
+    }
+
     pub fn predict(&self, n: f64) -> f64 {
         self.coefficients[0] + self.coefficients[1] * term(n, self.exponent, self.log_exponent)
     }
@@ -193,6 +205,7 @@ pub fn candidates(points: &[(f64, f64)]) -> Result<Vec<Fit>, String> {
             error: loo,
             fit_error,
             points: y.len(),
+            growth: 0.0,
         });
     }
     for (p, q) in EXPONENTS {
@@ -228,6 +241,10 @@ pub fn candidates(points: &[(f64, f64)]) -> Result<Vec<Fit>, String> {
                 .map(|k| rel_err(coefficients[0] + coefficients[1] * f[k], y[k]))
                 .sum::<f64>()
                 / y.len() as f64;
+            let (f_lo, f_hi) = (f[0], f[f.len() - 1]);
+            let top = (coefficients[0] + coefficients[1] * f_hi)
+                .abs()
+                .max(f64::MIN_POSITIVE);
             candidates.push(Fit {
                 form: form(p, q, j),
                 exponent: i,
@@ -237,6 +254,7 @@ pub fn candidates(points: &[(f64, f64)]) -> Result<Vec<Fit>, String> {
                 error: loo / y.len() as f64,
                 fit_error,
                 points: y.len(),
+                growth: coefficients[1] * (f_hi - f_lo) / top,
             });
         }
     }
@@ -251,21 +269,34 @@ pub fn candidates(points: &[(f64, f64)]) -> Result<Vec<Fit>, String> {
 /// `n^(3/4)·log2(n)^2` mimics `n`).
 pub const TIE_FACTOR: f64 = 1.5;
 
-/// The cross-validated error below which a candidate is indistinguishable from the best one,
-/// given the points' relative uncertainty `noise`.
+/// Whether a candidate takes part in the choice: not [`Fit::flat`] (unless nothing but flat
+/// terms and no constant were fitted).
+pub fn eligible(candidates: &[Fit], noise: f64) -> impl Fn(&Fit) -> bool + use<> {
+    let has_steady = candidates.iter().any(|c| !c.flat(noise));
+    move |c: &Fit| !has_steady || !c.flat(noise)
+}
+
+/// The cross-validated error below which an eligible candidate is indistinguishable from the
+/// best one, given the points' relative uncertainty `noise`.
 pub fn tie_margin(candidates: &[Fit], noise: f64) -> Option<f64> {
-    let best = candidates.iter().map(|c| c.error).min_by(f64::total_cmp)?;
+    let ok = eligible(candidates, noise);
+    let best = candidates
+        .iter()
+        .filter(|c| ok(c))
+        .map(|c| c.error)
+        .min_by(f64::total_cmp)?;
     Some((best * TIE_FACTOR).max(best + noise.max(0.0)) + 1e-12)
 }
 
-/// The index of the chosen candidate: among those within [`tie_margin`] of the best, the one
-/// with the fewest log factors, then the lowest error.
+/// The index of the chosen candidate: among the eligible ones within [`tie_margin`] of the
+/// best, the one with the fewest log factors, then the lowest error.
 pub fn choose(candidates: &[Fit], noise: f64) -> Option<usize> {
     let margin = tie_margin(candidates, noise)?;
+    let ok = eligible(candidates, noise);
     candidates
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.error <= margin)
+        .filter(|(_, c)| ok(c) && c.error <= margin)
         .min_by(|(_, a), (_, b)| {
             a.log_exponent
                 .cmp(&b.log_exponent)
@@ -366,6 +397,27 @@ mod tests {
     }
 
     #[test]
+    fn a_flat_series_has_no_growing_term_beside_the_constant() {
+        // Peak memory: the same within 0.2% everywhere.
+        let pts: Vec<(f64, f64)> = sizes()
+            .into_iter()
+            .enumerate()
+            .map(|(k, n)| (n, 1_500_000.0 * (1.0 + 0.002 * (k % 2) as f64)))
+            .collect();
+        let all = candidates(&pts).unwrap_or_default();
+        let k = choose(&all, 0.01).unwrap_or(usize::MAX);
+        assert_eq!(all[k].form, "1");
+        let margin = tie_margin(&all, 0.01).unwrap_or(0.0);
+        let ok = eligible(&all, 0.01);
+        let tied: Vec<&str> = all
+            .iter()
+            .filter(|c| ok(c) && c.error <= margin)
+            .map(|c| c.form.as_str())
+            .collect();
+        assert_eq!(tied, ["1"]);
+    }
+
+    #[test]
     fn constant_data_gives_the_constant_model() {
         let pts: Vec<(f64, f64)> = sizes().into_iter().map(|n| (n, 3.0)).collect();
         let fit = fit(&pts).unwrap_or_else(|e| panic!("{e}"));
@@ -392,6 +444,7 @@ mod tests {
             error: 0.0,
             fit_error: 0.0,
             points: 5,
+            growth: 1.0,
         };
         assert!(term(2.0, 0).grows_at_most(2.0));
         assert!(!term(2.0, 1).grows_at_most(2.0));

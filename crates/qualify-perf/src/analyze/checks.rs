@@ -109,12 +109,7 @@ fn max_exponent_checks(
             .find(|g| to_map(&g.fixed) == m.fixed);
         let samples = group.as_ref().map_or(0, |g| g.min_samples);
         let (verdict, judged) = judge_plausible(m, limit);
-        let plausible_text = m
-            .plausible
-            .iter()
-            .map(|h| h.form.as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let plausible_text = listed(m.plausible.iter().map(|h| h.form.clone()).collect());
         let head = format!(
             "{} ({} estimates) grows as {} along {}{} (exponent {:.2}, 95% CI [{:.2}, {:.2}]), limit {limit}",
             e.metric,
@@ -139,13 +134,19 @@ fn max_exponent_checks(
                 format!("{head}; no exponent interval")
             }
             Verdict::Inconclusive => {
-                let sides: Vec<String> = judged
-                    .iter()
-                    .map(|(form, ok)| format!("{form} ({})", if *ok { "within" } else { "beyond" }))
-                    .collect();
+                let side = |within: bool| {
+                    listed(
+                        judged
+                            .iter()
+                            .filter(|(_, ok)| *ok == within)
+                            .map(|(form, _)| form.clone())
+                            .collect(),
+                    )
+                };
                 format!(
-                    "{head}; inconclusive: the data cannot tell apart {}, which lie on both sides of the limit; {}",
-                    sides.join(", "),
+                    "{head}; inconclusive: the data cannot tell apart terms on both sides of the limit (within: {}; beyond: {}); {}",
+                    side(true),
+                    side(false),
                     separate_them(&e.axis, m, group.as_ref())
                 )
             }
@@ -197,6 +198,21 @@ fn max_exponent_checks(
     }
     out
 }
+
+/// Terms for a sentence: the first [`LISTED`], then how many more.
+fn listed(items: Vec<String>) -> String {
+    if items.len() <= LISTED {
+        return items.join(", ");
+    }
+    format!(
+        "{} and {} more",
+        items[..LISTED].join(", "),
+        items.len() - LISTED
+    )
+}
+
+/// Plausible terms named in a check's detail (all of them are in its `plausible`).
+const LISTED: usize = 4;
 
 /// The verdict of `max_exponent = limit` on a model: held or violated only when every plausible
 /// hypothesis is on the same side (see `Fit::grows_at_most`), with each hypothesis's side.

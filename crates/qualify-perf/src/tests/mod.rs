@@ -343,7 +343,9 @@ fn a_limit_between_plausible_terms_is_inconclusive_and_says_what_would_separate_
     assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
     assert_eq!(c.plausible, forms);
     assert!(
-        c.detail.contains("cannot tell apart") && c.detail.contains("a wider range of n (now 4×"),
+        c.detail
+            .contains("cannot tell apart terms on both sides of the limit (within: ")
+            && c.detail.contains("a wider range of n (now 4×"),
         "{}",
         c.detail
     );

@@ -67,10 +67,14 @@ pub fn summary(p: &perf::Performance) -> String {
             m.exponent_ci95[0],
             m.exponent_ci95[1],
             m.fit.error * 100.0,
-            if others.is_empty() {
-                String::new()
-            } else {
-                format!("; also plausible: {}", others.join(", "))
+            match others.len() {
+                0 => String::new(),
+                1..=5 => format!("; also plausible: {}", others.join(", ")),
+                k => format!(
+                    "; also plausible: {} and {} more",
+                    others[..4].join(", "),
+                    k - 4
+                ),
             }
         );
     }
