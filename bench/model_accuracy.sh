@@ -55,13 +55,13 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 cc -O2 -o "$WORK/complexity" "$ROOT/examples/perf/complexity.c"
 
-# program: n values (6 points over 8×), true exponent, start-up steps (≈ the smallest cell's work).
+# program: n values (6 points over 8×) | true exponent | start-up steps (≈ the smallest cell's work).
 sizes() {
     case "$1" in
-        linear) echo "[32000000, 48503000, 73517000, 111430000, 168890000, 256000000] 1 32000000" ;;
-        nlogn) echo "[500000, 757860, 1148698, 1741101, 2639016, 4000000] 1 9500000" ;;
-        quadratic) echo "[2000, 3031, 4595, 6964, 10556, 16000] 2 4000000" ;;
-        cubic) echo "[80, 121, 184, 279, 422, 640] 3 512000" ;;
+        linear) echo "[32000000, 48503000, 73517000, 111430000, 168890000, 256000000]|1|32000000" ;;
+        nlogn) echo "[500000, 757860, 1148698, 1741101, 2639016, 4000000]|1|9500000" ;;
+        quadratic) echo "[2000, 3031, 4595, 6964, 10556, 16000]|2|4000000" ;;
+        cubic) echo "[80, 121, 184, 279, 422, 640]|3|512000" ;;
     esac
 }
 
@@ -96,7 +96,7 @@ EOF
 
 RESULTS="$WORK/results.jsonl"
 for prog in $PROGRAMS; do
-    read -r values truth startup <<<"$(sizes "$prog")"
+    IFS='|' read -r values truth startup <<<"$(sizes "$prog")"
     limit=$(python3 -c "print($truth - 0.25)")
     for i in $(seq 1 "$N"); do
         # Alternate which behaviour goes first, so neither always follows the other.

@@ -2,7 +2,8 @@
 //! (Extra-P), fitted by least squares for every candidate exponent pair ([`candidates`]) and
 //! chosen by leave-one-out cross-validation on the relative error ([`choose`]). Fewer than
 //! [`MIN_POINTS`] distinct points give no model, with the reason. [`Fit::grows_at_most`] is how
-//! a term is compared with a `max_exponent` limit: log factors count with their power.
+//! a term is compared with a `max_exponent` limit: by the slope it has at the largest measured
+//! n, so a log factor counts as the 1/ln(n) it adds there.
 
 use serde::{Deserialize, Serialize};
 
@@ -69,12 +70,15 @@ impl Fit {
         self.coefficients[0] + self.coefficients[1] * term(n, self.exponent, self.log_exponent)
     }
 
-    /// Whether the term grows at most as fast as `n^limit`: `n^i · log2(n)^j` is O(n^limit)
-    /// exactly when `i < limit`, or `i = limit` and `j = 0`. So `n^2·log2(n)` exceeds a limit
-    /// of 2 and `n^(7/4)·log2(n)` stays within 1.8 — asymptotically true, and over a finite range
-    /// such a pair is rarely told apart, which is why checks ask this of every plausible term.
+    /// Whether the term grows at most as fast as `n^limit` where it was measured: its
+    /// `effective_exponent` (the log–log slope at the largest measured n, `i + j / ln(n_max)`)
+    /// is at most `limit`. Log factors are not judged apart from the power: over a finite range
+    /// a log factor is a slope of 1/ln(n) (about 0.1 at n = 10⁴), which is all the data can show
+    /// of it — `n^(8/3)·log2(n)^2` over n ≤ 640 climbs as steeply as `n^3` and is judged so,
+    /// though asymptotically it is below `n^2.75`. Judged at the largest n, the slope only
+    /// falls beyond the measured range, so a term within the limit there stays within it.
     pub fn grows_at_most(&self, limit: f64) -> bool {
-        grows_at_most(self.exponent, self.log_exponent, limit)
+        grows_at_most(self.effective_exponent, limit)
     }
 }
 
@@ -83,10 +87,9 @@ fn term(n: f64, i: f64, j: u32) -> f64 {
     base * n.log2().powi(j as i32)
 }
 
-/// Whether `n^exponent · log2(n)^log_exponent` is O(n^limit) (see [`Fit::grows_at_most`]).
-pub fn grows_at_most(exponent: f64, log_exponent: u32, limit: f64) -> bool {
-    let eps = 1e-9;
-    exponent < limit - eps || (exponent <= limit + eps && log_exponent == 0)
+/// Whether a term with this effective exponent is within `limit` (see [`Fit::grows_at_most`]).
+pub fn grows_at_most(effective_exponent: f64, limit: f64) -> bool {
+    effective_exponent <= limit + 1e-9
 }
 
 /// The form string of `n^(p/q) · log2(n)^j`.
@@ -434,23 +437,21 @@ mod tests {
     }
 
     #[test]
-    fn log_factors_count_with_their_power_against_a_limit() {
-        let term = |i: f64, j: u32| Fit {
-            form: String::new(),
-            exponent: i,
-            log_exponent: j,
-            effective_exponent: i,
-            coefficients: [0.0, 1.0],
-            error: 0.0,
-            fit_error: 0.0,
-            points: 5,
-            growth: 1.0,
+    fn log_factors_count_as_the_slope_they_add_at_the_largest_n() {
+        // Over n up to 2^16 a log factor adds 1/ln(65536) ≈ 0.09 to the slope.
+        let all = candidates(&curve(2.0, 0, 0.0, 1)).unwrap_or_default();
+        let find = |form: &str| all.iter().find(|c| c.form == form);
+        let (Some(square), Some(square_log), Some(steep_log)) =
+            (find("n^2"), find("n^2*log2(n)"), find("n^(7/4)*log2(n)^2"))
+        else {
+            panic!("missing candidates");
         };
-        assert!(term(2.0, 0).grows_at_most(2.0));
-        assert!(!term(2.0, 1).grows_at_most(2.0));
-        assert!(term(1.75, 1).grows_at_most(1.8));
-        assert!(!term(1.75, 0).grows_at_most(1.5));
-        assert!(term(0.0, 2).grows_at_most(0.25));
+        assert!(square.grows_at_most(2.0));
+        assert!(!square_log.grows_at_most(2.0));
+        assert!(square_log.grows_at_most(2.1));
+        // 7/4 + 2/ln(65536) ≈ 1.93: beyond 1.9 though its power is below it.
+        assert!(!steep_log.grows_at_most(1.9) && steep_log.grows_at_most(1.95));
+        assert!(!square.grows_at_most(1.75));
     }
 
     #[test]

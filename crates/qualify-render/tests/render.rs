@@ -130,7 +130,11 @@ fn rounds_noise_plausible_terms_and_inconclusive_checks_are_shown() {
     // A whisker (and its title) for every round of every plotted metric.
     assert!(rounds >= 5);
     for r in 1..=rounds {
-        assert_eq!(html.matches(&format!("<title>round {r}: ")).count(), 3, "round {r}");
+        assert_eq!(
+            html.matches(&format!("<title>round {r}: ")).count(),
+            3,
+            "round {r}"
+        );
     }
     assert!(html.contains("were noisy</b>"), "the noisy cells' note");
     assert!(html.contains("inconclusive"));

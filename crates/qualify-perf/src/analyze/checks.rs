@@ -1,7 +1,7 @@
 //! The spec's expectations and references as checks with verdicts: `max_exponent` on a model's
 //! plausible hypotheses (held or violated only when every one of them lies on the same side of
-//! the limit, log factors counting with their power; otherwise inconclusive, naming them and
-//! what would separate them), `min_efficiency` on a conservative interval from the cells' CIs,
+//! the limit, each judged by its slope at the largest measured n; otherwise inconclusive,
+//! naming them and what would separate them), `min_efficiency` on a conservative interval from the cells' CIs,
 //! `reference` on a cell's CI. Every interval is that of the metric's estimator. Baseline
 //! checks are in `baseline`.
 
@@ -259,7 +259,7 @@ fn separate_them(axis: &str, m: &Model, group: Option<&Group<'_>>) -> String {
     )
     .unwrap_or(0.0);
     format!(
-        "to separate them: a wider range of {axis} (now {:.0}×; a log factor is about a quarter step of the power over a range this short), more points (now {}), or more rounds (now up to {rounds}, estimates ±{:.1}%)",
+        "to separate them: a wider range of {axis} (now {:.0}×; over a range this short a log factor and a step of the power look alike), more points (now {}), or more rounds (now up to {rounds}, estimates ±{:.1}%)",
         if lo > 0.0 { hi / lo } else { f64::NAN },
         m.fit.points,
         noise * 100.0

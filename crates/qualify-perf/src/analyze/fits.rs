@@ -149,6 +149,7 @@ fn plausible_and_interval(
             form: h.form.clone(),
             exponent: h.exponent,
             log_exponent: h.log_exponent,
+            effective_exponent: h.effective_exponent,
             error: h.error,
             selected: share(&h.form),
         })

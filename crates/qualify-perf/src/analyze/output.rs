@@ -59,6 +59,9 @@ pub struct Hypothesis {
     pub form: String,
     pub exponent: f64,
     pub log_exponent: u32,
+    /// Its log–log slope at the largest measured n (`exponent + log_exponent / ln(n_max)`):
+    /// what a `max_exponent` check compares with the limit.
+    pub effective_exponent: f64,
     /// Leave-one-out relative error on the measured estimates.
     pub error: f64,
     /// Share of the bootstrap resamples (of whole rounds) in which it was the chosen model.
@@ -66,9 +69,10 @@ pub struct Hypothesis {
 }
 
 impl Hypothesis {
-    /// Whether the term grows at most as `n^limit` (see `Fit::grows_at_most`).
+    /// Whether the term grows at most as `n^limit` where it was measured (see
+    /// `Fit::grows_at_most`).
     pub fn grows_at_most_limit(&self, limit: f64) -> bool {
-        crate::model::grows_at_most(self.exponent, self.log_exponent, limit)
+        crate::model::grows_at_most(self.effective_exponent, limit)
     }
 }
 
