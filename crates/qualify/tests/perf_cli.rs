@@ -168,7 +168,12 @@ fn auto_repeats_run_seeded_rounds_and_every_statistic_names_its_estimator() {
         stopped.contains("max_repeat reached") || stopped.contains("every cell reached"),
         "{stopped}"
     );
-    assert!(rounds["schedule"].as_str().unwrap_or("").contains("shuffle"));
+    assert!(
+        rounds["schedule"]
+            .as_str()
+            .unwrap_or("")
+            .contains("shuffle")
+    );
     // Every metric and every statistic names its estimator: min for cpu, median otherwise.
     for m in perf["metrics"].as_array().expect("metrics") {
         let want = if m["name"] == "cpu" { "min" } else { "median" };
@@ -176,7 +181,11 @@ fn auto_repeats_run_seeded_rounds_and_every_statistic_names_its_estimator() {
     }
     let stats = perf["stats"].as_array().expect("stats");
     for s in stats.iter().filter(|s| s["params"]["n"] != 0) {
-        let want = if s["metric"] == "cpu" { "min" } else { "median" };
+        let want = if s["metric"] == "cpu" {
+            "min"
+        } else {
+            "median"
+        };
         assert_eq!(s["estimator"], want, "{s:#}");
         let n = s["n"].as_u64().unwrap_or(0);
         // At least 5 rounds; a cell stops early only once it is precise.
@@ -208,7 +217,10 @@ fn auto_repeats_run_seeded_rounds_and_every_statistic_names_its_estimator() {
     );
     // Noise per metric and round; the check names its estimator and plausible terms.
     let noise = perf["noise"].as_array().expect("noise");
-    let wall_noise = noise.iter().find(|n| n["metric"] == "wall").expect("wall noise");
+    let wall_noise = noise
+        .iter()
+        .find(|n| n["metric"] == "wall")
+        .expect("wall noise");
     assert_eq!(
         wall_noise["rounds"].as_array().map(Vec::len),
         Some(ran as usize),

@@ -47,12 +47,13 @@ pub fn run(
     let auto = p.repeat == Repeat::Auto;
     let judged = precision_metrics(spec);
     let slurm = matches!(executor, Executor::Slurm(_));
-    // Cells measured in round 1 (ended ok, with their run in `runs`).
+    // Cells measured in round 1 (ended ok; a result without `runs` is its own single run, as
+    // a Slurm job's is).
     let mut active: Vec<usize> = execution
         .cells
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.result.outcome == Outcome::Ok && c.result.runs.is_some())
+        .filter(|(_, c)| c.result.outcome == Outcome::Ok)
         .map(|(i, _)| i)
         .collect();
     let mut round: u64 = 1;
