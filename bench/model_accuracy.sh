@@ -23,6 +23,10 @@
 # against the ones computed here (a mismatch is printed). The per-run results stay in
 # $RESULTS (default target/model_accuracy.jsonl); SUMMARY_ONLY=1 prints the table from it again.
 #
+# NOISE=1 adds a noisy neighbour for the whole run: a loop that keeps both cores busy for
+# 0.5–3 s, then idle for 0.5–3 s, again and again (each spinner is bounded by `timeout`; the
+# loop is killed on exit) — the slow periods the issue describes, made on purpose.
+#
 # Usage: bench/model_accuracy.sh                 (N=10 runs per program and behaviour)
 #        N=20 PROGRAMS="quadratic cubic" bench/model_accuracy.sh
 #        QUALIFY=/path/new OLD_QUALIFY=/path/old bench/model_accuracy.sh   (skip the builds)
@@ -56,7 +60,23 @@ if [[ -z "${OLD_QUALIFY:-}" ]]; then
 fi
 
 WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
+NOISE_PID=""
+trap '[[ -n "$NOISE_PID" ]] && kill "$NOISE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+if [[ -n "${NOISE:-}" ]]; then
+    (
+        # Tenths of a second, 5..30.
+        tenths() { local t=$((RANDOM % 26 + 5)); echo "$((t / 10)).$((t % 10))"; }
+        while true; do
+            busy="$(tenths)"
+            timeout "$busy" sh -c 'while :; do :; done' &
+            timeout "$busy" sh -c 'while :; do :; done'
+            wait
+            sleep "$(tenths)"
+        done
+    ) &
+    NOISE_PID=$!
+    echo "noisy neighbour running (pid $NOISE_PID)" >&2
+fi
 cc -O2 -o "$WORK/complexity" "$ROOT/examples/perf/complexity.c"
 
 # program: n values (6 points) | true exponent | start-up steps (≈ the smallest cell's work).
@@ -153,7 +173,9 @@ def verdict(r, limit):
     lo, hi = m["exponent_ci95"]
     return "held" if hi <= limit else "violated" if lo > limit else "inconclusive"
 
-print(f"model accuracy: cpu time, {n} runs per program and behaviour, 6 points over 8x (insertion: 16x), start-up = smallest cell")
+import os
+noise = " — with the injected noisy neighbour (NOISE=1)" if os.environ.get("NOISE") else ""
+print(f"model accuracy: cpu time, {n} runs per program and behaviour, 6 points over 8x (insertion: 16x), start-up = smallest cell{noise}")
 print("old = repeat 5 back to back, median, runs resampled; new = default (auto rounds, shuffled, min, rounds resampled, plausible set)")
 print(f'{"program":<10} {"true":<9} | {"within ±0.25":>12} | {"covers":>7} | {"wrong":>6} | {"open":>5} | {"wall s":>7} | {"rounds":>6} || {"within ±0.25":>12} | {"covers":>7} | {"wrong":>6} | {"open":>5} | {"wall s":>7} | {"rounds":>6} | new/old wall')
 print(f'{"":<10} {"":<9} | {"old":^63} || {"new":^63} |')
