@@ -64,6 +64,7 @@ NOISE_PID=""
 trap '[[ -n "$NOISE_PID" ]] && kill "$NOISE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 if [[ -n "${NOISE:-}" ]]; then
     (
+        set +e
         # Tenths of a second, 5..30.
         tenths() { local t=$((RANDOM % 26 + 5)); echo "$((t / 10)).$((t % 10))"; }
         while true; do
