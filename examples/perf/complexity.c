@@ -4,6 +4,9 @@
  *   ./complexity nlogn N      merge sort of N pseudo-random integers       O(n log n)
  *   ./complexity quadratic N  N*N steps of a dependent recurrence          O(n^2)
  *   ./complexity cubic N      N*N*N steps of a dependent recurrence        O(n^3)
+ *   ./complexity insertion N  insertion sort of N pseudo-random integers   O(n^2), memory-bound
+ *   ./complexity MODE N S     the same after S LCG steps of start-up cost (bench/model_accuracy.sh
+ *                             makes it comparable to the smallest cell, as a real program's is)
  *
  * Every mode prints a checksum so the compiler cannot drop the work, and `work: <ops>` so a
  * regex metric can read the operation count. */
@@ -27,8 +30,8 @@ static void merge_sort(uint32_t *a, uint32_t *tmp, size_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s linear|nlogn|quadratic|cubic N\n", argv[0]);
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: %s linear|nlogn|quadratic|cubic|insertion N [STARTUP]\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1];
@@ -38,6 +41,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     uint64_t sum = 0, x = 42;
+    long startup = argc == 4 ? atol(argv[3]) : 0;
+    for (long i = 0; i < startup; i++) x = lcg(x);
+    sum += x & 1;
     double ops = 0;
     if (strcmp(mode, "linear") == 0) {
         for (long i = 0; i < n; i++) {
@@ -66,8 +72,24 @@ int main(int argc, char **argv) {
                 for (long k = 0; k < n; k++) x = lcg(x ^ (uint64_t)(j + k));
         sum = x;
         ops = (double)n * n * n;
+    } else if (strcmp(mode, "insertion") == 0) {
+        uint32_t *a = malloc(n * sizeof *a);
+        if (!a) return 3;
+        for (long i = 0; i < n; i++) a[i] = (uint32_t)((x = lcg(x)) >> 32);
+        for (long i = 1; i < n; i++) {
+            uint32_t v = a[i];
+            long j = i - 1;
+            while (j >= 0 && a[j] > v) {
+                a[j + 1] = a[j];
+                j--;
+            }
+            a[j + 1] = v;
+        }
+        for (long i = 0; i < n; i += 97) sum += a[i] * (uint64_t)i;
+        free(a);
+        ops = (double)n * n / 4;
     } else {
-        fprintf(stderr, "unknown mode %s: expected linear, nlogn, quadratic or cubic\n", mode);
+        fprintf(stderr, "unknown mode %s: expected linear, nlogn, quadratic, cubic or insertion\n", mode);
         return 2;
     }
     printf("checksum: %llu\nwork: %.0f\n", (unsigned long long)sum, ops);

@@ -1,7 +1,8 @@
 //! `qualify-model` owns the vocabulary every other qualify crate shares, so that the spec, the
 //! planner, the probe, the analysis and the evidence speak of one thing each instead of
 //! converting between copies: [`ClaimLevel`], [`AxisKind`] and [`Dimension`]; axis values and
-//! cell parameters ([`Value`], [`Params`]); a metric's direction ([`Better`]); how a run ended
+//! cell parameters ([`Value`], [`Params`]); a metric's direction ([`Better`]) and location
+//! estimator ([`Estimator`]); how often a cell is measured ([`Repeat`]); how a run ended
 //! ([`Outcome`], with the one table renderers draw outcomes with); the environment a claim is
 //! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
 //! objectives ([`Slo`], [`SloMetric`]); and one digest format ([`sha256_hex`]).
@@ -10,7 +11,9 @@ mod axis;
 mod better;
 mod claim;
 pub mod digest;
+mod estimator;
 pub mod outcome;
+mod repeat;
 mod slo;
 pub mod target;
 mod value;
@@ -19,7 +22,9 @@ pub use axis::{AxisKind, Dimension};
 pub use better::Better;
 pub use claim::{ClaimLevel, Headroom};
 pub use digest::sha256_hex;
+pub use estimator::Estimator;
 pub use outcome::Outcome;
+pub use repeat::Repeat;
 pub use slo::{BoundKind, Slo, SloMetric};
 pub use target::{Bound, Harder, Target};
 pub use value::{Params, Value};

@@ -13,11 +13,11 @@ pub mod stats;
 
 pub use analyze::{
     AxisInput, AxisRole, BaselineInput, CellInput, Check, Expect, ExpectKind, Input, MetricDef,
-    Performance, Reference, Verdict, analyze,
+    Performance, Reference, Repeat, Rounds, Verdict, analyze,
 };
 pub use model::{Fit, fit};
 pub use scaling::Better;
-pub use stats::{Sample, Stats, summarize};
+pub use stats::{Estimator, Sample, Stats, summarize};
 
 #[cfg(test)]
 mod tests;

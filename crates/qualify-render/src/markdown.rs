@@ -1,6 +1,7 @@
 //! GitHub-flavoured Markdown for CI job summaries: verdict, layer table, cells that did not end
-//! ok, boundaries, performance checks, models and predictions (when the receipt has them), the
-//! target gap. One function per section, each formatting the rows of [`crate::view`].
+//! ok, boundaries, performance (the rounds, checks with their verdicts, models with their
+//! plausible terms, noisy cells, predictions; when the receipt has them), the target gap. One
+//! function per section, each formatting the rows of [`crate::view`].
 
 use std::fmt::Write;
 
@@ -27,9 +28,11 @@ pub fn render(v: &View) -> String {
     boundaries(&mut m, v);
     claimed(&mut m, v);
     if let Some(p) = v.performance() {
+        rounds(&mut m, &p);
         errors(&mut m, &p);
         checks(&mut m, &p);
         models(&mut m, &p);
+        noisy(&mut m, &p, &v.axis_order());
         predictions(&mut m, &p);
     }
     gap(&mut m, v);
@@ -147,6 +150,49 @@ fn boundaries(m: &mut String, v: &View) {
     }
 }
 
+fn rounds(m: &mut String, p: &Performance) {
+    let Some(r) = &p.rounds else {
+        return;
+    };
+    let estimators: Vec<String> = p
+        .metrics
+        .iter()
+        .filter(|x| !x.estimator.is_empty())
+        .map(|x| format!("{} {}", x.name, x.estimator))
+        .collect();
+    let _ = writeln!(
+        m,
+        "\n**Performance runs:** repeat {}, {} round(s), seed {} — {}.{}",
+        md_cell(if p.repeat.is_empty() { "?" } else { &p.repeat }),
+        r.rounds.map_or_else(|| "?".to_string(), |n| n.to_string()),
+        md_cell(&r.seed),
+        md_cell(&r.stopped),
+        if estimators.is_empty() {
+            String::new()
+        } else {
+            format!(" Estimators: {}.", md_cell(&estimators.join(", ")))
+        }
+    );
+}
+
+fn noisy(m: &mut String, p: &Performance, order: &[String]) {
+    let noisy = p.noisy();
+    if noisy.is_empty() {
+        return;
+    }
+    m.push_str("\n### Noisy cells\n\n| metric | cell | runs | why |\n|---|---|---|---|\n");
+    for s in &noisy {
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} | {} |",
+            md_cell(&s.metric),
+            md_cell(&text::params(&s.params, order)),
+            s.n,
+            md_cell(&s.noise.join("; "))
+        );
+    }
+}
+
 fn errors(m: &mut String, p: &Performance) {
     if p.errors.is_empty() {
         return;
@@ -163,17 +209,24 @@ fn checks(m: &mut String, p: &Performance) {
     }
     m.push_str("\n### Performance checks\n\n| result | kind | axis | metric | limit | observed | 95% interval | detail |\n|---|---|---|---|---|---|---|---|\n");
     for c in &p.checks {
-        let res = match c.passed {
-            Some(true) => "✅ passed",
-            Some(false) => "❌ FAILED",
-            None => "⚪ not decided",
+        let word = c.result();
+        let mark = match word {
+            "held" | "passed" => "✅",
+            "VIOLATED" | "FAILED" => "❌",
+            "inconclusive" => "⚠️",
+            _ => "⚪",
+        };
+        let metric = if c.estimator.is_empty() {
+            c.metric.clone()
+        } else {
+            format!("{} ({})", c.metric, c.estimator)
         };
         let _ = writeln!(
             m,
-            "| {res} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {mark} {word} | {} | {} | {} | {} | {} | {} | {} |",
             md_cell(&c.kind),
             md_cell(&c.axis),
-            md_cell(&c.metric),
+            md_cell(&metric),
             md_cell(&c.limit),
             md_cell(&c.observed),
             md_cell(&c.interval),
@@ -186,14 +239,25 @@ fn models(m: &mut String, p: &Performance) {
     if p.models.is_empty() {
         return;
     }
-    m.push_str("\n### Scaling models\n\n| axis | metric | fixed | form | exponent (95% CI) | log exponent | error | points |\n|---|---|---|---|---|---|---|---|\n");
+    m.push_str("\n### Scaling models\n\n| axis | metric | fixed | form | exponent (95% CI) | log exponent | error | points | also plausible |\n|---|---|---|---|---|---|---|---|---|\n");
     for x in &p.models {
         let fixed = text::fixed(&x.fixed);
+        let others: Vec<&str> = x
+            .plausible
+            .iter()
+            .filter(|f| **f != x.form)
+            .map(String::as_str)
+            .collect();
+        let metric = if x.estimator.is_empty() {
+            x.metric.clone()
+        } else {
+            format!("{} ({})", x.metric, x.estimator)
+        };
         let _ = writeln!(
             m,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             md_cell(&x.axis),
-            md_cell(&x.metric),
+            md_cell(&metric),
             md_cell(if fixed.is_empty() { "—" } else { &fixed }),
             md_cell(&x.form),
             match x.exponent_ci95 {
@@ -204,7 +268,12 @@ fn models(m: &mut String, p: &Performance) {
             x.error.map(num).unwrap_or_else(|| "—".into()),
             x.points
                 .map(|p| p.to_string())
-                .unwrap_or_else(|| "—".into())
+                .unwrap_or_else(|| "—".into()),
+            match others.len() {
+                0 => "—".to_string(),
+                1..=10 => md_cell(&others.join(", ")),
+                k => md_cell(&format!("{} and {} more", others[..10].join(", "), k - 10)),
+            }
         );
     }
 }

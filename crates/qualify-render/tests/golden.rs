@@ -250,6 +250,7 @@ fn cases() -> Vec<(&'static str, Value)> {
         ("index", fixture("index")),
         ("perf", fixture("perf")),
         ("quadratic", fixture("quadratic")),
+        ("rounds", fixture("rounds")),
         ("perf-measured-only", measured_only()),
         ("transfer-target-reached", target_reached()),
         ("edge", edge()),

@@ -1,6 +1,7 @@
 //! The renderers on real receipts (`tests/fixtures/transfer.json` and `index.json` were written
 //! by `qualify run` on the bundled examples; `perf.json` adds a hand-written
-//! `predicate.performance`) and on hostile or incomplete input.
+//! `predicate.performance`; `rounds.json` is `qualify run` with `[performance]` in rounds over a
+//! short range, with noisy cells and inconclusive checks) and on hostile or incomplete input.
 
 use std::collections::BTreeSet;
 
@@ -104,6 +105,49 @@ fn html_performance_plots_checks_predictions_and_gap() {
     assert!(html.contains("target n=1e9"));
     assert!(html.contains("(waived)"));
     assert!(html.contains("≥ "), "censored medians are lower bounds");
+}
+
+#[test]
+fn rounds_noise_plausible_terms_and_inconclusive_checks_are_shown() {
+    // Written by `qualify run` with `[performance]` (repeat auto, seed 11, max_repeat 6) on
+    // complexity.c's quadratic mode over n = 1000..2000.
+    let r = fixture("rounds");
+    let perf = &r["predicate"]["performance"];
+    let rounds = perf["rounds"]["rounds"].as_u64().unwrap_or(0);
+    let html = qualify_render::html(&r);
+    assert_self_contained(&html);
+    assert!(
+        html.contains("repeat auto: 6 round(s), seed 11"),
+        "rounds and seed"
+    );
+    // One noise plot per metric with a whisker per round.
+    for metric in ["wall", "cpu", "peak_memory"] {
+        let label = format!("{metric} by round: runs relative to the estimate of their cell");
+        assert!(html.contains(&format!("aria-label=\"{label}\"")), "{label}");
+    }
+    let whiskers = html.matches("lowest to highest run of the round").count();
+    assert_eq!(whiskers, 3, "one legend entry per noise plot");
+    // A whisker (and its title) for every round of every plotted metric.
+    assert!(rounds >= 5);
+    for r in 1..=rounds {
+        assert_eq!(
+            html.matches(&format!("<title>round {r}: ")).count(),
+            3,
+            "round {r}"
+        );
+    }
+    assert!(html.contains("were noisy</b>"), "the noisy cells' note");
+    assert!(html.contains("inconclusive"));
+    assert!(html.contains("Models and the terms the data cannot rule out"));
+    assert!(html.contains("cpu (min)"), "the estimator is named");
+    let md = qualify_render::markdown(&r);
+    assert!(
+        md.contains("**Performance runs:** repeat auto, 6 round(s), seed 11"),
+        "{md}"
+    );
+    assert!(md.contains("### Noisy cells"), "{md}");
+    assert!(md.contains("⚠️ inconclusive | max_exponent"), "{md}");
+    assert!(md.contains("| also plausible |"), "{md}");
 }
 
 #[test]

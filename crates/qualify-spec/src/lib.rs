@@ -49,7 +49,8 @@ pub use load::{
     Amount, HttpLoadRequest, Load, LoadModel, LoadRequest, LoadRequestKind, template_problems,
 };
 pub use performance::{
-    BUILTIN_METRICS, Better, ExpectRule, PerfExpect, PerfMetric, PerfReference, Performance,
+    BUILTIN_METRICS, Better, DEFAULT_MAX_REPEAT, DEFAULT_PRECISION, Estimator, ExpectRule,
+    MIN_ROUNDS, PerfExpect, PerfMetric, PerfReference, Performance, Repeat,
 };
 pub use qualify_faults::Fault;
 pub use qualify_model::{BoundKind, Slo, SloMetric};

@@ -1,12 +1,17 @@
-//! `[performance]`: repeated, statistically summarized measurement of every cell. Owns the
-//! section's keys — `repeat` (default 5), `warmup` (default 1), `regression` (the baseline
-//! threshold), `[[performance.metric]]` (figures of merit parsed from stdout with a one-group
-//! regex), `[[performance.expect]]` (`max_exponent` on a workload axis, `min_efficiency` on a
-//! concurrency axis) and `[[performance.reference]]` (ReFrame-style reference with relative
-//! `lower`/`upper` tolerances for a named cell) — their checks, and the extraction of a metric
-//! from a run's output ([`PerfMetric::extract`]).
+//! `[performance]`: repeated, statistically summarized measurement of every cell, in shuffled
+//! rounds. Owns the section's keys — `repeat` (`"auto"`, the default, or a fixed count of
+//! rounds), `precision` (default 5%), `max_repeat` (default 20) and `budget` (wall time) for
+//! `"auto"`, `seed` (of the rounds' shuffles; random when absent), `warmup` (default 1),
+//! `regression` (the baseline threshold), `[performance.estimator]` (the location estimator of
+//! the built-in `wall`, `cpu`, `peak_memory`), `[[performance.metric]]` (figures of merit parsed
+//! from stdout with a one-group regex, each with its `estimator`), `[[performance.expect]]`
+//! (`max_exponent` on a workload axis, `min_efficiency` on a concurrency axis) and
+//! `[[performance.reference]]` (ReFrame-style reference with relative `lower`/`upper`
+//! tolerances for a named cell) — their checks, and the extraction of a metric from a run's
+//! output ([`PerfMetric::extract`]).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -18,11 +23,29 @@ use crate::check::{Checker, describe};
 pub const BUILTIN_METRICS: [(&str, &str); 3] =
     [("wall", "s"), ("cpu", "s"), ("peak_memory", "bytes")];
 
+/// Rounds every cell gets before `repeat = "auto"` looks at the precision (Extra-P asks for at
+/// least 5 repetitions per point).
+pub const MIN_ROUNDS: u64 = 5;
+/// `precision` when the spec gives none: a 95% half-width of 5% of the estimate.
+pub const DEFAULT_PRECISION: f64 = 0.05;
+/// `max_repeat` when the spec gives none.
+pub const DEFAULT_MAX_REPEAT: u64 = 20;
+
 /// A checked `[performance]` section.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Performance {
-    /// Measured runs per cell (after the warmup runs).
-    pub repeat: u64,
+    /// Measured runs (rounds) per cell after the warmup runs: a fixed count, or `auto`.
+    pub repeat: Repeat,
+    /// `auto`: the relative 95% half-width of its estimator a cell must reach to stop.
+    pub precision: f64,
+    /// `auto`: the most rounds a cell is measured in.
+    pub max_repeat: u64,
+    /// `auto`: no round starts once the performance run has taken this long.
+    pub budget: Option<Duration>,
+    /// Seed of the rounds' shuffles (`None`: drawn at run time and recorded in the receipt).
+    pub seed: Option<u64>,
+    /// Estimators of the built-in metrics given in `[performance.estimator]`.
+    pub estimators: BTreeMap<String, Estimator>,
     /// Runs per cell whose measurements are discarded.
     pub warmup: u64,
     /// Relative change beyond which a significant regression against `--baseline` fails.
@@ -35,6 +58,21 @@ pub struct Performance {
 }
 
 impl Performance {
+    /// The estimator of a built-in or declared metric: as declared, else the default
+    /// ([`Estimator::default_for`]).
+    pub fn estimator_of(&self, metric: &str) -> Estimator {
+        self.estimators
+            .get(metric)
+            .copied()
+            .or_else(|| {
+                self.metrics
+                    .iter()
+                    .find(|m| m.name == metric)
+                    .and_then(|m| m.estimator)
+            })
+            .unwrap_or_else(|| Estimator::default_for(metric))
+    }
+
     /// Whether `name` is a built-in or declared metric.
     pub fn has_metric(&self, name: &str) -> bool {
         BUILTIN_METRICS.iter().any(|(b, _)| *b == name)
@@ -42,8 +80,9 @@ impl Performance {
     }
 }
 
-/// Whether a smaller or a larger value of a metric is better (the shared vocabulary's).
-pub use qualify_model::Better;
+/// Whether a smaller or a larger value of a metric is better, how a cell's runs are located,
+/// how often a cell is measured (the shared vocabulary's).
+pub use qualify_model::{Better, Estimator, Repeat};
 
 /// `[[performance.metric]]`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -53,6 +92,8 @@ pub struct PerfMetric {
     pub regex: String,
     pub better: Better,
     pub unit: Option<String>,
+    /// `None`: the default for declared metrics (`median`).
+    pub estimator: Option<Estimator>,
 }
 
 impl PerfMetric {
@@ -113,7 +154,13 @@ pub struct PerfReference {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawPerformance {
-    repeat: Option<Spanned<i64>>,
+    repeat: Option<Spanned<toml::Value>>,
+    precision: Option<Spanned<toml::Value>>,
+    max_repeat: Option<Spanned<i64>>,
+    budget: Option<Spanned<toml::Value>>,
+    seed: Option<Spanned<i64>>,
+    #[serde(default)]
+    estimator: BTreeMap<Spanned<String>, Spanned<String>>,
     warmup: Option<Spanned<i64>>,
     regression: Option<Spanned<toml::Value>>,
     #[serde(default)]
@@ -131,6 +178,7 @@ struct RawMetric {
     regex: Spanned<String>,
     better: Spanned<Better>,
     unit: Option<Spanned<String>>,
+    estimator: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -164,6 +212,100 @@ fn number(value: &Spanned<toml::Value>, what: &str, ck: &mut Checker<'_>) -> Opt
             None
         }
     }
+}
+
+/// An estimator's name, or an error at its place.
+fn estimator(value: &Spanned<String>, what: &str, ck: &mut Checker<'_>) -> Option<Estimator> {
+    let e = Estimator::parse(value.get_ref());
+    if e.is_none() {
+        ck.error_help(
+            value.span(),
+            format!("{what}: unknown estimator `{}`", value.get_ref()),
+            "expected min (deterministic CPU-bound work: noise only adds), median (robust, the default) or mean (every run's cost counts)",
+        );
+    }
+    e
+}
+
+/// `repeat`, `precision`, `max_repeat` and `budget`: a fixed count of rounds, or `auto` with
+/// its precision, maximum and budget (those three are errors beside a fixed count).
+fn repetition(raw: &RawPerformance, ck: &mut Checker<'_>) -> (Repeat, f64, u64, Option<Duration>) {
+    let repeat = match &raw.repeat {
+        None => Repeat::Auto,
+        Some(r) => match r.get_ref() {
+            toml::Value::String(s) if s == "auto" => Repeat::Auto,
+            toml::Value::Integer(n) if *n >= 1 => Repeat::Fixed(*n as u64),
+            toml::Value::Integer(n) => {
+                ck.error(
+                    r.span(),
+                    format!("performance.repeat must be a positive integer or \"auto\", found {n}"),
+                );
+                Repeat::Auto
+            }
+            other => {
+                ck.error_help(
+                    r.span(),
+                    format!(
+                        "performance.repeat must be a positive integer or \"auto\", found {}",
+                        describe(other)
+                    ),
+                    "repeat = \"auto\" measures at least 5 rounds, then more while a cell is imprecise; repeat = 5 measures exactly 5",
+                );
+                Repeat::Auto
+            }
+        },
+    };
+    if let Repeat::Fixed(n) = repeat {
+        for (key, span) in [
+            ("precision", raw.precision.as_ref().map(Spanned::span)),
+            ("max_repeat", raw.max_repeat.as_ref().map(Spanned::span)),
+            ("budget", raw.budget.as_ref().map(Spanned::span)),
+        ] {
+            if let Some(span) = span {
+                ck.error_help(
+                    span,
+                    format!("performance.{key} applies to repeat = \"auto\", but repeat = {n}"),
+                    format!("remove {key}, or write repeat = \"auto\""),
+                );
+            }
+        }
+    }
+    let precision = raw
+        .precision
+        .as_ref()
+        .and_then(|p| {
+            let v = number(p, "performance.precision", ck)?;
+            if v > 0.0 && v < 1.0 {
+                Some(v)
+            } else {
+                ck.error_help(
+                    p.span(),
+                    format!("performance.precision must be between 0 and 1, found {v}"),
+                    "a relative 95% half-width: 0.05 repeats a cell until its estimate is known within ±5%",
+                );
+                None
+            }
+        })
+        .unwrap_or(DEFAULT_PRECISION);
+    let max_repeat = match &raw.max_repeat {
+        Some(m) if *m.get_ref() < MIN_ROUNDS as i64 => {
+            ck.error_help(
+                m.span(),
+                format!(
+                    "performance.max_repeat must be at least {MIN_ROUNDS}, found {}",
+                    m.get_ref()
+                ),
+                format!(
+                    "repeat = \"auto\" measures every cell in at least {MIN_ROUNDS} rounds; for fewer write repeat = N"
+                ),
+            );
+            DEFAULT_MAX_REPEAT
+        }
+        Some(m) => *m.get_ref() as u64,
+        None => DEFAULT_MAX_REPEAT,
+    };
+    let budget = raw.budget.as_ref().and_then(|b| ck.duration(b));
+    (repeat, precision, max_repeat, budget)
 }
 
 fn metric_names(metrics: &[PerfMetric]) -> String {
@@ -203,11 +345,35 @@ pub(crate) fn check(
     axes: &[Axis],
     ck: &mut Checker<'_>,
 ) -> (Performance, Vec<std::ops::Range<usize>>) {
-    let repeat = raw
-        .repeat
-        .as_ref()
-        .and_then(|r| ck.positive(r, "performance.repeat"))
-        .unwrap_or(5);
+    let (repeat, precision, max_repeat, budget) = repetition(&raw, ck);
+    let seed = match &raw.seed {
+        Some(s) if *s.get_ref() < 0 => {
+            ck.error(
+                s.span(),
+                format!("performance.seed must be 0 or more, found {}", s.get_ref()),
+            );
+            None
+        }
+        Some(s) => Some(*s.get_ref() as u64),
+        None => None,
+    };
+    let mut estimators = BTreeMap::new();
+    for (name, value) in &raw.estimator {
+        if !BUILTIN_METRICS.iter().any(|(b, _)| b == name.get_ref()) {
+            ck.error_help(
+                name.span(),
+                format!(
+                    "[performance.estimator]: `{}` is not a built-in metric",
+                    name.get_ref()
+                ),
+                "name wall, cpu or peak_memory here; a declared metric takes estimator = \"…\" in its [[performance.metric]]",
+            );
+            continue;
+        }
+        if let Some(e) = estimator(value, "[performance.estimator]", ck) {
+            estimators.insert(name.get_ref().clone(), e);
+        }
+    }
     let warmup = match &raw.warmup {
         Some(w) if *w.get_ref() < 0 => {
             ck.error(
@@ -268,11 +434,16 @@ pub(crate) fn check(
             ),
             Ok(_) => {}
         }
+        let metric_estimator = m
+            .estimator
+            .as_ref()
+            .and_then(|e| estimator(e, &format!("metric `{name}`"), ck));
         metrics.push(PerfMetric {
             name,
             regex: m.regex.get_ref().clone(),
             better: *m.better.get_ref(),
             unit: m.unit.map(|u| u.into_inner()),
+            estimator: metric_estimator,
         });
     }
 
@@ -451,6 +622,11 @@ pub(crate) fn check(
     (
         Performance {
             repeat,
+            precision,
+            max_repeat,
+            budget,
+            seed,
+            estimators,
             warmup,
             regression,
             metrics,
@@ -476,6 +652,7 @@ fn in_domain(axis: &Axis, v: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::{Estimator, Repeat};
 
     const BASE: &str = r#"[artifact]
 name = "sort"
@@ -508,18 +685,30 @@ values = [1, 2]
     fn defaults_and_a_full_section() {
         let spec = crate::test_support::valid(&format!("{BASE}[performance]\n"));
         let p = spec.performance.unwrap_or_else(|| panic!("no section"));
-        assert_eq!((p.repeat, p.warmup, p.regression), (5, 1, None));
+        assert_eq!((p.repeat, p.warmup, p.regression), (Repeat::Auto, 1, None));
+        assert_eq!(
+            (p.precision, p.max_repeat, p.budget, p.seed),
+            (0.05, 20, None, None)
+        );
+        assert_eq!(p.estimator_of("cpu"), Estimator::Min);
+        assert_eq!(p.estimator_of("wall"), Estimator::Median);
+        assert_eq!(p.estimator_of("peak_memory"), Estimator::Median);
         let full = r#"
 [performance]
 repeat = 7
 warmup = 0
 regression = 0.05
+seed = 42
+
+[performance.estimator]
+cpu = "mean"
 
 [[performance.metric]]
 name = "gflops"
 regex = "GFLOP/s: ([0-9.]+)"
 better = "higher"
 unit = "GFLOP/s"
+estimator = "min"
 
 [[performance.expect]]
 axis = "n"
@@ -540,7 +729,25 @@ upper = 0.1
 "#;
         let spec = crate::test_support::valid(&format!("{BASE}{full}"));
         let p = spec.performance.unwrap_or_else(|| panic!("no section"));
-        assert_eq!((p.repeat, p.warmup, p.regression), (7, 0, Some(0.05)));
+        assert_eq!(
+            (p.repeat, p.warmup, p.regression, p.seed),
+            (Repeat::Fixed(7), 0, Some(0.05), Some(42))
+        );
+        assert_eq!(p.estimator_of("cpu"), Estimator::Mean);
+        assert_eq!(p.estimator_of("gflops"), Estimator::Min);
+        let auto = crate::test_support::valid(&format!(
+            "{BASE}[performance]\nrepeat = \"auto\"\nprecision = 0.02\nmax_repeat = 30\nbudget = \"5m\"\n"
+        ));
+        let pa = auto.performance.unwrap_or_else(|| panic!("no section"));
+        assert_eq!(
+            (pa.repeat, pa.precision, pa.max_repeat, pa.budget),
+            (
+                Repeat::Auto,
+                0.02,
+                30,
+                Some(std::time::Duration::from_secs(300))
+            )
+        );
         assert_eq!(p.metrics[0].better, super::Better::Higher);
         assert_eq!(p.expects[0].rule, super::ExpectRule::MaxExponent(1.2));
         assert_eq!(p.expects[1].rule, super::ExpectRule::MinEfficiency(0.6));
@@ -565,7 +772,48 @@ upper = 0.1
         error_at(
             "[performance]\nrepeat = 0\n",
             "0\n",
-            "performance.repeat must be a positive integer",
+            "performance.repeat must be a positive integer or \"auto\"",
+        );
+        error_at(
+            "[performance]\nrepeat = \"often\"\n",
+            "\"often\"",
+            "performance.repeat must be a positive integer or \"auto\", found string \"often\"",
+        );
+        error_at(
+            "[performance]\nrepeat = 5\nprecision = 0.01\n",
+            "0.01",
+            "performance.precision applies to repeat = \"auto\", but repeat = 5",
+        );
+        error_at(
+            "[performance]\nprecision = 5\n",
+            "5\n",
+            "performance.precision must be between 0 and 1, found 5",
+        );
+        error_at(
+            "[performance]\nmax_repeat = 3\n",
+            "3\n",
+            "performance.max_repeat must be at least 5, found 3",
+        );
+        error_at("[performance]\nbudget = \"soon\"\n", "\"soon\"", "");
+        error_at(
+            "[performance]\nseed = -1\n",
+            "-1",
+            "performance.seed must be 0 or more",
+        );
+        error_at(
+            "[performance.estimator]\ncpu = \"mode\"\n",
+            "\"mode\"",
+            "[performance.estimator]: unknown estimator `mode`",
+        );
+        error_at(
+            "[performance.estimator]\ngflops = \"min\"\n",
+            "gflops",
+            "[performance.estimator]: `gflops` is not a built-in metric",
+        );
+        error_at(
+            "[[performance.metric]]\nname = \"x\"\nregex = 'x=(1)'\nbetter = \"lower\"\nestimator = \"max\"\n",
+            "\"max\"",
+            "metric `x`: unknown estimator `max`",
         );
         error_at(
             "[performance]\nwarmup = -1\n",

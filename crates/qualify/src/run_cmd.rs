@@ -6,7 +6,9 @@
 //! 3. [`checks`] — the functional check, then the held-out checks; decides whether the
 //!    operating region is probed.
 //! 4. [`region`] — the ledger's controls first, then the plan (sweeps and boundary searches),
-//!    every cell through one [`cells::CellRunner`] (local or Slurm executor underneath).
+//!    every cell through one [`cells::CellRunner`] (local or Slurm executor underneath); with
+//!    `[performance]` the plan is round 1 and [`rounds`] re-probes the measured cells in
+//!    shuffled rounds.
 //! 5. [`analysis`] — the receipt's cells, boundaries and the performance analysis.
 //! 6. [`seal`] — fingerprint, the run record, the layered receipt (signed with `--sign`),
 //!    written atomically.
@@ -31,6 +33,7 @@ mod prepare;
 mod process_inputs;
 mod record;
 mod region;
+mod rounds;
 mod seal;
 mod service;
 mod signing;

@@ -1,6 +1,7 @@
 //! `qualify run` with `[performance]` on real programs of known complexity
 //! (`examples/perf/complexity.c`): recovered exponents, checks turned into the performance
-//! layer's verdict, censored runs, `--baseline`, and spec errors.
+//! layer's verdict, rounds (seeded, auto repeats up to a maximum, failing cells not repeated),
+//! estimators, censored runs, `--baseline`, and spec errors.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -104,6 +105,7 @@ fn exponents_of_linear_and_quadratic_programs_are_recovered() {
         let r = receipt(&dir);
         let perf = &r["predicate"]["performance"];
         assert_eq!(perf["repeat"], 3);
+        assert_eq!(perf["rounds"]["rounds"], 3, "{:#}", perf["rounds"]);
         // 6 cells × (wall, cpu, peak_memory, work), 3 measured runs each.
         let stats = perf["stats"].as_array().expect("stats");
         assert_eq!(stats.len(), 24);
@@ -141,6 +143,98 @@ fn exponents_of_linear_and_quadratic_programs_are_recovered() {
 }
 
 #[test]
+fn auto_repeats_run_seeded_rounds_and_every_statistic_names_its_estimator() {
+    // A wall-time precision of 0.1% no millisecond program reaches: every measured cell goes on
+    // to max_repeat = 6 rounds unless it happened to be that precise; n = 0 fails (the
+    // program refuses it) and is never repeated.
+    let perf_section = "seed = 42\nmax_repeat = 6\nprecision = 0.001\nwarmup = 0\n\n[[performance.expect]]\naxis = \"n\"\nmetric = \"wall\"\nmax_exponent = 3\n";
+    let values = "[0, 100000, 200000, 400000, 800000, 1600000]";
+    let dir = workspace("rounds", &spec("linear", values, perf_section));
+    let out = run(&dir, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("seed 42"), "{stderr}");
+    let r = receipt(&dir);
+    let perf = &r["predicate"]["performance"];
+    assert_eq!(perf["repeat"], "auto");
+    let rounds = &perf["rounds"];
+    assert_eq!(rounds["seed"], 42, "{rounds:#}");
+    assert_eq!(rounds["precision"], 0.001);
+    assert_eq!(rounds["precision_metrics"], serde_json::json!(["wall"]));
+    let ran = rounds["rounds"].as_u64().expect("rounds");
+    assert!((5..=6).contains(&ran), "{rounds:#}");
+    let stopped = rounds["stopped"].as_str().unwrap_or("");
+    assert!(
+        stopped.contains("max_repeat reached") || stopped.contains("every cell reached"),
+        "{stopped}"
+    );
+    assert!(
+        rounds["schedule"]
+            .as_str()
+            .unwrap_or("")
+            .contains("shuffle")
+    );
+    // Every metric and every statistic names its estimator: min for cpu, median otherwise.
+    for m in perf["metrics"].as_array().expect("metrics") {
+        let want = if m["name"] == "cpu" { "min" } else { "median" };
+        assert_eq!(m["estimator"], want, "{m:#}");
+    }
+    let stats = perf["stats"].as_array().expect("stats");
+    for s in stats.iter().filter(|s| s["params"]["n"] != 0) {
+        let want = if s["metric"] == "cpu" {
+            "min"
+        } else {
+            "median"
+        };
+        assert_eq!(s["estimator"], want, "{s:#}");
+        let n = s["n"].as_u64().unwrap_or(0);
+        // At least 5 rounds; a cell stops early only once it is precise.
+        assert!((5..=6).contains(&n), "{s:#}");
+        let rounds_of_runs: Vec<u64> = s["rounds"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_u64()).collect())
+            .unwrap_or_default();
+        assert_eq!(rounds_of_runs, (1..=n).collect::<Vec<_>>(), "{s:#}");
+        if s["metric"] == "wall" {
+            let precise = s["precision"].as_f64().is_some_and(|p| p <= 0.001);
+            assert_eq!(s["precision_reached"], precise, "{s:#}");
+            if n < ran {
+                assert!(precise, "stopped early without the precision: {s:#}");
+            }
+        }
+    }
+    // The failing cell ran once: a failure is not repeated.
+    let zero = r["predicate"]["cells"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["params"]["n"] == 0))
+        .expect("cell n=0");
+    assert_ne!(zero["result"]["outcome"], "ok", "{zero:#}");
+    assert!(
+        zero["result"]["runs"]
+            .as_array()
+            .is_none_or(|runs| runs.len() <= 1),
+        "{zero:#}"
+    );
+    // Noise per metric and round; the check names its estimator and plausible terms.
+    let noise = perf["noise"].as_array().expect("noise");
+    let wall_noise = noise
+        .iter()
+        .find(|n| n["metric"] == "wall")
+        .expect("wall noise");
+    assert_eq!(
+        wall_noise["rounds"].as_array().map(Vec::len),
+        Some(ran as usize),
+        "{wall_noise:#}"
+    );
+    let check = &perf["checks"][0];
+    assert_eq!(check["estimator"], "median", "{check:#}");
+    assert!(
+        check["plausible"].as_array().is_some_and(|p| !p.is_empty()),
+        "{check:#}"
+    );
+}
+
+#[test]
 fn timed_out_runs_are_censored_and_a_baseline_is_compared() {
     let perf_section = "repeat = 3\nwarmup = 0\nregression = 0.5\n";
     let mut text = spec("quadratic", "[1000, 2000, 40000]", perf_section);
@@ -149,7 +243,16 @@ fn timed_out_runs_are_censored_and_a_baseline_is_compared() {
         "timeout = \"30s\"",
         "timeout = \"300ms\"\nstall = \"250ms\"",
     );
+    // The build runs under the spec's limits too: compile outside so a loaded machine's slow
+    // `cc` does not hit the 300 ms deadline meant for the cells.
+    text = text.replace("build = \"cc -O2 -o complexity complexity.c\"\n", "");
     let dir = workspace("censored", &text);
+    let cc = Command::new("cc")
+        .current_dir(&dir)
+        .args(["-O2", "-o", "complexity", "complexity.c"])
+        .status()
+        .expect("run cc");
+    assert!(cc.success(), "cc failed");
     let out = run(&dir, &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let r = receipt(&dir);
@@ -162,7 +265,8 @@ fn timed_out_runs_are_censored_and_a_baseline_is_compared() {
         })
         .expect("stats of n=40000");
     assert_eq!(big["n"], 0, "{big:#}");
-    assert_eq!(big["censored"], 3, "{big:#}");
+    // It timed out in round 1 and, like any cell that did not end ok, was not repeated.
+    assert_eq!(big["censored"], 1, "{big:#}");
     assert!(big["median"].is_null());
     let at = big["censored_at"].as_array().expect("censored_at");
     assert!(

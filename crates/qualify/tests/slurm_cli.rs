@@ -147,6 +147,55 @@ fn spec(command: &str, limits: &str, axes: &str) -> String {
 }
 
 #[test]
+fn performance_rounds_run_as_one_job_array_per_round() {
+    if !slurm() {
+        return;
+    }
+    let dir = scratch("rounds");
+    let axes = "[[axis]]\nname = \"n\"\nkind = \"workload\"\nvalues = [1, 2]\n\n[performance]\nrepeat = 3\nwarmup = 0\nseed = 5\n";
+    let out = run(
+        &dir,
+        &spec(
+            "sh -c 'echo cell {n}'",
+            "timeout = \"30s\"\nstall = \"5s\"",
+            axes,
+        ),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.context());
+    let perf = &out.receipt["predicate"]["performance"];
+    assert_eq!(perf["rounds"]["rounds"], 3, "{}", out.context());
+    assert_eq!(perf["rounds"]["seed"], 5);
+    assert!(
+        perf["rounds"]["schedule"]
+            .as_str()
+            .is_some_and(|s| s.contains("one job array per round")),
+        "{}",
+        perf["rounds"]
+    );
+    // Each cell ran three jobs; the jobs of one round belong to one array, each round's to
+    // another.
+    let arrays = |cell: &Value| -> Vec<String> {
+        cell["result"]["runs"]
+            .as_array()
+            .map(|runs| {
+                runs.iter()
+                    .filter_map(|r| r["evidence"]["slurm"]["job_id"].as_str())
+                    .map(|j| j.split('_').next().unwrap_or(j).to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let cells = out.cells();
+    assert_eq!(cells.len(), 2, "{}", out.context());
+    let (a, b) = (arrays(&cells[0]), arrays(&cells[1]));
+    assert_eq!(a.len(), 3, "{}", cells[0]);
+    assert_eq!(a, b, "both cells' jobs of a round share its array");
+    let distinct: std::collections::BTreeSet<&String> = a.iter().collect();
+    assert_eq!(distinct.len(), 3, "one array per round: {a:?}");
+}
+
+#[test]
 fn a_passing_sweep_runs_as_slurm_jobs() {
     if !slurm() {
         return;

@@ -3,7 +3,8 @@
 //! with at least [`MIN_SAMPLES`] uncensored runs, `failed` when a check is violated (named, with
 //! its interval), `partial` with no checks, inconclusive checks, too few samples or cells whose
 //! metrics could not be measured, `not_run` without `[performance]`. Predictions at the target
-//! are listed under `untested`: they are models, never evidence.
+//! are listed under `untested`: they are models, never evidence. Cells whose runs were noisy
+//! (`stats[].noise`) are named under `cannot_establish`: their estimates rest on scattered runs.
 
 use serde_json::{Value, json};
 
@@ -171,6 +172,8 @@ pub fn assess(record: &RunRecord) -> Layer {
             ),
         )
     };
+    let noisy = noisy_cells(&stats);
+    let rounds = perf.get("rounds");
     let evidence = json!({
         "checks": checks.iter().map(|c| json!({
             "kind": c.get("kind"),
@@ -186,8 +189,61 @@ pub fn assess(record: &RunRecord) -> Layer {
         "cell_metrics": stats.len(),
         "censored_runs": censored,
         "errors": errors.len(),
+        "rounds": rounds.and_then(|r| r.get("rounds")),
+        "seed": rounds.and_then(|r| r.get("seed")),
+        "noisy_cells": stats.iter().filter(|s| is_noisy(s)).count(),
     });
-    Layer::new(LayerName::Performance, status, summary, untested, evidence)
+    let mut layer = Layer::new(LayerName::Performance, status, summary, untested, evidence);
+    layer.cannot_establish.extend(noisy);
+    layer
+}
+
+fn is_noisy(s: &Value) -> bool {
+    s.get("noise")
+        .and_then(Value::as_array)
+        .is_some_and(|n| !n.is_empty())
+}
+
+/// Cells shown per metric before "and N more".
+const NOISY_SHOWN: usize = 3;
+
+/// One line per metric with noisy cells: which cells, and the first reason of each.
+fn noisy_cells(stats: &[Value]) -> Vec<String> {
+    let mut metrics: Vec<String> = Vec::new();
+    for s in stats.iter().filter(|s| is_noisy(s)) {
+        let m = text(s, "metric");
+        if !metrics.contains(&m) {
+            metrics.push(m);
+        }
+    }
+    metrics
+        .iter()
+        .map(|metric| {
+            let cells: Vec<&Value> = stats
+                .iter()
+                .filter(|s| is_noisy(s) && &text(s, "metric") == metric)
+                .collect();
+            let shown: Vec<String> = cells
+                .iter()
+                .take(NOISY_SHOWN)
+                .map(|s| {
+                    let why = s["noise"].get(0).and_then(Value::as_str).unwrap_or("noisy");
+                    format!("{}: {why}", fixed_text(&s["params"]).trim())
+                })
+                .collect();
+            let more = cells.len().saturating_sub(NOISY_SHOWN);
+            format!(
+                "a precise {metric} in {} noisy cell(s), whose runs were scattered: {}{}",
+                cells.len(),
+                shown.join("; "),
+                if more > 0 {
+                    format!("; and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect()
 }
 
 /// The layer of a run without `[performance]`.
@@ -247,6 +303,31 @@ mod tests {
         let errs = with(json!({"checks": [check("held", 5)],
                                 "errors": [{"params": {"n": 1}, "message": "metric `x`: regex matched nothing"}]}));
         assert_eq!(errs.status, LayerStatus::Partial);
+    }
+
+    #[test]
+    fn noisy_cells_are_named_in_cannot_establish() {
+        let stat = |n: i64, noise: Value| json!({"params": {"n": n}, "metric": "cpu", "noise": noise, "n": 5});
+        let l = with(json!({"checks": [check("held", 5)],
+            "rounds": {"rounds": 7, "seed": 42},
+            "stats": [stat(1, json!([])), stat(2, json!(["two clusters of runs (multimodal)"])),
+                      stat(3, json!(["spread 9.1% > 6% (1.4826·MAD/median)", "x"]))]}));
+        let line = l
+            .cannot_establish
+            .iter()
+            .find(|c| c.contains("noisy"))
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            line.contains("a precise cpu in 2 noisy cell(s)")
+                && line.contains("(n=2): two clusters")
+                && line.contains("(n=3): spread 9.1%"),
+            "{line}"
+        );
+        assert_eq!(l.evidence["noisy_cells"], 2);
+        assert_eq!(l.evidence["seed"], 42);
+        // The layer's own limits stay listed.
+        assert!(l.cannot_establish.iter().any(|c| c == "correctness"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The receipt's shape pinned byte for byte: a fixed, rich [`RunRecord`] (target, waivers,
 //! functional with JUnit counts, held-out checks, trace and git, a fingerprint, repeats, cells of
-//! several outcomes with flags and evidence, a boundary, a performance section, a control) is
+//! several outcomes with flags and evidence, a boundary, a performance section with rounds and a
+//! noisy cell, a control) is
 //! rendered and compared with `golden/receipt.json`. A refactor must not change a byte; a change
 //! of the receipt's shape is deliberate and is re-blessed with
 //! `QUALIFY_BLESS=1 cargo test -p qualify-evidence golden` (review the diff).
@@ -179,9 +180,12 @@ pub fn rich_record() -> RunRecord {
         "monotonic": true
     })];
     r.performance = Some(json!({
-        "repeat": 3,
+        "repeat": "auto",
         "warmup": 0,
-        "metrics": [{"name": "cpu", "unit": "s", "better": "lower"}],
+        "rounds": {"seed": 7, "rounds": 6, "precision": 0.05, "precision_metrics": ["cpu"],
+                   "max_repeat": 20, "stopped": "every cell reached the precision (5%) after 6 round(s)",
+                   "wall_seconds": 12.5, "schedule": "round 1: the plan's own order; later rounds shuffled"},
+        "metrics": [{"name": "cpu", "unit": "s", "better": "lower", "estimator": "min"}],
         "models": [{
             "metric": "cpu",
             "axis": "n",
@@ -190,7 +194,9 @@ pub fn rich_record() -> RunRecord {
             "exponent_ci95": [1.9, 2.1]
         }],
         "checks": [{"kind": "max_exponent", "verdict": "held", "detail": "n^2 ≤ n^2.5"}],
-        "stats": [],
+        "stats": [{"params": {"n": 512, "threads": 1}, "metric": "cpu", "n": 6, "censored": 0,
+                   "estimator": "min", "estimate": 0.5, "precision": 0.01, "precision_reached": true,
+                   "noise": ["two clusters of runs (multimodal)"]}],
         "unfitted": [],
         "scaling": [],
         "predictions": [],

@@ -1,10 +1,12 @@
-//! The comparison with a baseline receipt: per shared cell and metric the ratio of medians with a
-//! bootstrap interval, significance against the cells' noise, and one check per metric.
+//! The comparison with a baseline receipt: per shared cell and metric the ratio of the metric's
+//! estimates (the current estimator applied to both runs' values, so a baseline located by
+//! another estimator is compared like for like) with a bootstrap interval, significance against
+//! the cells' noise, and one check per metric.
 
 use super::groups::fmt_params;
 use super::{BaselineInput, BaselineReport, CellStats, Change, Check, MetricDef, Verdict};
 use crate::scaling::Better;
-use crate::stats::{self, Rng, SEED};
+use crate::stats::{self, Estimator, Rng, SEED};
 
 /// Compare every cell and metric both runs measured.
 pub(super) fn compare_baseline(
@@ -29,14 +31,18 @@ pub(super) fn compare_baseline(
         }) else {
             continue;
         };
-        let (Some(m0), Some(m1)) = (prev.stats.median, after.stats.median) else {
+        let estimator = after.stats.estimator;
+        let (Some(m0), Some(m1)) = (
+            stats::estimate(&prev.stats.values, estimator).or(prev.stats.location()),
+            after.stats.location(),
+        ) else {
             continue;
         };
         if m0 == 0.0 {
             continue;
         }
         let ratio = m1 / m0;
-        let ci = ratio_interval(&prev.stats.values, &after.stats.values, &mut rng)
+        let ci = ratio_interval(&prev.stats.values, &after.stats.values, estimator, &mut rng)
             .unwrap_or([ratio, ratio]);
         let noise = prev
             .stats
@@ -54,6 +60,7 @@ pub(super) fn compare_baseline(
         changes.push(Change {
             params: after.params.clone(),
             metric: after.metric.clone(),
+            estimator,
             before: m0,
             after: m1,
             ratio,
@@ -70,8 +77,13 @@ pub(super) fn compare_baseline(
     }
 }
 
-/// Bootstrap interval of median(after) / median(before).
-fn ratio_interval(before: &[f64], after: &[f64], rng: &mut Rng) -> Option<[f64; 2]> {
+/// Bootstrap interval of estimate(after) / estimate(before).
+fn ratio_interval(
+    before: &[f64],
+    after: &[f64],
+    estimator: Estimator,
+    rng: &mut Rng,
+) -> Option<[f64; 2]> {
     if before.is_empty() || after.is_empty() {
         return None;
     }
@@ -83,8 +95,10 @@ fn ratio_interval(before: &[f64], after: &[f64], rng: &mut Rng) -> Option<[f64; 
         let a: Vec<f64> = (0..after.len())
             .map(|_| after[rng.below(after.len())])
             .collect();
-        if let (Some(mb), Some(ma)) = (stats::median(&b), stats::median(&a))
-            && mb != 0.0
+        if let (Some(mb), Some(ma)) = (
+            stats::estimate(&b, estimator),
+            stats::estimate(&a, estimator),
+        ) && mb != 0.0
         {
             ratios.push(ma / mb);
         }
@@ -143,6 +157,8 @@ pub(super) fn baseline_checks(
             passed: verdict == Verdict::Held,
             verdict,
             samples: shared.iter().map(|c| c.samples).min().unwrap_or(0),
+            estimator: Some(worst.estimator),
+            plausible: Vec::new(),
             detail: if failing.is_empty() {
                 format!(
                     "{} shared cell(s): no significant {} regression beyond {:.0}% (worst ratio {:.3}{})",

@@ -74,7 +74,7 @@ pub(super) fn groups<'a>(stats: &'a [CellStats], axis: &str, metric: &str) -> Ve
             }
         };
         let g = &mut out[idx];
-        if cs.stats.censored > 0 || cs.stats.median.is_none() {
+        if cs.stats.censored > 0 || cs.stats.location().is_none() {
             g.censored_cells += 1;
             continue;
         }
@@ -96,8 +96,9 @@ pub(super) fn groups<'a>(stats: &'a [CellStats], axis: &str, metric: &str) -> Ve
     out
 }
 
-pub(super) fn median_of(p: &AxisPoint<'_>) -> f64 {
-    p.stats.median.unwrap_or(f64::NAN)
+/// The point's location: its metric's estimate.
+pub(super) fn location_of(p: &AxisPoint<'_>) -> f64 {
+    p.stats.location().unwrap_or(f64::NAN)
 }
 
 /// ` at n=4,mode="fast"`: values as JSON writes them.

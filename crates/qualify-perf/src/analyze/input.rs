@@ -1,5 +1,6 @@
-//! What the analysis reads: the run's metrics, axes and their roles, every cell's samples, the
-//! spec's expectations and references, the target, and an optional baseline.
+//! What the analysis reads: the run's metrics (with their estimators), axes and their roles,
+//! every cell's samples (tagged with their round), how the rounds were scheduled, the spec's
+//! expectations and references, the target, and an optional baseline.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::scaling::Better;
-use crate::stats::Sample;
+use crate::stats::{Estimator, Sample};
+pub use qualify_model::Repeat;
 
 /// A metric the run measures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,6 +19,9 @@ pub struct MetricDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     pub better: Better,
+    /// How each cell's runs are located (receipts from before estimators: the median).
+    #[serde(default)]
+    pub estimator: Estimator,
 }
 
 /// How an axis is analysed.
@@ -76,9 +81,36 @@ pub struct BaselineInput {
     pub performance: Value,
 }
 
-#[derive(Debug, Clone, Default)]
+/// How the runs were scheduled (filled by the runner; the analysis reports it and judges each
+/// cell's precision against `precision`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rounds {
+    /// Seed of the shuffles: round `r` visits the cells in the order of a generator seeded
+    /// with `seed + r`.
+    pub seed: u64,
+    /// Rounds run (round 1 is the plan's own execution).
+    pub rounds: usize,
+    /// The relative 95% half-width of its estimator every cell should reach (`repeat = "auto"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    /// The metrics the precision is sought for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub precision_metrics: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repeat: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_seconds: Option<f64>,
+    /// Why no further round ran.
+    pub stopped: String,
+    /// Wall time from the first to the last run of the region.
+    pub wall_seconds: f64,
+    /// How the rounds were executed (the order of round 1, the shuffles, the executor).
+    pub schedule: String,
+}
+
+#[derive(Debug, Clone)]
 pub struct Input {
-    pub repeat: usize,
+    pub repeat: Repeat,
     pub warmup: usize,
     pub regression: Option<f64>,
     pub metrics: Vec<MetricDef>,
@@ -91,4 +123,25 @@ pub struct Input {
     /// Target value per workload axis (predictions along workload axes).
     pub target_workload: BTreeMap<String, f64>,
     pub baseline: Option<BaselineInput>,
+    /// The rounds' schedule (`None`: runs without rounds, e.g. from tests or old receipts).
+    pub rounds: Option<Rounds>,
+}
+
+impl Default for Input {
+    fn default() -> Input {
+        Input {
+            repeat: Repeat::Fixed(5),
+            warmup: 1,
+            regression: None,
+            metrics: Vec::new(),
+            axes: Vec::new(),
+            cells: Vec::new(),
+            expects: Vec::new(),
+            references: Vec::new(),
+            target_concurrency: None,
+            target_workload: BTreeMap::new(),
+            baseline: None,
+            rounds: None,
+        }
+    }
 }

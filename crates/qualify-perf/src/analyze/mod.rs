@@ -4,25 +4,28 @@
 //! comparison with a baseline receipt. Input and output are plain data; the output serializes
 //! to the receipt's `predicate.performance`.
 //!
-//! [`analyze`] runs the sections in order: statistics per cell (here), `fits` (models and
-//! scaling over the `groups` of cells), `checks`, `predictions`, `baseline`. The types are in
-//! `input` and `output` and re-exported here.
+//! [`analyze`] runs the sections in order: statistics per cell (here) and their `noise`, `fits`
+//! (models with their plausible hypotheses and scaling over the `groups` of cells), `checks`,
+//! `predictions`, `baseline`. The types are in `input` and `output` and re-exported here.
 
 mod baseline;
 mod checks;
 mod fits;
 mod groups;
 mod input;
+mod noise;
 mod output;
 mod predictions;
 
-pub use fits::{MIN_NOISE, MODEL_RESAMPLES};
+pub use fits::{MIN_NOISE, MODEL_RESAMPLES, PLAUSIBLE_SHARE};
 pub use input::{
     AxisInput, AxisRole, BaselineInput, CellInput, Expect, ExpectKind, Input, MetricDef, Reference,
+    Repeat, Rounds,
 };
+pub use noise::{NOISY_SPREAD, SPREAD_ESTIMATOR};
 pub use output::{
-    BaselineReport, CellError, CellStats, Change, Check, Model, Performance, Prediction, Scaling,
-    Unfitted, Verdict,
+    BaselineReport, CellError, CellStats, Change, Check, Hypothesis, MetricNoise, Model,
+    Performance, Prediction, RoundNoise, Scaling, Unfitted, Verdict,
 };
 
 use crate::stats;
@@ -35,7 +38,10 @@ pub const DEFAULT_REGRESSION: f64 = 0.1;
 
 /// Run the analysis.
 pub fn analyze(input: &Input) -> Performance {
-    let (stats, errors) = cell_stats(input);
+    let (mut stats, errors) = cell_stats(input);
+    noise::judge_cells(&mut stats, input.rounds.as_ref());
+    let names: Vec<String> = input.metrics.iter().map(|m| m.name.clone()).collect();
+    let noise = noise::per_metric(&stats, &names);
     let fits::Fits {
         models,
         unfitted,
@@ -58,8 +64,10 @@ pub fn analyze(input: &Input) -> Performance {
         repeat: input.repeat,
         warmup: input.warmup,
         regression,
+        rounds: input.rounds.clone(),
         metrics: input.metrics.clone(),
         stats,
+        noise,
         models,
         unfitted,
         scaling,
@@ -80,7 +88,9 @@ fn cell_stats(input: &Input) -> (Vec<CellStats>, Vec<CellError>) {
             stats.push(CellStats {
                 params: to_map(&cell.params),
                 metric: m.name.clone(),
-                stats: stats::summarize(samples),
+                precision_reached: None,
+                noise: Vec::new(),
+                stats: stats::summarize(samples, m.estimator),
             });
         }
         for e in &cell.errors {

@@ -1,8 +1,8 @@
 //! The analysis's JSON (`predicate.performance`) pinned byte for byte on the synthetic runs of
 //! the tests above and on a mixed run that reaches the rest (three axes of every role, three
 //! metrics including one where higher is better and one that does not scale, a censored run,
-//! a cell error, a group too small for a model, predictions along both kinds of axis, and a
-//! baseline): a refactor must not change a byte of what `analyze` returns. A deliberate
+//! a cell error, a group too small for a model, predictions along both kinds of axis, rounds
+//! with a precision not reached, and a baseline) and on terms the data cannot tell apart: a refactor must not change a byte of what `analyze` returns. A deliberate
 //! change is re-blessed with `QUALIFY_BLESS=1 cargo test -p qualify-perf golden` (review the
 //! diff in `src/tests/golden/`).
 
@@ -17,6 +17,11 @@ fn metric(name: &str, unit: Option<&str>, better: Better) -> MetricDef {
         name: name.into(),
         unit: unit.map(str::to_string),
         better,
+        estimator: if name == "cpu" {
+            Estimator::Min
+        } else {
+            Estimator::Median
+        },
     }
 }
 
@@ -46,15 +51,16 @@ fn mixed_case(scale: f64) -> Input {
         let mut wall = Vec::new();
         let mut cpu = Vec::new();
         let mut ops = Vec::new();
-        for run in 0..4 {
+        for run in 0..4u32 {
             let w = scale * serial * (0.2 + 0.8 / t as f64) * (1.0 + (rng.unit() - 0.5) * 0.04);
+            let round = run + 1;
             wall.push(if n == 32768 && t == 4 && run == 0 {
-                Sample::at_least(w)
+                Sample::at_least(w).in_round(round)
             } else {
-                Sample::measured(w)
+                Sample::measured(w).in_round(round)
             });
-            cpu.push(Sample::measured(w * t as f64));
-            ops.push(Sample::measured(n as f64 / w));
+            cpu.push(Sample::measured(w * t as f64).in_round(round));
+            ops.push(Sample::measured(n as f64 / w).in_round(round));
         }
         cells.push(CellInput {
             params: params(n, t, mode),
@@ -83,7 +89,7 @@ fn mixed_case(scale: f64) -> Input {
         upper: 0.2,
     };
     Input {
-        repeat: 4,
+        repeat: Repeat::Fixed(4),
         warmup: 0,
         regression: Some(0.05),
         metrics: vec![
@@ -120,6 +126,17 @@ fn mixed_case(scale: f64) -> Input {
         target_concurrency: Some(64.0),
         target_workload: BTreeMap::from([("n".to_string(), 1e6)]),
         baseline: None,
+        rounds: Some(Rounds {
+            seed: 42,
+            rounds: 4,
+            precision: Some(0.01),
+            precision_metrics: vec!["wall".to_string()],
+            max_repeat: Some(4),
+            budget_seconds: None,
+            stopped: "max_repeat reached (4 runs)".to_string(),
+            wall_seconds: 1.5,
+            schedule: "round 1: the plan's order; later rounds shuffled".to_string(),
+        }),
     }
 }
 
@@ -145,6 +162,7 @@ fn cases() -> Vec<(&'static str, Input)> {
         ("baseline-slower", baseline_case(1.3)),
         ("mixed", mixed_case(1.0)),
         ("mixed-baseline", mixed_baseline_case()),
+        ("indistinguishable", indistinguishable_case()),
     ]
 }
 

@@ -2,6 +2,7 @@
 //! same runs byte for byte.
 
 mod golden;
+mod noisy;
 
 use std::collections::BTreeMap;
 
@@ -9,13 +10,14 @@ use serde_json::{Value, json};
 
 use crate::analyze::*;
 use crate::scaling::Better;
-use crate::stats::{Rng, Sample};
+use crate::stats::{Estimator, Rng, Sample};
 
 fn wall() -> MetricDef {
     MetricDef {
         name: "wall".into(),
         unit: Some("s".into()),
         better: Better::Lower,
+        estimator: Estimator::Median,
     }
 }
 
@@ -50,7 +52,7 @@ fn quadratic(scale: f64, seed: u64) -> Vec<CellInput> {
 
 fn input(cells: Vec<CellInput>) -> Input {
     Input {
-        repeat: 5,
+        repeat: Repeat::Fixed(5),
         warmup: 1,
         metrics: vec![wall()],
         axes: vec![AxisInput {
@@ -286,4 +288,67 @@ fn baseline_separates_regressions_from_noise() {
         matches!(big, Some((true, true, r)) if (r - 1.3).abs() < 0.05),
         "{big:?}"
     );
+}
+
+/// n^(7/4)·log2(n) over a 4× range in 5 rounds with up to 5% noise: the data cannot tell the
+/// log factor from a twelfth step of the power, so the limit 1.75 (which n^(7/4) meets and
+/// n^(7/4)·log2(n) exceeds) is inconclusive.
+fn indistinguishable_case() -> Input {
+    let mut rng = Rng::new(5);
+    let cells: Vec<CellInput> = [8000u64, 11314, 16000, 22627, 32000]
+        .iter()
+        .map(|&n| {
+            let x = n as f64;
+            let clean = 0.3 * x.powf(1.75) * x.log2() / (32000f64.powf(1.75) * 32000f64.log2());
+            let samples: Vec<Sample> = (1..=5)
+                .map(|r| Sample::measured(clean * (1.0 + 0.05 * rng.unit())).in_round(r))
+                .collect();
+            CellInput {
+                params: [("n", qualify_model::Value::Int(n as i64))]
+                    .into_iter()
+                    .collect(),
+                samples: BTreeMap::from([("wall".to_string(), samples)]),
+                errors: Vec::new(),
+            }
+        })
+        .collect();
+    let mut inp = input(cells);
+    inp.expects.push(Expect {
+        axis: "n".into(),
+        metric: "wall".into(),
+        kind: ExpectKind::MaxExponent(1.75),
+    });
+    inp
+}
+
+#[test]
+fn a_limit_between_plausible_terms_is_inconclusive_and_says_what_would_separate_them() {
+    let perf = analyze(&indistinguishable_case());
+    let m = &perf.models[0];
+    let forms: Vec<&str> = m.plausible.iter().map(|h| h.form.as_str()).collect();
+    assert_eq!(
+        forms[0], m.fit.form,
+        "the chosen term comes first: {forms:?}"
+    );
+    assert!(
+        m.plausible.iter().any(|h| h.grows_at_most_limit(1.75))
+            && m.plausible.iter().any(|h| !h.grows_at_most_limit(1.75)),
+        "{forms:?}"
+    );
+    assert!(
+        m.exponent_ci95[0] < 1.75 && m.exponent_ci95[1] >= 1.75,
+        "{m:?}"
+    );
+    let c = &perf.checks[0];
+    assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
+    assert_eq!(c.plausible, forms);
+    assert!(
+        c.detail
+            .contains("cannot tell apart terms on both sides of the limit (within: ")
+            && c.detail.contains("a wider range of n (now 4×"),
+        "{}",
+        c.detail
+    );
+    assert_eq!(c.estimator, Some(Estimator::Median));
+    assert!(m.interval_method.contains("whole rounds"));
 }

@@ -4,8 +4,9 @@
 //!
 //! One module per section, in the order the report shows them: `header` (claim, verdict,
 //! run facts), `layers`, `envelope` (heatmap and failing cells), `boundaries`, `performance`
-//! (its facts, checks, predictions and statistics table) with `scaling` (workload plots) and
-//! `concurrency` (speedup and efficiency plots), `gap`, `checklist`. Each formats the rows of
+//! (its facts, checks, models, predictions and statistics table) with `scaling` (workload
+//! plots), `concurrency` (speedup and efficiency plots) and `noise` (per-round whiskers and the
+//! noisy cells), `gap`, `checklist`. Each formats the rows of
 //! [`crate::view`]; none reads the receipt's JSON.
 
 mod boundaries;
@@ -15,6 +16,7 @@ mod envelope;
 mod gap;
 mod header;
 mod layers;
+mod noise;
 mod performance;
 mod scaling;
 

@@ -1,5 +1,6 @@
 //! The workload plots: one log–log plot per (axis, metric) with a fitted model or at least two
-//! measured values, each series the medians at fixed values of the other axes with 95% CI
+//! measured values, each series the estimates (by the metric's estimator; medians in older
+//! receipts) at fixed values of the other axes with 95% CI
 //! whiskers (hollow markers for censored cells), the model's curve (dashed beyond the measured
 //! range, up to the target), and predictions as diamonds.
 
@@ -13,7 +14,7 @@ use crate::view::{self, Performance, Prediction, View};
 
 use super::{logspace, with_unit};
 
-/// One series of a workload plot: the measured medians at fixed values of the other axes, and
+/// One series of a workload plot: the measured estimates at fixed values of the other axes, and
 /// the model fitted to them when there is one.
 struct Series<'a> {
     fixed: Map<String, Value>,
@@ -168,12 +169,12 @@ fn span(
     })
 }
 
-/// The y values a plot must show: medians, their intervals, the model curves, predictions.
+/// The y values a plot must show: estimates, their intervals, the model curves, predictions.
 fn y_values(series: &[Series], preds: &[&Prediction], curve_xs: &[f64]) -> Vec<f64> {
     let mut ys: Vec<f64> = Vec::new();
     for se in series {
         for (_, s) in &se.pts {
-            ys.extend(s.median);
+            ys.extend(s.estimate);
             if let Some((a, b)) = s.ci95 {
                 ys.push(a);
                 ys.push(b);
@@ -233,8 +234,13 @@ fn plot(v: &View, p: &Performance, axis: &str, metric: &str) -> Option<String> {
             );
         }
     }
+    let estimator = series
+        .iter()
+        .flat_map(|se| se.pts.iter().map(|(_, s)| s.estimator.as_str()))
+        .next()
+        .unwrap_or("median");
     plot.legend(
-        "measured median, 95% CI (hollow: censored runs)",
+        &format!("measured {estimator}, 95% CI (hollow: censored runs)"),
         "#444",
         "dot",
     );
@@ -255,7 +261,7 @@ fn plot(v: &View, p: &Performance, axis: &str, metric: &str) -> Option<String> {
 }
 
 /// One series: the model's curve (solid inside the measured range, dashed beyond it) or a line
-/// through the medians, the medians with whiskers, and its legend entry.
+/// through the estimates, the estimates with whiskers, and its legend entry.
 fn draw_series(plot: &mut Plot, se: &Series, color: &str, axis: &str, unit: &str, span: &Span) {
     let measured_hi = span.measured_hi;
     if let Some(m) = se.model {
@@ -277,7 +283,7 @@ fn draw_series(plot: &mut Plot, se: &Series, color: &str, axis: &str, unit: &str
         let line: Vec<(f64, f64)> = se
             .pts
             .iter()
-            .filter_map(|(x, s)| Some((*x, s.median?)))
+            .filter_map(|(x, s)| Some((*x, s.estimate?)))
             .collect();
         plot.polyline(&line, color, false);
     }
@@ -285,14 +291,20 @@ fn draw_series(plot: &mut Plot, se: &Series, color: &str, axis: &str, unit: &str
         if let Some((a, b)) = s.ci95 {
             plot.error_bar(*x, a, b, color);
         }
-        if let Some(med) = s.median {
-            let mut title = format!("{axis}={}: median {} {unit}, n={}", num(*x), num(med), s.n);
+        if let Some(med) = s.estimate {
+            let mut title = format!(
+                "{axis}={}: {} {} {unit}, n={}",
+                num(*x),
+                s.estimator,
+                num(med),
+                s.n
+            );
             if let Some((a, b)) = s.ci95 {
                 title.push_str(&format!(", 95% CI [{}, {}]", num(a), num(b)));
             }
             if s.censored > 0 {
                 title.push_str(&format!(
-                    ", {} run(s) censored (did not finish): the true median is at least this",
+                    ", {} run(s) censored (did not finish): the true value is at least this",
                     s.censored
                 ));
             }
@@ -308,7 +320,12 @@ fn draw_series(plot: &mut Plot, se: &Series, color: &str, axis: &str, unit: &str
                 .map(|e| format!(", error {}", num(e)))
                 .unwrap_or_default()
         ),
-        None => "measured medians".to_string(),
+        None => format!(
+            "measured {}",
+            se.pts
+                .first()
+                .map_or("median", |(_, s)| s.estimator.as_str())
+        ),
     };
     let label = if fixed.is_empty() {
         what

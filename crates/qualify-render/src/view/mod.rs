@@ -13,7 +13,8 @@ mod rows;
 use serde_json::{Map, Value};
 
 pub use performance::{
-    CheckRow, Metric, Model, Performance, Prediction, ScalePoint, Scaling, Stat,
+    CheckRow, Metric, MetricNoise, Model, Performance, Prediction, RoundNoise, Rounds, ScalePoint,
+    Scaling, Stat,
 };
 pub use rows::{
     BoundaryRow, CellRow, Checklist, ClaimedRow, FailureRow, GapBar, GapRow, LayerRow, Machine,

@@ -1,6 +1,8 @@
-//! `predicate.performance` as typed rows: per-cell statistics, fitted models, concurrency
-//! scaling, checks, predictions, declared metrics and the analysis's errors. Parts the receipt
-//! lacks or mistypes are left out or empty.
+//! `predicate.performance` as typed rows: the rounds' schedule, per-cell statistics (with their
+//! estimator, precision and noise), the run's noise per metric and round, fitted models with
+//! their plausible terms, concurrency scaling, checks with their verdicts, predictions, declared
+//! metrics and the analysis's errors. Parts the receipt lacks or mistypes are left out or empty
+//! (receipts from before estimators read as located by their median).
 
 use serde_json::{Map, Value};
 
@@ -12,6 +14,20 @@ pub struct Stat {
     pub metric: String,
     pub n: u64,
     pub censored: u64,
+    /// The location estimator (`median` when the receipt names none).
+    pub estimator: String,
+    /// The estimate (the median when the receipt gives none).
+    pub estimate: Option<f64>,
+    /// Relative 95% half-width of the estimate.
+    pub precision: Option<f64>,
+    pub precision_reached: Option<bool>,
+    /// Robust relative spread (1.4826·MAD/median).
+    pub spread: Option<f64>,
+    pub multimodal: bool,
+    /// Why the cell's runs are noisy (empty: they are not).
+    pub noise: Vec<String>,
+    /// The round of each value (empty when the receipt has none).
+    pub rounds: Vec<u64>,
     pub median: Option<f64>,
     pub mad: Option<f64>,
     pub min: Option<f64>,
@@ -35,6 +51,12 @@ pub struct Model {
     pub points: Option<u64>,
     /// 95% interval of the exponent, when the receipt gives one.
     pub exponent_ci95: Option<(f64, f64)>,
+    /// How the interval was computed, when the receipt says.
+    pub interval_method: String,
+    /// The estimator of the points the model was fitted to (empty when not named).
+    pub estimator: String,
+    /// The hypotheses the data cannot rule out, the chosen one first (forms).
+    pub plausible: Vec<String>,
 }
 
 impl Model {
@@ -116,12 +138,43 @@ pub struct Metric {
     pub name: String,
     pub unit: String,
     pub better: String,
+    pub estimator: String,
+}
+
+/// How the runs were scheduled in rounds (`predicate.performance.rounds`).
+pub struct Rounds {
+    pub seed: String,
+    pub rounds: Option<u64>,
+    pub precision: Option<f64>,
+    pub stopped: String,
+    pub schedule: String,
+}
+
+/// One round's runs relative to their cells' estimates.
+pub struct RoundNoise {
+    pub round: f64,
+    pub cells: Option<u64>,
+    pub low: f64,
+    pub median: f64,
+    pub high: f64,
+}
+
+/// The run's noise for one metric (`predicate.performance.noise[]`).
+pub struct MetricNoise {
+    pub metric: String,
+    pub spread: Option<f64>,
+    pub spread_estimator: String,
+    pub rounds: Vec<RoundNoise>,
+    pub noisy_cells: u64,
 }
 
 /// `predicate.performance`.
 pub struct Performance<'a> {
-    pub repeat: Option<u64>,
+    /// `5`, `auto`, … as the receipt gives it (empty when absent).
+    pub repeat: String,
     pub warmup: Option<u64>,
+    pub rounds: Option<Rounds>,
+    pub noise: Vec<MetricNoise>,
     pub metrics: Vec<Metric>,
     pub stats: Vec<Stat>,
     pub models: Vec<Model>,
@@ -138,6 +191,12 @@ pub struct Performance<'a> {
 pub struct CheckRow {
     /// `None`: the receipt records no decision.
     pub passed: Option<bool>,
+    /// `held`, `violated`, `inconclusive` (empty when the receipt gives none).
+    pub verdict: String,
+    /// The estimator of the values the check judged (empty when not named).
+    pub estimator: String,
+    /// The plausible terms a `max_exponent` verdict was taken over.
+    pub plausible: Vec<String>,
     pub kind: String,
     pub axis: String,
     pub metric: String,
@@ -147,7 +206,27 @@ pub struct CheckRow {
     pub detail: String,
 }
 
+impl CheckRow {
+    /// The result as both reports word it: the verdict when the receipt gives one, else
+    /// passed/FAILED from `passed`.
+    pub fn result(&self) -> &'static str {
+        match (self.verdict.as_str(), self.passed) {
+            ("held", _) => "held",
+            ("violated", _) => "VIOLATED",
+            ("inconclusive", _) => "inconclusive",
+            (_, Some(true)) => "passed",
+            (_, Some(false)) => "FAILED",
+            (_, None) => "not decided",
+        }
+    }
+}
+
 impl Performance<'_> {
+    /// The cells whose runs are noisy, as `(metric, cell, reasons)`.
+    pub fn noisy(&self) -> Vec<&Stat> {
+        self.stats.iter().filter(|s| !s.noise.is_empty()).collect()
+    }
+
     /// The unit of `metric`, if declared (`s` for the built-in `wall` and `cpu`).
     pub fn unit(&self, metric: &str) -> String {
         self.metrics
@@ -196,8 +275,10 @@ fn outliers(raw: &[Value], values: &[f64]) -> Vec<(Option<usize>, f64)> {
 pub(super) fn parse(p: &Value) -> Performance<'_> {
     let g = |k: &str| p.get(k);
     Performance {
-        repeat: g("repeat").and_then(Value::as_u64),
+        repeat: s(g("repeat")),
         warmup: g("warmup").and_then(Value::as_u64),
+        rounds: g("rounds").filter(|r| r.is_object()).map(rounds),
+        noise: arr(g("noise")).iter().map(metric_noise).collect(),
         metrics: arr(g("metrics")).iter().map(metric).collect(),
         stats: arr(g("stats")).iter().map(stat).collect(),
         models: arr(g("models")).iter().map(model).collect(),
@@ -214,17 +295,73 @@ fn metric(m: &Value) -> Metric {
         name: s(m.get("name")),
         unit: s(m.get("unit")),
         better: s(m.get("better")),
+        estimator: s(m.get("estimator")),
     }
+}
+
+fn rounds(r: &Value) -> Rounds {
+    Rounds {
+        seed: s(r.get("seed")),
+        rounds: r.get("rounds").and_then(Value::as_u64),
+        precision: f(r.get("precision")),
+        stopped: s(r.get("stopped")),
+        schedule: s(r.get("schedule")),
+    }
+}
+
+fn metric_noise(n: &Value) -> MetricNoise {
+    MetricNoise {
+        metric: s(n.get("metric")),
+        spread: f(n.get("spread")),
+        spread_estimator: s(n.get("spread_estimator")),
+        rounds: arr(n.get("rounds"))
+            .iter()
+            .filter_map(|r| {
+                Some(RoundNoise {
+                    round: f(r.get("round"))?,
+                    cells: r.get("cells").and_then(Value::as_u64),
+                    low: f(r.get("low"))?,
+                    median: f(r.get("median"))?,
+                    high: f(r.get("high"))?,
+                })
+            })
+            .collect(),
+        noisy_cells: n.get("noisy_cells").and_then(Value::as_u64).unwrap_or(0),
+    }
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    arr(v).iter().map(|x| s(Some(x))).collect()
 }
 
 fn stat(x: &Value) -> Stat {
     let values = nums(x.get("values"));
+    let median = f(x.get("median"));
+    let estimator = s(x.get("estimator"));
     Stat {
         params: obj(x.get("params")),
         metric: s(x.get("metric")),
         n: x.get("n").and_then(Value::as_u64).unwrap_or(0),
         censored: x.get("censored").and_then(Value::as_u64).unwrap_or(0),
-        median: f(x.get("median")),
+        estimator: if estimator.is_empty() {
+            "median".to_string()
+        } else {
+            estimator
+        },
+        estimate: f(x.get("estimate")).or(median),
+        precision: f(x.get("precision")),
+        precision_reached: x.get("precision_reached").and_then(Value::as_bool),
+        spread: f(x.get("spread")),
+        multimodal: x
+            .get("multimodal")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        noise: strings(x.get("noise")),
+        rounds: arr(x.get("rounds"))
+            .iter()
+            .filter_map(Value::as_u64)
+            .collect(),
+        median,
         mad: f(x.get("mad")),
         min: f(x.get("min")),
         max: f(x.get("max")),
@@ -246,6 +383,13 @@ fn model(m: &Value) -> Model {
         error: f(m.get("error")),
         points: m.get("points").and_then(Value::as_u64),
         exponent_ci95: pair(m.get("exponent_ci95")),
+        interval_method: s(m.get("interval_method")),
+        estimator: s(m.get("estimator")),
+        plausible: arr(m.get("plausible"))
+            .iter()
+            .map(|h| s(h.get("form")))
+            .filter(|f| !f.is_empty())
+            .collect(),
     }
 }
 
@@ -280,6 +424,9 @@ fn check(c: &Value) -> CheckRow {
     let g = |k: &str| cell(c.get(k), "—");
     CheckRow {
         passed: c.get("passed").and_then(Value::as_bool),
+        verdict: s(c.get("verdict")),
+        estimator: s(c.get("estimator")),
+        plausible: strings(c.get("plausible")),
         kind: g("kind"),
         axis: g("axis"),
         metric: g("metric"),

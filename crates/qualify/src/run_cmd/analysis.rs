@@ -59,7 +59,12 @@ pub fn analyse(
     Analysed {
         cells,
         boundaries,
-        performance: performance(ctx.spec, execution, prepared.baseline.clone()),
+        performance: performance(
+            ctx.spec,
+            execution,
+            region.rounds.clone(),
+            prepared.baseline.clone(),
+        ),
         incomplete,
     }
 }
@@ -101,10 +106,11 @@ pub fn load_baseline(path: Option<&Path>) -> Result<Option<perf::BaselineInput>,
     }))
 }
 
-/// The performance analysis of an execution, when the spec has `[performance]`.
+/// The performance analysis of an execution and its rounds, when the spec has `[performance]`.
 fn performance(
     spec: &Spec,
     execution: Option<&plan::Execution>,
+    rounds: Option<perf::Rounds>,
     baseline: Option<perf::BaselineInput>,
 ) -> Option<perf::Performance> {
     let p = spec.performance.as_ref()?;
@@ -114,12 +120,14 @@ fn performance(
             name: (*name).to_string(),
             unit: Some((*unit).to_string()),
             better: perf::Better::Lower,
+            estimator: p.estimator_of(name),
         })
         .collect();
     metrics.extend(p.metrics.iter().map(|m| perf::MetricDef {
         name: m.name.clone(),
         unit: m.unit.clone(),
         better: m.better,
+        estimator: p.estimator_of(&m.name),
     }));
     let cells = execution
         .map(|x| {
@@ -138,7 +146,7 @@ fn performance(
         })
         .unwrap_or_default();
     let input = perf::Input {
-        repeat: usize::try_from(p.repeat).unwrap_or(usize::MAX),
+        repeat: p.repeat,
         warmup: usize::try_from(p.warmup).unwrap_or(usize::MAX),
         regression: p.regression,
         metrics,
@@ -181,6 +189,7 @@ fn performance(
         target_concurrency: spec.target.as_ref().and_then(|t| t.cores).map(|c| c as f64),
         target_workload: BTreeMap::new(),
         baseline,
+        rounds,
     };
     Some(perf::analyze(&input))
 }

@@ -1,6 +1,8 @@
 //! The one place a cell of the plan is probed: [`CellRunner`] owns how a cell runs (its probe
 //! spec from the spec, warmups, repeats, the local topology flag) on one of two executors —
-//! this machine or Slurm — and what is measured of it afterwards ([`measure`]). The planner and
+//! this machine or Slurm — and what is measured of it afterwards ([`measure`]). With
+//! `[performance]` a cell's first probe is its warmups and one measured run (round 1); the
+//! later rounds (`rounds.rs`) add one run each through [`CellRunner::probe_once`]. The planner and
 //! the controls call it through `qualify_plan::CellRunner`. A new kind of cell (a service under
 //! load) plugs in here: its own way to run and its own measurements, on the same executors.
 
@@ -74,20 +76,18 @@ impl<'a> CellRunner<'a> {
         }
     }
 
-    /// A service cell: started, loaded, judged and stopped once per run (`[performance]`
-    /// repeat, else `--repeat`), runs combined as for batch cells.
+    /// A service cell: started, loaded, judged and stopped once per run. With `[performance]`
+    /// this is round 1 (its run in `runs`; the later rounds add theirs through
+    /// [`CellRunner::probe_once`]); otherwise `--repeat` runs combined as for batch cells.
     fn service_locally(&self, params: &Params) -> Result<ProbeResult, ProbeError> {
-        let cell = super::service::ServiceCell {
-            spec: self.spec,
-            backend: self.backend,
-            cancel: self.cancel,
-        };
-        let repeat = match &self.spec.performance {
-            Some(p) => p.repeat,
-            None => self.repeat,
-        };
-        let repeat = usize::try_from(repeat).unwrap_or(usize::MAX).max(1);
-        if repeat == 1 && self.spec.performance.is_none() {
+        let cell = self.service_cell();
+        if self.spec.performance.is_some() {
+            let mut r = cell.run(params)?;
+            r.runs = Some(vec![r.clone()]);
+            return Ok(r);
+        }
+        let repeat = usize::try_from(self.repeat).unwrap_or(usize::MAX).max(1);
+        if repeat == 1 {
             return cell.run(params);
         }
         let mut runs = Vec::with_capacity(repeat);
@@ -99,19 +99,24 @@ impl<'a> CellRunner<'a> {
                 break;
             }
         }
-        let mut combined = ProbeResult::combine(runs).ok_or_else(|| ProbeError::Io {
+        ProbeResult::combine(runs).ok_or_else(|| ProbeError::Io {
             context: "a service cell ran no run".into(),
             source: std::io::Error::other("no runs"),
-        })?;
-        if combined.runs.is_none() {
-            combined.runs = Some(vec![combined.clone()]);
+        })
+    }
+
+    fn service_cell(&self) -> super::service::ServiceCell<'_> {
+        super::service::ServiceCell {
+            spec: self.spec,
+            backend: self.backend,
+            cancel: self.cancel,
         }
-        Ok(combined)
     }
 
     /// `[performance]`: `warmup` discarded runs (a warmup that does not end `ok` is the cell's
-    /// result: repeating a failure only costs time), then `repeat` runs combined with `runs`.
-    /// Otherwise `repeat` runs compared by stdout digest, or one run.
+    /// result: repeating a failure only costs time), then one measured run in `runs` — round 1;
+    /// the later rounds add theirs (`rounds.rs`). Otherwise `repeat` runs compared by stdout
+    /// digest, or one run.
     fn probe_locally(&self, probe: &ProbeSpec) -> Result<ProbeResult, ProbeError> {
         if let Some(p) = &self.spec.performance {
             for _ in 0..p.warmup {
@@ -120,11 +125,8 @@ impl<'a> CellRunner<'a> {
                     return Ok(r);
                 }
             }
-            let repeat = usize::try_from(p.repeat).unwrap_or(usize::MAX);
-            let mut r = qualify_probe::probe_repeated(probe, repeat, self.cancel, |_, _| {})?;
-            if r.runs.is_none() {
-                r.runs = Some(vec![r.clone()]);
-            }
+            let mut r = qualify_probe::probe(probe, self.cancel)?;
+            r.runs = Some(vec![r.clone()]);
             return Ok(r);
         }
         let repeat = usize::try_from(self.repeat).unwrap_or(usize::MAX);
@@ -135,6 +137,33 @@ impl<'a> CellRunner<'a> {
     }
 }
 
+impl CellRunner<'_> {
+    /// One more measured run of a cell (a later round of `[performance]`): no warmup, one run,
+    /// on the same executor (under Slurm: one job). A probe that cannot start stops the run as
+    /// in [`qualify_plan::CellRunner::run`].
+    pub fn probe_once(&self, params: &Params) -> ProbeResult {
+        let probe = self.spec.cell_probe(params, self.backend);
+        match self.executor {
+            Executor::Local => {
+                let once = if self.spec.service.is_some() {
+                    self.service_cell().run(params)
+                } else {
+                    qualify_probe::probe(&probe, self.cancel)
+                };
+                once.unwrap_or_else(|e| {
+                    let _ = self.setup_error.set(e);
+                    self.cancel.store(true, Ordering::SeqCst);
+                    ProbeResult::not_run(&probe, "not probed: the run was stopping")
+                })
+            }
+            Executor::Slurm(slurm) => {
+                let topology = super::topology::of(self.spec, params);
+                super::slurm::run_cell(slurm, &probe, topology, 1)
+            }
+        }
+    }
+}
+
 impl qualify_plan::CellRunner for CellRunner<'_> {
     fn run(&self, params: &Params) -> ProbeResult {
         let probe = self.spec.cell_probe(params, self.backend);
@@ -142,7 +171,13 @@ impl qualify_plan::CellRunner for CellRunner<'_> {
             Executor::Local => self.run_local(params, &probe),
             Executor::Slurm(slurm) => {
                 let topology = super::topology::of(self.spec, params);
-                super::slurm::run_cell(slurm, &probe, topology, self.repeat)
+                // With [performance] the rounds repeat the cell, one job per run.
+                let repeat = if self.spec.performance.is_some() {
+                    1
+                } else {
+                    self.repeat
+                };
+                super::slurm::run_cell(slurm, &probe, topology, repeat)
             }
         }
     }
@@ -151,7 +186,8 @@ impl qualify_plan::CellRunner for CellRunner<'_> {
 /// What one cell measured: samples per metric (wall, cpu = user + system, peak_memory, and the
 /// spec's regex figures from stdout) and the problems measuring it. A figure that does not
 /// parse is an error of the cell, never a zero; runs that timed out or were killed are
-/// censored ("≥ value").
+/// censored ("≥ value"). Run `i` of `runs` was measured in round `i + 1` (`rounds.rs` appends
+/// one run per round).
 pub fn measure(spec: &Spec, result: &ProbeResult) -> (BTreeMap<String, Vec<Sample>>, Vec<String>) {
     let mut samples: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
     let mut errors: Vec<String> = Vec::new();
@@ -169,7 +205,13 @@ pub fn measure(spec: &Spec, result: &ProbeResult) -> (BTreeMap<String, Vec<Sampl
     };
     for (i, run) in runs.iter().enumerate() {
         let cpu = run.user_seconds + run.system_seconds;
-        let mut push = |name: &str, s: Sample| samples.entry(name.to_string()).or_default().push(s);
+        let round = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        let mut push = |name: &str, s: Sample| {
+            samples
+                .entry(name.to_string())
+                .or_default()
+                .push(s.in_round(round))
+        };
         if run.outcome == Outcome::Ok {
             push("wall", Sample::measured(run.wall_seconds));
             push("cpu", Sample::measured(cpu));

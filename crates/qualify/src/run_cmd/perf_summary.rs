@@ -1,5 +1,6 @@
-//! The few lines of performance printed after the layer table: models, scaling, checks,
-//! predictions, censoring, measurement errors and the baseline comparison.
+//! The few lines of performance printed after the layer table: rounds and estimators, models
+//! with their plausible terms, noise, scaling, checks, predictions, censoring, measurement
+//! errors and the baseline comparison.
 
 use std::fmt::Write as _;
 
@@ -20,17 +21,44 @@ fn fixed(m: &qualify_plan::Params) -> String {
 /// A few lines for the run's output: models, scaling, checks, predictions, censoring, errors.
 pub fn summary(p: &perf::Performance) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "performance: {} measured run(s) per cell after {} warmup, {} metric(s)",
-        p.repeat,
-        p.warmup,
-        p.metrics.len()
-    );
+    let estimators: Vec<String> = p
+        .metrics
+        .iter()
+        .map(|m| format!("{} {}", m.name, m.estimator))
+        .collect();
+    match &p.rounds {
+        Some(r) => {
+            let _ = writeln!(
+                out,
+                "performance: repeat {}: {} round(s) after {} warmup, seed {} ({}); estimators: {}",
+                p.repeat,
+                r.rounds,
+                p.warmup,
+                r.seed,
+                r.stopped,
+                estimators.join(", ")
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "performance: repeat {} after {} warmup; estimators: {}",
+                p.repeat,
+                p.warmup,
+                estimators.join(", ")
+            );
+        }
+    }
     for m in &p.models {
+        let others: Vec<&str> = m
+            .plausible
+            .iter()
+            .filter(|h| h.form != m.fit.form)
+            .map(|h| h.form.as_str())
+            .collect();
         let _ = writeln!(
             out,
-            "  model    {} along {}{}: {} (exponent {:.2}, 95% CI [{:.2}, {:.2}], cv error {:.1}%)",
+            "  model    {} along {}{}: {} (exponent {:.2}, 95% CI [{:.2}, {:.2}], cv error {:.1}%{})",
             m.metric,
             m.axis,
             fixed(&m.fixed),
@@ -38,7 +66,36 @@ pub fn summary(p: &perf::Performance) -> String {
             m.fit.exponent,
             m.exponent_ci95[0],
             m.exponent_ci95[1],
-            m.fit.error * 100.0
+            m.fit.error * 100.0,
+            match others.len() {
+                0 => String::new(),
+                1..=5 => format!("; also plausible: {}", others.join(", ")),
+                k => format!(
+                    "; also plausible: {} and {} more",
+                    others[..4].join(", "),
+                    k - 4
+                ),
+            }
+        );
+    }
+    for n in p.noise.iter().filter(|n| n.noisy_cells > 0) {
+        let cells: Vec<String> = p
+            .stats
+            .iter()
+            .filter(|s| s.metric == n.metric && !s.noise.is_empty())
+            .take(3)
+            .map(|s| format!("{}: {}", fixed(&s.params).trim(), s.noise.join("; ")))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  noise    {}: {} noisy cell(s){}, e.g. {}",
+            n.metric,
+            n.noisy_cells,
+            n.spread.map_or(String::new(), |x| format!(
+                " (run spread {:.1}%)",
+                x * 100.0
+            )),
+            cells.join(" | ")
         );
     }
     // One line per axis and reason: a single-valued axis leaves every group unfitted alike.

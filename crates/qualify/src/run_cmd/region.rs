@@ -2,7 +2,8 @@
 //! integer range searched for a boundary is bisected over integers; every other range is the
 //! spec's lattice of points); the ledger's controls run first, then the plan's sweeps and
 //! boundary searches, every cell through one [`CellRunner`], with a progress bar, `--jobs`
-//! side by side under a CPU budget locally, and every cell at once under Slurm.
+//! side by side under a CPU budget locally, and every cell at once under Slurm; with
+//! `[performance]` the plan's execution is round 1 and [`super::rounds`] runs the others.
 
 use std::time::{Duration, Instant};
 
@@ -26,6 +27,8 @@ pub struct Region {
     pub planned: usize,
     /// `None`: the region was not probed (interrupted earlier, or the functional check failed).
     pub execution: Option<plan::Execution>,
+    /// How the `[performance]` rounds ran (`None`: no `[performance]`, or not probed).
+    pub rounds: Option<qualify_perf::Rounds>,
 }
 
 pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<Region, CliError> {
@@ -38,6 +41,7 @@ pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<
         return Ok(Region {
             planned,
             execution: None,
+            rounds: None,
         });
     }
     let executor = match super::slurm::kind(ctx.args.executor, spec) {
@@ -53,7 +57,7 @@ pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<
         qualify_spec::ExecutorKind::Local => Executor::Local,
     };
     let runner = CellRunner::new(ctx, &executor);
-    let execution = execute(ctx, &the_plan, planned, &runner, controls, &executor);
+    let (execution, rounds) = execute(ctx, &the_plan, planned, &runner, controls, &executor);
     if let Executor::Slurm(slurm) = &executor
         && let Some(e) = slurm.setup_error()
     {
@@ -67,6 +71,7 @@ pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<
     Ok(Region {
         planned,
         execution: Some(execution),
+        rounds,
     })
 }
 
@@ -77,7 +82,7 @@ fn execute(
     runner: &CellRunner<'_>,
     controls: &mut Controls,
     executor: &Executor,
-) -> plan::Execution {
+) -> (plan::Execution, Option<qualify_perf::Rounds>) {
     let bar = progress_bar(ctx.args.json, planned);
     let slurm = matches!(executor, Executor::Slurm(_));
     // Under Slurm the scheduler owns the cores: every cell is submitted at once.
@@ -121,17 +126,18 @@ fn execute(
         });
     let started = Instant::now();
     controls.run(runner, ctx.cancel, &bar);
-    let execution = the_plan.execute(runner, &opts);
+    let mut execution = the_plan.execute(runner, &opts);
     bar.finish_and_clear();
     ctx.say(&format!(
         "probed {} cell(s) in {:.1}s",
         execution.cells.len(),
         started.elapsed().as_secs_f64()
     ));
-    execution
+    let rounds = super::rounds::run(ctx, runner, executor, &mut execution, started);
+    (execution, rounds)
 }
 
-fn progress_bar(hidden: bool, planned: usize) -> ProgressBar {
+pub(super) fn progress_bar(hidden: bool, planned: usize) -> ProgressBar {
     let bar = if hidden {
         ProgressBar::hidden()
     } else {

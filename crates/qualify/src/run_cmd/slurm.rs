@@ -48,7 +48,7 @@ pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, CliErro
     config.pending_limit = e.pending_limit;
     if spec.performance.is_some() {
         eprintln!(
-            "qualify: warning: [performance] measurements are not taken under --executor slurm (each cell runs once per job, or --repeat times); run locally for the performance layer"
+            "qualify: warning: [performance] under --executor slurm: each round is one job per cell (one job array per round), and a cell's runs may land on different nodes, so its estimate mixes them; run locally for measurements on one machine"
         );
     }
     SlurmExecutor::start(config, Arc::clone(cancel))
