@@ -48,6 +48,10 @@ pub enum AxisKind {
     /// Offered load on a service: the `[load]` rate (open model) or users (closed model).
     /// Its dimension is concurrency: clients of a service are its concurrency.
     Load,
+    /// A fault put on one of a service's dependencies during a window of its load (values are
+    /// fault texts such as `latency(200ms)` or `down`). Its dimension is dependencies; it has
+    /// no target value (every declared fault is claimed).
+    Fault,
 }
 
 impl AxisKind {
@@ -59,6 +63,7 @@ impl AxisKind {
             AxisKind::Memory => Some(Dimension::Memory),
             AxisKind::Topology => Some(Dimension::Topology),
             AxisKind::Load => Some(Dimension::Concurrency),
+            AxisKind::Fault => Some(Dimension::Dependencies),
             AxisKind::Custom => None,
         }
     }
@@ -70,6 +75,7 @@ impl AxisKind {
             AxisKind::Memory => "memory",
             AxisKind::Topology => "topology",
             AxisKind::Load => "load",
+            AxisKind::Fault => "fault",
             AxisKind::Custom => "custom",
         }
     }
@@ -78,5 +84,20 @@ impl AxisKind {
 impl fmt::Display for AxisKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fault_axis_examines_dependencies_and_load_examines_concurrency() {
+        assert_eq!(AxisKind::Fault.dimension(), Some(Dimension::Dependencies));
+        assert_eq!(AxisKind::Load.dimension(), Some(Dimension::Concurrency));
+        assert_eq!(AxisKind::Custom.dimension(), None);
+        let kind: AxisKind = serde_json::from_str("\"fault\"").unwrap();
+        assert_eq!(kind, AxisKind::Fault);
+        assert_eq!(kind.to_string(), "fault");
     }
 }

@@ -29,6 +29,10 @@ pub struct Target {
     /// for a closed model): bounds `load` axes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
+    /// The dependencies (databases, caches, queues: `[[dependency]]` names) the service talks
+    /// to in the target. Each is a fact a production claim must have examined with a fault.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<String>,
 }
 
 /// Which side of its target value an axis gets harder on.
@@ -82,7 +86,7 @@ impl Target {
     /// axis's `workload` entry; a concurrency axis's `concurrency` (else `cores`); a memory
     /// axis's `memory`; a topology axis `nodes`'s `nodes`, any other topology axis's `cores`;
     /// a load axis's `rate`.
-    /// Custom axes have none: their whole declared domain is claimed.
+    /// Custom and fault axes have none: their whole declared domain is claimed.
     pub fn bound_for(&self, name: &str, kind: AxisKind) -> Option<Bound> {
         let (value, source, harder) = match kind {
             AxisKind::Workload => (
@@ -111,7 +115,7 @@ impl Target {
                 Harder::Larger,
             ),
             AxisKind::Load => (self.rate?, "target.rate".to_string(), Harder::Larger),
-            AxisKind::Custom => return None,
+            AxisKind::Fault | AxisKind::Custom => return None,
         };
         Some(Bound {
             value,
@@ -120,8 +124,10 @@ impl Target {
         })
     }
 
-    /// The gap names this target can produce (what a waiver may name): `cores`, `nodes`,
-    /// `memory`, `concurrency`, `workload` and `workload.<axis>`, for the facts it sets.
+    /// The gap names this target's own facts can produce (what a waiver may name): `cores`,
+    /// `nodes`, `memory`, `concurrency`, `workload` and `workload.<axis>`, for the facts it
+    /// sets. A spec's `[[dependency]]` adds `faults` and `faults.<name>` (the spec's check
+    /// adds those: they come from the declared dependencies, not from the target).
     pub fn possible_gaps(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.cores.is_some() {
@@ -157,6 +163,7 @@ mod tests {
             concurrency: None,
             workload: [("n".to_string(), 1e4)].into_iter().collect(),
             rate: Some(500.0),
+            dependencies: vec!["db".to_string()],
         };
         let b = t.bound_for("n", AxisKind::Workload).unwrap();
         assert_eq!((b.value, b.source.as_str()), (1e4, "target.workload.n"));
@@ -178,6 +185,7 @@ mod tests {
         assert!(m.claims(2.0 * (1u64 << 30) as f64) && !m.claims((1u64 << 20) as f64));
         assert_eq!(m.headroom((1u64 << 20) as f64), 1024.0);
         assert!(t.bound_for("mode", AxisKind::Custom).is_none());
+        assert!(t.bound_for("db_fault", AxisKind::Fault).is_none());
         assert_eq!(
             t.bound_for("rps", AxisKind::Load).unwrap().source,
             "target.rate"
