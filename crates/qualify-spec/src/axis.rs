@@ -2,7 +2,10 @@
 //! and its domain: listed `values`, or a numeric `range = [lo, hi]` with a lattice given by
 //! `scale` and `step`. `search = "boundary"` asks for the failure boundary instead of a sweep
 //! and needs an ordered numeric axis. An axis of kind `memory` holds sizes (in bytes) and sets
-//! the memory ceiling of each cell.
+//! the memory ceiling of each cell. An axis of kind `fault` lists faults (`none`,
+//! `latency(200ms)`, `down`, … — [`qualify_faults::Fault`]'s grammar) put on the `[[dependency]]`
+//! its `dependency` key names; its values are kept in canonical form, parsed once here
+//! ([`Axis::fault`]). A parse error points inside the string.
 
 use std::collections::BTreeMap;
 use std::ops;
@@ -13,6 +16,7 @@ use toml::Spanned;
 use crate::check::{Checker, describe};
 use crate::range::{Number, NumericRange, Scale};
 use crate::template::is_placeholder_name;
+use qualify_faults::Fault;
 
 /// The most points a swept range (one without `search`) may expand to.
 pub const MAX_SWEEP_POINTS: usize = 1000;
@@ -23,6 +27,18 @@ pub struct Axis {
     pub kind: AxisKind,
     pub domain: Domain,
     pub search: Option<Search>,
+    /// For `kind = "fault"`: the dependency and the parsed faults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<FaultAxis>,
+}
+
+/// What a `kind = "fault"` axis puts on which dependency.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FaultAxis {
+    /// The `[[dependency]]` the faults are put on.
+    pub dependency: String,
+    /// The faults, in the order of the axis's values (whose texts are their canonical forms).
+    pub faults: Vec<Fault>,
 }
 
 impl Axis {
@@ -37,6 +53,21 @@ impl Axis {
     /// Whether the axis sets each cell's memory ceiling (kind `memory`; values are bytes).
     pub fn sets_memory_ceiling(&self) -> bool {
         self.kind == AxisKind::Memory
+    }
+
+    /// The parsed faults of a `kind = "fault"` axis, in value order (empty for other kinds).
+    pub fn faults(&self) -> &[Fault] {
+        self.fault.as_ref().map_or(&[], |f| f.faults.as_slice())
+    }
+
+    /// The fault a cell's value of this axis stands for (`None`: not a fault axis, or not one
+    /// of its values).
+    pub fn fault_of(&self, value: &Value) -> Option<Fault> {
+        let Domain::Values(values) = &self.domain else {
+            return None;
+        };
+        let i = values.iter().position(|v| v == value)?;
+        self.faults().get(i).copied()
     }
 
     /// The points a sweep visits: the values as listed (sorted ascending on a search axis), or
@@ -89,18 +120,24 @@ pub(crate) struct RawAxis {
     search: Option<Spanned<Search>>,
     step: Option<Spanned<toml::Value>>,
     scale: Option<Spanned<Scale>>,
+    dependency: Option<Spanned<String>>,
 }
 
 impl RawAxis {
     pub(crate) fn name(&self) -> &str {
         self.name.get_ref()
     }
+
+    pub(crate) fn kind(&self) -> AxisKind {
+        *self.kind.get_ref()
+    }
 }
 
-/// A checked axis and where its name was written.
+/// A checked axis and where its name was written (and, for a fault axis, its `dependency`).
 pub(crate) struct CheckedAxis {
     pub axis: Axis,
     pub name_span: ops::Range<usize>,
+    pub dependency_span: Option<ops::Range<usize>>,
 }
 
 pub(crate) fn check_all(raw: Vec<RawAxis>, ck: &mut Checker<'_>) -> Vec<CheckedAxis> {
@@ -139,8 +176,13 @@ pub(crate) fn check_all(raw: Vec<RawAxis>, ck: &mut Checker<'_>) -> Vec<CheckedA
                 memory_axis = Some(raw.kind.span().start);
             }
         }
+        let dependency_span = raw.dependency.as_ref().map(Spanned::span);
         if let Some(axis) = check_one(raw, kind, ck) {
-            checked.push(CheckedAxis { axis, name_span });
+            checked.push(CheckedAxis {
+                axis,
+                name_span,
+                dependency_span,
+            });
         }
     }
     checked
@@ -148,6 +190,44 @@ pub(crate) fn check_all(raw: Vec<RawAxis>, ck: &mut Checker<'_>) -> Vec<CheckedA
 
 fn check_one(raw: RawAxis, kind: AxisKind, ck: &mut Checker<'_>) -> Option<Axis> {
     let name = raw.name.get_ref().clone();
+    let dependency = match (&raw.dependency, kind) {
+        (Some(d), AxisKind::Fault) => Some(d.get_ref().clone()),
+        (Some(d), _) => {
+            ck.error_help(
+                d.span(),
+                format!("`dependency` applies only to an axis of kind = \"fault\", but axis `{name}` has kind `{kind}`"),
+                "remove it, or set kind = \"fault\" to put the listed faults on that dependency",
+            );
+            None
+        }
+        (None, AxisKind::Fault) => {
+            ck.error_help(
+                raw.kind.span(),
+                format!("fault axis `{name}` needs `dependency`: the [[dependency]] its faults are put on"),
+                "add dependency = \"db\" (the name of a [[dependency]])",
+            );
+            None
+        }
+        (None, _) => None,
+    };
+    if kind == AxisKind::Fault {
+        if let Some(range) = &raw.range {
+            ck.error_help(
+                range.span(),
+                format!("fault axis `{name}` takes values, not a range"),
+                "list the faults: values = [\"none\", \"latency(200ms)\", \"down\"]",
+            );
+            return None;
+        }
+        if let Some(search) = &raw.search {
+            ck.error_help(
+                search.span(),
+                format!("search = \"boundary\" needs an ordered numeric axis; fault axis `{name}` lists faults"),
+                "drop search: every listed fault is run",
+            );
+            return None;
+        }
+    }
     let domain = match (raw.values, raw.range) {
         (None, None) => {
             ck.error_help(
@@ -190,11 +270,22 @@ fn check_one(raw: RawAxis, kind: AxisKind, ck: &mut Checker<'_>) -> Option<Axis>
             ck,
         )?),
     };
+    let fault = match (&domain, kind) {
+        (Domain::Values(values), AxisKind::Fault) => Some(FaultAxis {
+            dependency: dependency.unwrap_or_default(),
+            faults: values
+                .iter()
+                .map(|v| v.to_string().parse().unwrap_or_default())
+                .collect(),
+        }),
+        _ => None,
+    };
     let mut axis = Axis {
         name,
         kind,
         domain,
         search: raw.search.as_ref().map(|s| *s.get_ref()),
+        fault,
     };
     if let Some(search) = raw.search.as_ref().filter(|_| !axis.is_numeric()) {
         ck.error_help(
@@ -234,10 +325,10 @@ fn check_values(
     let mut out: Vec<Value> = Vec::new();
     let mut ok = true;
     for value in values.get_ref() {
-        let converted = if kind == AxisKind::Memory {
-            ck.size(value).map(|bytes| Value::Int(bytes as i64))
-        } else {
-            axis_value(value, ck)
+        let converted = match kind {
+            AxisKind::Memory => ck.size(value).map(|bytes| Value::Int(bytes as i64)),
+            AxisKind::Fault => fault_value(name, value, ck),
+            _ => axis_value(value, ck),
         };
         match converted {
             Some(v) if out.iter().any(|seen| same(seen, &v)) => {
@@ -252,6 +343,37 @@ fn check_values(
         }
     }
     ok.then_some(out)
+}
+
+/// A fault axis's value: a fault text, kept in its canonical form (`latency(0.2s)` becomes
+/// `latency(200ms)`, so equal faults are one value); a parse error points inside the string.
+fn fault_value(name: &str, value: &Spanned<toml::Value>, ck: &mut Checker<'_>) -> Option<Value> {
+    let toml::Value::String(text) = value.get_ref() else {
+        ck.error_help(
+            value.span(),
+            format!(
+                "wrong type: found {}, fault axis `{name}` lists faults as strings",
+                describe(value.get_ref())
+            ),
+            "e.g. values = [\"none\", \"latency(200ms)\", \"down\", \"reset\"]",
+        );
+        return None;
+    };
+    match text.parse::<Fault>() {
+        Ok(fault) => Some(Value::Text(fault.to_string())),
+        Err(error) => {
+            let token = text.get(error.span.clone()).unwrap_or("");
+            ck.error_in_string(
+                &value.span(),
+                text,
+                error.span.start,
+                token,
+                format!("fault axis `{name}`: {error}"),
+                error.help(),
+            );
+            None
+        }
+    }
 }
 
 fn same(a: &Value, b: &Value) -> bool {

@@ -3,7 +3,10 @@
 //!
 //! - `[claim] headroom` on an axis the target names no value for (nothing to measure it from),
 //!   or on a memory axis (smaller is harder there: no boundary search maps it);
-//! - a `[[waiver]]` naming a gap that `[target]` cannot produce;
+//! - a `[[waiver]]` naming a gap that `[target]` (or a `[[dependency]]`: `faults.<name>`)
+//!   cannot produce;
+//! - a fault axis's `dependency` or a `[target] dependencies` entry naming no `[[dependency]]`,
+//!   or two fault axes on one dependency (a cell puts one fault on it);
 //! - a `[target] workload` key naming an axis that is not a workload axis;
 //! - `[performance]`: two `expect`s on one axis and metric, `min_efficiency` of a metric that
 //!   grows with concurrency by design (`cpu`, `peak_memory`), `max_exponent` along an axis with
@@ -88,15 +91,28 @@ fn bound_help(axis: &str, kind: AxisKind) -> String {
             "add [target] rate = … (the offered load the target must sustain)".to_string()
         }
         AxisKind::Custom => "a custom axis has no target value; remove its headroom".to_string(),
+        AxisKind::Fault => "a fault axis has no target value; remove its headroom".to_string(),
     }
+}
+
+/// The gap names a spec can produce: the target's facts ([`Target::possible_gaps`]) and, for
+/// the declared dependencies, `faults` and `faults.<name>` (a dependency no fault examined).
+pub(crate) fn possible_gaps(target: Option<&Target>, dependencies: &[String]) -> Vec<String> {
+    let mut possible = target.map(Target::possible_gaps).unwrap_or_default();
+    if !dependencies.is_empty() {
+        possible.push("faults".to_string());
+        possible.extend(dependencies.iter().map(|d| format!("faults.{d}")));
+    }
+    possible
 }
 
 pub(crate) fn waivers(
     waivers: &[(Waiver, Range<usize>)],
     target: Option<&Target>,
+    dependencies: &[String],
     ck: &mut Checker<'_>,
 ) {
-    let possible = target.map(Target::possible_gaps).unwrap_or_default();
+    let possible = possible_gaps(target, dependencies);
     for (w, span) in waivers {
         if possible.contains(&w.gap) {
             continue;
@@ -107,14 +123,18 @@ pub(crate) fn waivers(
         } else {
             format!("the gaps this target can have: {}", possible.join(", "))
         };
-        ck.error_help(
-            span.clone(),
+        let message = if let Some(dependency) = w.gap.strip_prefix("faults.") {
+            format!(
+                "waiver names gap `{}`, but no [[dependency]] is called `{dependency}`",
+                w.gap
+            )
+        } else {
             format!(
                 "waiver names gap `{}`, which this spec's [target] cannot produce",
                 w.gap
-            ),
-            help,
-        );
+            )
+        };
+        ck.error_help(span.clone(), message, help);
     }
 }
 
@@ -203,6 +223,62 @@ pub(crate) fn performance(
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// Names that must be declared `[[dependency]]`s: each fault axis's `dependency` (and no two
+/// fault axes on one dependency) and each `[target] dependencies` entry.
+pub(crate) fn dependencies(
+    declared: &[String],
+    axes: &[CheckedAxis],
+    target: &[(String, Range<usize>)],
+    ck: &mut Checker<'_>,
+) {
+    let known = if declared.is_empty() {
+        "the spec declares no [[dependency]]: add one with name, start (or upstream) and env"
+            .to_string()
+    } else {
+        format!("declared dependencies: {}", declared.join(", "))
+    };
+    let mut faulted: BTreeMap<&str, usize> = BTreeMap::new();
+    for a in axes {
+        let (Some(fault), Some(span)) = (&a.axis.fault, &a.dependency_span) else {
+            continue;
+        };
+        let dependency = fault.dependency.as_str();
+        if !declared.iter().any(|d| d == dependency) {
+            ck.error_help(
+                span.clone(),
+                format!(
+                    "fault axis `{}` names dependency `{dependency}`, but no [[dependency]] is called that",
+                    a.axis.name
+                ),
+                known.clone(),
+            );
+        } else if let Some(first) = faulted.get(dependency) {
+            let help = format!(
+                "the first is at {}; a cell puts one fault on a dependency: list every fault in one axis",
+                ck.position(*first)
+            );
+            ck.error_help(
+                span.clone(),
+                format!("a second fault axis on dependency `{dependency}`"),
+                help,
+            );
+        } else {
+            faulted.insert(dependency, span.start);
+        }
+    }
+    for (name, span) in target {
+        if !declared.contains(name) {
+            ck.error_help(
+                span.clone(),
+                format!("target.dependencies names `{name}`, but no [[dependency]] is called that"),
+                format!(
+                    "declare it with [[dependency]] name = \"{name}\" (so qualify can put faults on it), or remove it; {known}"
+                ),
+            );
         }
     }
 }

@@ -1,5 +1,6 @@
 //! `qualify-spec` owns `qualify.toml`: the model of a spec (artifact, claim, target, functional
-//! tests, limits, axes, waivers, and for services `[service]`, `[load]`, `[[slo]]`), its
+//! tests, limits, axes, waivers, and for services `[service]`, `[load]`, `[[slo]]`,
+//! `[[dependency]]`, `[faults]` with `kind = "fault"` axes, `[recovery]`), its
 //! loading and validation — every problem reported as `path:line:col: error: message` with a
 //! help line, all semantic problems at once — and the `{placeholder}` rendering that turns an
 //! axis assignment into a command line and environment.
@@ -14,14 +15,17 @@ mod check;
 mod claim;
 mod coherence;
 mod command;
+mod dependency;
 mod environment;
 mod error;
 mod executor;
+mod faults;
 mod functional;
 mod limits;
 mod load;
 mod performance;
 mod range;
+mod recovery;
 mod service;
 mod slo;
 mod spec;
@@ -31,12 +35,14 @@ pub mod template;
 mod waiver;
 
 pub use artifact::Artifact;
-pub use axis::{Axis, AxisKind, Domain, MAX_SWEEP_POINTS, Search, Value};
+pub use axis::{Axis, AxisKind, Domain, FaultAxis, MAX_SWEEP_POINTS, Search, Value};
 pub use claim::{Claim, ClaimLevel, Headroom};
 pub use command::{CommandLine, SHELL};
+pub use dependency::{DEP_PORT_PLACEHOLDER, Dependency, DependencySource, PROXY_PORT_PLACEHOLDER};
 pub use environment::{Environment, Reproducibility};
 pub use error::{Diagnostic, SpecError};
 pub use executor::{Executor, ExecutorKind};
+pub use faults::{DEFAULT_RECOVER_WITHIN, Faults};
 pub use functional::{Functional, Holdout};
 pub use limits::SpecLimits;
 pub use load::{
@@ -45,8 +51,10 @@ pub use load::{
 pub use performance::{
     BUILTIN_METRICS, Better, ExpectRule, PerfExpect, PerfMetric, PerfReference, Performance,
 };
+pub use qualify_faults::Fault;
 pub use qualify_model::{BoundKind, Slo, SloMetric};
 pub use range::{Number, NumericRange, Points, Scale};
+pub use recovery::{DEFAULT_READY_WITHIN, Recovery, Writes};
 pub use service::{PORT_PLACEHOLDER, Ready, ReadyCheck, Service, Stop};
 pub use spec::Spec;
 pub use starter::{SERVICE_STARTER_SPEC, STARTER_SPEC};
@@ -58,5 +66,7 @@ pub use waiver::Waiver;
 mod test_support;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_faults;
 #[cfg(test)]
 mod tests_service;

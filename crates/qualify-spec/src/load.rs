@@ -299,8 +299,8 @@ pub(crate) fn check(
     (load, amount_use)
 }
 
-/// A warmup: zero (`0`, `"0s"`) or a duration.
-fn zero_or_duration(value: &Spanned<Value>, ck: &mut Checker<'_>) -> Option<Duration> {
+/// A warmup or an offset: zero (`0`, `"0s"`) or a duration.
+pub(crate) fn zero_or_duration(value: &Spanned<Value>, ck: &mut Checker<'_>) -> Option<Duration> {
     let zero = match value.get_ref() {
         Value::Integer(0) => true,
         Value::Float(x) => *x == 0.0,
@@ -452,7 +452,7 @@ fn check_request(
                 "the server answers a line per request: end send with \\r\\n (Redis, memcached) or \\n",
             );
         }
-        template(&tcp.send, "tcp.send", axes, ck);
+        template(&tcp.send, "load.request tcp.send", axes, ck);
         let expect = tcp.expect.get_ref().clone();
         if expect.is_empty() || expect.contains(['\r', '\n']) {
             ck.error_help(
@@ -467,6 +467,45 @@ fn check_request(
         });
     }
 
+    let http = check_http(
+        RawHttp {
+            method: r.method,
+            path: r.path,
+            body: r.body,
+            headers: r.headers,
+            expect_status: r.expect_status,
+        },
+        "load.request",
+        axes,
+        ck,
+    );
+    let _ = span;
+    Some(LoadRequest {
+        weight,
+        kind: LoadRequestKind::Http(http),
+    })
+}
+
+/// The keys of an HTTP request (`[[load.request]]` without `tcp`, and `[recovery] writes`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawHttp {
+    pub method: Option<Spanned<String>>,
+    pub path: Option<Spanned<String>>,
+    pub body: Option<Spanned<String>>,
+    pub headers: Option<BTreeMap<String, Spanned<String>>>,
+    pub expect_status: Option<Spanned<Vec<Spanned<i64>>>>,
+}
+
+/// Check an HTTP request (`what` names it in messages, e.g. `load.request`): method, a path
+/// starting with `/`, `{seq}`/`{pad:N}` templates in path and body, header names and values,
+/// expected statuses. Defaults: `GET`, `/`, 200–399.
+pub(crate) fn check_http(
+    r: RawHttp,
+    what: &str,
+    axes: &[Axis],
+    ck: &mut Checker<'_>,
+) -> HttpLoadRequest {
     let method = match &r.method {
         None => "GET".to_string(),
         Some(m) => {
@@ -488,18 +527,18 @@ fn check_request(
                 ck.error_help(
                     p.span(),
                     format!(
-                        "load.request path `{}` must start with `/` and hold no spaces",
+                        "{what} path `{}` must start with `/` and hold no spaces",
                         p.get_ref()
                     ),
                     "requests go to http://127.0.0.1:{port}{path}, e.g. path = \"/orders/{seq}\"",
                 );
             }
-            template(p, "path", axes, ck);
+            template(p, &format!("{what} path"), axes, ck);
             p.get_ref().clone()
         }
     };
     if let Some(body) = &r.body {
-        template(body, "body", axes, ck);
+        template(body, &format!("{what} body"), axes, ck);
     }
     let mut headers = BTreeMap::new();
     for (name, value) in r.headers.unwrap_or_default() {
@@ -520,7 +559,7 @@ fn check_request(
         if list.get_ref().is_empty() {
             ck.error_help(
                 list.span(),
-                "load.request expect_status is empty",
+                format!("{what} expect_status is empty"),
                 "list the statuses that count as success, e.g. [200, 201], or leave it out for 200–399",
             );
         }
@@ -537,21 +576,18 @@ fn check_request(
             }
         }
     }
-    let _ = span;
-    Some(LoadRequest {
-        weight,
-        kind: LoadRequestKind::Http(HttpLoadRequest {
-            method,
-            path,
-            body: r.body.map(Spanned::into_inner),
-            headers,
-            expect_status,
-        }),
-    })
+    HttpLoadRequest {
+        method,
+        path,
+        body: r.body.map(Spanned::into_inner),
+        headers,
+        expect_status,
+    }
 }
 
-/// Report the problems of a request template written at `value`.
-fn template(value: &Spanned<String>, what: &str, axes: &[Axis], ck: &mut Checker<'_>) {
+/// Report the problems of a request template written at `value` (`what` names it, e.g.
+/// `load.request path`).
+pub(crate) fn template(value: &Spanned<String>, what: &str, axes: &[Axis], ck: &mut Checker<'_>) {
     let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
     for (offset, token, message) in template_problems(value.get_ref(), &names) {
         ck.error_in_string(
@@ -559,7 +595,7 @@ fn template(value: &Spanned<String>, what: &str, axes: &[Axis], ck: &mut Checker
             value.get_ref(),
             offset,
             &token,
-            format!("load.request {what}: {message}"),
+            format!("{what}: {message}"),
             "request templates know {seq} (the request's sequence number) and {pad:N} (N filler bytes); other braces are literal",
         );
     }

@@ -74,7 +74,7 @@ impl Default for Stop {
 pub const DEFAULT_WITHIN: Duration = Duration::from_secs(30);
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 
-/// The signals a service can be stopped with (Linux numbers).
+/// The signals a service can be stopped (or, by `[recovery]`, killed) with (Linux numbers).
 const SIGNALS: [(&str, i32); 7] = [
     ("SIGTERM", 15),
     ("SIGINT", 2),
@@ -99,7 +99,7 @@ pub(crate) struct RawService {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawReady {
+pub(crate) struct RawReady {
     http: Option<Spanned<String>>,
     tcp: Option<Spanned<bool>>,
     command: Option<Spanned<RawCommand>>,
@@ -124,7 +124,7 @@ pub(crate) fn check(
             check: ReadyCheck::Tcp,
             within: DEFAULT_WITHIN,
         },
-        Some(r) => check_ready(r, ck, uses),
+        Some(r) => check_ready(r, "service.ready", "{port}", DEFAULT_WITHIN, ck, uses),
     };
     let stop = match raw.stop {
         None => Stop::default(),
@@ -145,8 +145,14 @@ pub(crate) fn check(
     Service { ready, stop, port }
 }
 
-fn check_ready(
+/// Check a `ready = { … }` table (`what` names it in messages, e.g. `service.ready`; `port`
+/// is the placeholder of the port it checks, e.g. `{port}`); the placeholders of a ready
+/// command are added to `uses`.
+pub(crate) fn check_ready(
     raw: Spanned<RawReady>,
+    what: &str,
+    port: &str,
+    default_within: Duration,
     ck: &mut Checker<'_>,
     uses: &mut Vec<PlaceholderUse>,
 ) -> Ready {
@@ -156,16 +162,16 @@ fn check_ready(
         .within
         .as_ref()
         .and_then(|w| ck.duration(w))
-        .unwrap_or(DEFAULT_WITHIN);
+        .unwrap_or(default_within);
     let given = usize::from(r.http.is_some())
         + usize::from(r.tcp.is_some())
         + usize::from(r.command.is_some());
     let help = "write ready = { http = \"/healthz\", within = \"20s\" }, { tcp = true, within = \"20s\" } or { command = \"…\", within = \"20s\" }";
     if given != 1 {
         let message = if given == 0 {
-            "service.ready needs one of http, tcp or command"
+            format!("{what} needs one of http, tcp or command")
         } else {
-            "service.ready takes one of http, tcp or command, not several"
+            format!("{what} takes one of http, tcp or command, not several")
         };
         ck.error_help(span, message, help);
         return Ready {
@@ -178,22 +184,24 @@ fn check_ready(
             ck.error_help(
                 path.span(),
                 format!(
-                    "service.ready.http `{}` must be a path starting with `/`",
+                    "{what}.http `{}` must be a path starting with `/`",
                     path.get_ref()
                 ),
-                "qualify sends GET http://127.0.0.1:{port}{path}, e.g. http = \"/healthz\"",
+                format!(
+                    "qualify sends GET http://127.0.0.1:{port}{{path}}, e.g. http = \"/healthz\""
+                ),
             );
         }
         ReadyCheck::Http(path.into_inner())
     } else if let Some(tcp) = r.tcp {
         if !*tcp.get_ref() {
-            ck.error_help(tcp.span(), "service.ready.tcp must be true", help);
+            ck.error_help(tcp.span(), format!("{what}.tcp must be true"), help);
         }
         ReadyCheck::Tcp
     } else if let Some(command) = r.command {
         ReadyCheck::Command(check_command(
             command,
-            "service.ready.command",
+            &format!("{what}.command"),
             true,
             ck,
             uses,
@@ -206,27 +214,40 @@ fn check_ready(
 
 fn check_stop(raw: RawStop, ck: &mut Checker<'_>) -> Stop {
     let mut stop = Stop::default();
-    if let Some(signal) = raw.signal {
-        let written = signal.get_ref().trim().to_ascii_uppercase();
-        let name = if written.starts_with("SIG") {
-            written
-        } else {
-            format!("SIG{written}")
-        };
-        match SIGNALS.iter().find(|(n, _)| *n == name) {
-            Some((n, number)) => {
-                stop.signal = (*n).to_string();
-                stop.signal_number = *number;
-            }
-            None => ck.error_help(
-                signal.span(),
-                format!("unknown stop signal `{}`", signal.get_ref()),
-                format!("expected one of: {}", SIGNALS.map(|(n, _)| n).join(", ")),
-            ),
-        }
+    if let Some(signal) = raw.signal
+        && let Some((name, number)) = check_signal(&signal, "stop", ck)
+    {
+        stop.signal = name;
+        stop.signal_number = number;
     }
     if let Some(grace) = raw.grace.as_ref().and_then(|g| ck.duration(g)) {
         stop.grace = grace;
     }
     stop
+}
+
+/// A signal's name (`SIGTERM`, `term`, `sigkill`: case and the `SIG` prefix optional) as its
+/// canonical name and Linux number; an unknown one is reported as an unknown `what` signal.
+pub(crate) fn check_signal(
+    signal: &Spanned<String>,
+    what: &str,
+    ck: &mut Checker<'_>,
+) -> Option<(String, i32)> {
+    let written = signal.get_ref().trim().to_ascii_uppercase();
+    let name = if written.starts_with("SIG") {
+        written
+    } else {
+        format!("SIG{written}")
+    };
+    match SIGNALS.iter().find(|(n, _)| *n == name) {
+        Some((n, number)) => Some(((*n).to_string(), *number)),
+        None => {
+            ck.error_help(
+                signal.span(),
+                format!("unknown {what} signal `{}`", signal.get_ref()),
+                format!("expected one of: {}", SIGNALS.map(|(n, _)| n).join(", ")),
+            );
+            None
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! The whole spec: [`Spec`], its loading ([`Spec::load`], [`Spec::parse`]), and the checks that
 //! span sections — every placeholder names an axis (or is `{port}` of a `[service]`), every axis
-//! is used by a placeholder or sets a ceiling (a `load` axis: by `[load]`), `[load]` and
-//! `[[slo]]` belong to a `[service]`, a `production` claim has a `[target]`, the workdir exists.
+//! is used by a placeholder or sets a ceiling (a `load` axis: by `[load]`; a `fault` axis needs
+//! none), `[load]`, `[[slo]]`, `[[dependency]]` and `[recovery]` belong to a `[service]`,
+//! `[faults]` and fault axes come together, a `production` claim has a `[target]`, the
+//! workdir exists.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -14,13 +16,18 @@ use crate::axis::{self, Axis, AxisKind, RawAxis, Value};
 use crate::check::{Checker, PlaceholderUse};
 use crate::claim::{Claim, ClaimLevel, RawClaim};
 use crate::coherence;
+use crate::dependency::{
+    self, DEP_PORT_PLACEHOLDER, Dependency, PROXY_PORT_PLACEHOLDER, RawDependency,
+};
 use crate::environment::{self, Environment, RawEnvironment, RawReproducibility, Reproducibility};
 use crate::error::{SpecError, from_toml};
 use crate::executor::{self, Executor, RawExecutor};
+use crate::faults::{self, Faults, RawFaults};
 use crate::functional::{self, Functional, RawFunctional};
 use crate::limits::{self, RawLimits, SpecLimits};
 use crate::load::{self, Load, RawLoad};
 use crate::performance::{self, Performance, RawPerformance};
+use crate::recovery::{self, RawRecovery, Recovery};
 use crate::service::{self, PORT_PLACEHOLDER, RawService, Service};
 use crate::slo::{self, RawSlo};
 use crate::target::{self, RawTarget, Target};
@@ -61,6 +68,16 @@ pub struct Spec {
     /// `[[slo]]`: the objectives the load is judged by, in the order written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub slos: Vec<qualify_model::Slo>,
+    /// `[[dependency]]`: what the service talks to, each behind a fault proxy, in the order
+    /// written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<Dependency>,
+    /// `[faults]`: when the fault axes' faults are active and how soon the service must recover.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults: Option<Faults>,
+    /// `[recovery]`: a kill and restart of the service under load, with an optional write check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
     /// The spec's text, as read (for digests).
     #[serde(skip)]
     pub source: String,
@@ -86,6 +103,10 @@ struct RawSpec {
     load: Option<Spanned<RawLoad>>,
     #[serde(default)]
     slo: Vec<Spanned<RawSlo>>,
+    #[serde(default)]
+    dependency: Vec<Spanned<RawDependency>>,
+    faults: Option<Spanned<RawFaults>>,
+    recovery: Option<Spanned<RawRecovery>>,
 }
 
 impl Spec {
@@ -111,6 +132,24 @@ impl Spec {
     /// The axis called `name`.
     pub fn axis(&self, name: &str) -> Option<&Axis> {
         self.axes.iter().find(|a| a.name == name)
+    }
+
+    /// The `[[dependency]]` called `name`.
+    pub fn dependency(&self, name: &str) -> Option<&Dependency> {
+        self.dependencies.iter().find(|d| d.name == name)
+    }
+
+    /// The faults the cell whose axis values are `params` puts on the dependencies: one per
+    /// fault axis (its dependency and the cell's fault, `none` included), in axis order.
+    pub fn faults_for(&self, params: &Params) -> Vec<(&Dependency, qualify_faults::Fault)> {
+        self.axes
+            .iter()
+            .filter_map(|axis| {
+                let fault_axis = axis.fault.as_ref()?;
+                let fault = axis.fault_of(params.get(&axis.name)?)?;
+                Some((self.dependency(&fault_axis.dependency)?, fault))
+            })
+            .collect()
     }
 
     /// The axis that sets each cell's memory ceiling (kind `memory`), if any.
@@ -202,9 +241,9 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
             );
         }
     }
-    let (target, workload_spans) = match raw.target.map(|t| target::check(t, &mut ck)) {
+    let (target, target_spans) = match raw.target.map(|t| target::check(t, &mut ck)) {
         Some((t, spans)) => (Some(t), spans),
-        None => (None, Default::default()),
+        None => (None, target::TargetSpans::default()),
     };
     let functional = raw
         .functional
@@ -214,6 +253,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         .map(|l| limits::check(l, &mut ck))
         .unwrap_or_default();
     let declared: BTreeSet<String> = raw.axis.iter().map(|a| a.name().to_string()).collect();
+    let declares_fault_axis = raw.axis.iter().any(|a| a.kind() == AxisKind::Fault);
     let axes = axis::check_all(raw.axis, &mut ck);
     let waivers = waiver::check(raw.waiver, &mut ck);
     let (performance, expect_spans) = match raw
@@ -224,8 +264,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         None => (None, Vec::new()),
     };
     coherence::headroom(&headroom, target.as_ref(), &axes, &mut ck);
-    coherence::waivers(&waivers, target.as_ref(), &mut ck);
-    coherence::target_workload(&workload_spans, &axes, &mut ck);
+    coherence::target_workload(&target_spans.workload, &axes, &mut ck);
     if let Some(p) = &performance {
         coherence::performance(p, &expect_spans, &axes, &mut ck);
     }
@@ -248,6 +287,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
     let service = raw
         .service
         .map(|s| service::check(s, &mut ck, &mut checked.uses));
+    let load_span = raw.load.as_ref().map(Spanned::span);
     let load = raw.load.map(|l| {
         let span = l.span();
         if service.is_none() {
@@ -276,6 +316,92 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         raw.slo.into_iter().map(Spanned::into_inner).collect(),
         &mut ck,
     );
+
+    if let Some(first) = raw.dependency.first()
+        && service.is_none()
+    {
+        ck.error_help(
+            first.span(),
+            "[[dependency]] needs [service]: qualify puts a fault proxy between a service and its dependencies",
+            "add [service] (and [load]) for the artifact that talks to this dependency",
+        );
+    }
+    let mut dependency_axes = BTreeSet::new();
+    let (dependencies, dependency_names) = dependency::check_all(
+        raw.dependency,
+        &declared,
+        &checked.artifact.env,
+        &mut ck,
+        &mut dependency_axes,
+    );
+    if !dependencies.is_empty() {
+        for reserved in [DEP_PORT_PLACEHOLDER, PROXY_PORT_PLACEHOLDER] {
+            if let Some(axis) = axes.iter().find(|a| a.axis.name == reserved) {
+                ck.error_help(
+                    axis.name_span.clone(),
+                    format!("axis name `{reserved}` is taken: with [[dependency]], {{{reserved}}} is a port qualify assigns each cell"),
+                    "rename the axis",
+                );
+            }
+        }
+    }
+    coherence::waivers(&waivers, target.as_ref(), &dependency_names, &mut ck);
+    coherence::dependencies(
+        &dependency_names,
+        &axes,
+        &target_spans.dependencies,
+        &mut ck,
+    );
+
+    let measured = load.as_ref().zip(load_span.clone());
+    let fault_axes: Vec<&axis::CheckedAxis> = axes
+        .iter()
+        .filter(|a| a.axis.kind == AxisKind::Fault)
+        .collect();
+    let faults = raw.faults.map(|f| {
+        let span = f.span();
+        if !declares_fault_axis {
+            ck.error_help(
+                span.clone(),
+                "[faults] without a fault axis: there is no fault to put in its window",
+                "add [[axis]] with kind = \"fault\", dependency = \"<name>\" and values = [\"none\", \"latency(200ms)\", \"down\"], or remove [faults]",
+            );
+        }
+        if load.is_none() {
+            ck.error_help(
+                span.clone(),
+                "[faults] needs [load]: its window is an offset within the measured load phase",
+                "add [service] and [load] (the load the service is driven with while its dependency fails)",
+            );
+        }
+        faults::check(f.into_inner(), span, measured.clone(), &mut ck)
+    });
+    if faults.is_none() {
+        for a in &fault_axes {
+            ck.error_help(
+                a.name_span.clone(),
+                format!("fault axis `{}` needs [faults]: when, within the load, its faults are active", a.axis.name),
+                "add [faults] with window = [\"3s\", \"8s\"] (offsets within the measured load phase) and recover_within = \"5s\"",
+            );
+        }
+    }
+    let recovery = raw.recovery.map(|r| {
+        let span = r.span();
+        if service.is_none() {
+            ck.error_help(
+                span.clone(),
+                "[recovery] needs [service]: only a service is killed and restarted under load",
+                "add [service] and [load], or remove [recovery]",
+            );
+        } else if load.is_none() {
+            ck.error_help(
+                span.clone(),
+                "[recovery] needs [load]: the kill happens at an offset within the measured load phase",
+                "add [load] with the load the service is under when it is killed",
+            );
+        }
+        recovery::check(r.into_inner(), span, measured.clone(), &axes_of(&axes), &mut ck)
+    });
     if service.is_some()
         && let Some(axis) = axes.iter().find(|a| a.axis.name == PORT_PLACEHOLDER)
     {
@@ -300,6 +426,12 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         if missing.name == PORT_PLACEHOLDER {
             help = "{port} is the port qualify assigns a service: add [service] (or declare an axis named `port`)".to_string();
         }
+        if missing.name == PROXY_PORT_PLACEHOLDER || missing.name == DEP_PORT_PLACEHOLDER {
+            help = format!(
+                "{{{}}} belongs to a [[dependency]]: give the service the proxy's address in that dependency's env, e.g. env = {{ DB_URL = \"postgres://127.0.0.1:{{proxy_port}}/app\" }}",
+                missing.name
+            );
+        }
         ck.error_help(
             missing.offset..missing.offset,
             format!(
@@ -310,7 +442,8 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         );
     }
     if ck.malformed_templates == 0 {
-        let used: BTreeSet<&str> = checked.uses.iter().map(|u| u.name.as_str()).collect();
+        let mut used: BTreeSet<&str> = checked.uses.iter().map(|u| u.name.as_str()).collect();
+        used.extend(dependency_axes.iter().map(String::as_str));
         let load_failed = load_use.as_ref().is_some_and(|u| u.failed);
         let load_axes: Vec<&str> = load_use
             .iter()
@@ -333,7 +466,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         }
         for a in axes.iter().filter(|a| {
             !a.axis.sets_memory_ceiling()
-                && a.axis.kind != AxisKind::Load
+                && !matches!(a.axis.kind, AxisKind::Load | AxisKind::Fault)
                 && !used.contains(a.axis.name.as_str())
         }) {
             ck.error_help(
@@ -343,7 +476,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
                     a.axis.name, a.axis.name
                 ),
                 format!(
-                    "put {{{}}} where the command takes this value, or remove the axis (only kind = \"memory\" axes need no placeholder: they set the memory ceiling)",
+                    "put {{{}}} where the command takes this value, or remove the axis (only kind = \"memory\", \"load\" and \"fault\" axes need no placeholder: they set the memory ceiling, the offered load, a dependency's fault)",
                     a.axis.name
                 ),
             );
@@ -381,6 +514,9 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         service,
         load,
         slos,
+        dependencies,
+        faults,
+        recovery,
         source: text.to_string(),
     })
 }

@@ -1,5 +1,6 @@
 //! [`STARTER_SPEC`]: the commented `qualify.toml` that `qualify init` writes, and
-//! [`SERVICE_STARTER_SPEC`], its counterpart for a service (`[service]`, `[load]`, `[[slo]]`).
+//! [`SERVICE_STARTER_SPEC`], its counterpart for a service (`[service]`, `[load]`, `[[slo]]`,
+//! and commented `[[dependency]]`, `[faults]`, a fault axis and `[recovery]`).
 //! Each explains every key and is itself a valid spec (tests hold them to that).
 
 /// A commented starter `qualify.toml`; edit the artifact's command and the axes to fit.
@@ -148,4 +149,41 @@ values = [1, 2, 4]
 name = "rps"
 kind = "load"        # offered load; search = "boundary" on a range finds the capacity
 values = [50, 200, 800]
+
+# Dependencies: what the service talks to (database, cache, queue). qualify puts a fault proxy
+# on loopback in front of each and gives the service the proxy's address through env.
+# [[dependency]]
+# name = "db"        # faults.db is the gap when no fault examined it
+# start = ["redis-server", "--port", "{dep_port}", "--save", ""]  # fresh per cell; {dep_port} (also DEP_PORT)
+# # upstream = "127.0.0.1:6379"                                   # or an endpoint that already runs
+# ready = { tcp = true, within = "10s" }                            # or { command = "…", within = … }
+# env = { REDIS_URL = "redis://127.0.0.1:{proxy_port}" }            # {proxy_port}: the proxy in front of db
+
+# When, within the measured load (offsets after the warmup), the faults are active; after the
+# window the SLOs must hold again within recover_within (else the cell is not_recovered).
+# [faults]
+# window = ["3s", "8s"]
+# recover_within = "5s"
+
+# A fault axis needs no placeholder: each value is put on the dependency during the window.
+# Faults: none | latency(200ms[, jitter 50ms]) | down | reset | blackhole | bandwidth(16KiB/s)
+# | slow_close(1s) | fail_first(N), optionally @upstream / @downstream and a toxicity ×0.5.
+# [[axis]]
+# name = "db_fault"
+# kind = "fault"
+# values = ["none", "latency(200ms)", "down", "reset"]
+# dependency = "db"
+
+# Kill the service during the load and restart it (does it come back? are acknowledged writes
+# still there?). writes: the load's writes carry {seq}; afterwards each is read back.
+# [recovery]
+# signal = "SIGKILL"   # default SIGKILL; the names stop takes
+# at = "5s"            # offset within the measured load
+# ready_within = "20s" # the restarted service must be ready within this
+# writes = { request = { method = "PUT", path = "/items/{seq}" }, read = { method = "GET", path = "/items/{seq}", expect_status = [200] } }
+
+# The dependencies of the target environment (a production claim needs each examined with a
+# fault, or a [[waiver]] with gap = "faults.db"):
+# [target]
+# dependencies = ["db"]
 "#;

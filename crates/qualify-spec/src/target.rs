@@ -1,7 +1,8 @@
 //! `[target]`: the environment the claim is about (cores, nodes, memory, concurrency, workload
 //! per workload axis: `workload = { n = 1e6 }`, and for services the offered `rate` it must
-//! sustain). Every field is optional; a `production` claim
-//! needs the table. A workload key that names no axis is never examined, so it stays a gap.
+//! sustain, and the `dependencies` it talks to there: `[[dependency]]` names, each of which a
+//! production claim must have examined with a fault). Every field is optional; a `production`
+//! claim needs the table. A workload key that names no axis is never examined, so it stays a gap.
 
 use std::collections::BTreeMap;
 
@@ -22,19 +23,42 @@ pub(crate) struct RawTarget {
     concurrency: Option<Spanned<i64>>,
     workload: Option<BTreeMap<String, Spanned<Value>>>,
     rate: Option<Spanned<Value>>,
+    dependencies: Option<Vec<Spanned<String>>>,
 }
 
-/// The target, with the span of each `workload` entry's value (for the cross-checks).
-pub(crate) fn check(
-    raw: RawTarget,
-    ck: &mut Checker<'_>,
-) -> (Target, BTreeMap<String, std::ops::Range<usize>>) {
-    let spans = raw
-        .workload
-        .iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.span()))
-        .collect();
+/// Where the target's facts that name other sections were written (for the cross-checks).
+#[derive(Default)]
+pub(crate) struct TargetSpans {
+    /// Each `workload` entry's value.
+    pub workload: BTreeMap<String, std::ops::Range<usize>>,
+    /// Each `dependencies` entry.
+    pub dependencies: Vec<(String, std::ops::Range<usize>)>,
+}
+
+/// The target, with where its workload and dependency entries were written.
+pub(crate) fn check(raw: RawTarget, ck: &mut Checker<'_>) -> (Target, TargetSpans) {
+    let mut spans = TargetSpans {
+        workload: raw
+            .workload
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.span()))
+            .collect(),
+        dependencies: Vec::new(),
+    };
+    let mut dependencies: Vec<String> = Vec::new();
+    for d in raw.dependencies.unwrap_or_default() {
+        if dependencies.contains(d.get_ref()) {
+            ck.error_help(
+                d.span(),
+                format!("target.dependencies names `{}` twice", d.get_ref()),
+                "list each dependency once",
+            );
+            continue;
+        }
+        dependencies.push(d.get_ref().clone());
+        spans.dependencies.push((d.get_ref().clone(), d.span()));
+    }
     let target = Target {
         cores: raw.cores.and_then(|c| ck.positive(&c, "target.cores")),
         nodes: raw.nodes.and_then(|n| ck.positive(&n, "target.nodes")),
@@ -77,6 +101,7 @@ pub(crate) fn check(
                 None
             }
         }),
+        dependencies,
     };
     (target, spans)
 }

@@ -74,6 +74,37 @@ impl<V: fmt::Display> Bindings for BTreeMap<String, V> {
     }
 }
 
+/// Built-in names bound over a cell's parameters (e.g. `{dep_port}` and `{proxy_port}` over
+/// the axis values): a name in `extra` wins, any other comes from `base`.
+pub struct Overlay<'a, B: ?Sized> {
+    pub extra: Vec<(&'a str, String)>,
+    pub base: &'a B,
+}
+
+impl<'a, B: Bindings + ?Sized> Overlay<'a, B> {
+    pub fn new(base: &'a B) -> Overlay<'a, B> {
+        Overlay {
+            extra: Vec::new(),
+            base,
+        }
+    }
+
+    /// The same bindings with `{name}` bound to `value`.
+    pub fn with(mut self, name: &'a str, value: impl fmt::Display) -> Overlay<'a, B> {
+        self.extra.push((name, value.to_string()));
+        self
+    }
+}
+
+impl<B: Bindings + ?Sized> Bindings for Overlay<'_, B> {
+    fn lookup(&self, name: &str) -> Option<String> {
+        match self.extra.iter().find(|(n, _)| *n == name) {
+            Some((_, value)) => Some(value.clone()),
+            None => self.base.lookup(name),
+        }
+    }
+}
+
 /// Substitute each `{name}` by `params[name]` and `{{`/`}}` by `{`/`}`.
 ///
 /// Never fails: a placeholder without a value and malformed braces are kept as written (a
@@ -186,6 +217,13 @@ mod tests {
         assert_eq!(render("é{n}é", &p), "é1024é");
         assert_eq!(render("{missing} {n}", &p), "{missing} 1024");
         assert_eq!(render("{{{n}}}", &p), "{1024}");
+    }
+
+    #[test]
+    fn an_overlay_binds_built_ins_over_the_parameters() {
+        let p = params(&[("n", "1024"), ("dep_port", "1")]);
+        let o = Overlay::new(&p).with("dep_port", 6380);
+        assert_eq!(render("{n}:{dep_port}:{other}", &o), "1024:6380:{other}");
     }
 
     #[test]

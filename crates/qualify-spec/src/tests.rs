@@ -649,7 +649,7 @@ fn axes_must_be_used() {
         "axis `threads` is not used: no `{threads}` placeholder in artifact.command or artifact.env",
     );
     assert!(
-        e.contains("only kind = \"memory\" axes need no placeholder"),
+        e.contains("only kind = \"memory\", \"load\" and \"fault\" axes need no placeholder"),
         "{e}"
     );
 

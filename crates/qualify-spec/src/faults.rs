@@ -1,0 +1,149 @@
+//! `[faults]`: when a cell's dependency faults (its `kind = "fault"` axes) are active, and how
+//! soon the service must be well again. `window = ["3s", "8s"]` is a pair of offsets within
+//! the measured load phase (after `warmup`): the fault starts at the first and is removed at
+//! the second; `0 ≤ start < end < [load] duration`, so some of the measured phase lies after
+//! the window — recovery cannot be seen otherwise. `recover_within` (default 5 s): after the
+//! window's end, the SLOs must hold again within it (else the cell is `not_recovered`).
+//!
+//! `[faults]` belongs to fault axes: one without the other is an error (`spec.rs`).
+
+use std::ops::Range;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize, Serializer};
+use toml::{Spanned, Value};
+
+use crate::check::Checker;
+use crate::load::{Load, zero_or_duration};
+
+pub const DEFAULT_RECOVER_WITHIN: Duration = Duration::from_secs(5);
+
+/// The checked `[faults]` table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Faults {
+    /// Offset of the fault's start within the measured phase.
+    #[serde(rename = "window_start_seconds", serialize_with = "seconds")]
+    pub start: Duration,
+    /// Offset of its end (removal) within the measured phase.
+    #[serde(rename = "window_end_seconds", serialize_with = "seconds")]
+    pub end: Duration,
+    #[serde(rename = "recover_within_seconds", serialize_with = "seconds")]
+    pub recover_within: Duration,
+}
+
+fn seconds<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFaults {
+    window: Option<Spanned<Vec<Spanned<Value>>>>,
+    recover_within: Option<Spanned<Value>>,
+}
+
+/// Check `[faults]` (spanning `span`) against the load's measured phase (`load`, with the span
+/// of `[load]` for the help line; `None` when the spec has no `[load]`).
+pub(crate) fn check(
+    raw: RawFaults,
+    span: Range<usize>,
+    load: Option<(&Load, Range<usize>)>,
+    ck: &mut Checker<'_>,
+) -> Faults {
+    let recover_within = raw
+        .recover_within
+        .as_ref()
+        .and_then(|r| ck.duration(r))
+        .unwrap_or(DEFAULT_RECOVER_WITHIN);
+    let mut faults = Faults {
+        start: Duration::ZERO,
+        end: Duration::ZERO,
+        recover_within,
+    };
+    let Some(window) = raw.window else {
+        ck.error_help(
+            span,
+            "[faults] needs `window`: when, within the measured load phase, the faults are active",
+            "add window = [\"3s\", \"8s\"] (offsets after the warmup; leave time after the end to see recovery)",
+        );
+        return faults;
+    };
+    let [start, end] = window.get_ref().as_slice() else {
+        ck.error_help(
+            window.span(),
+            format!(
+                "faults.window must have two elements [start, end], found {}",
+                window.get_ref().len()
+            ),
+            "write window = [\"3s\", \"8s\"]: the fault starts 3 s into the measured phase and ends at 8 s",
+        );
+        return faults;
+    };
+    let (Some(s), Some(e)) = (zero_or_duration(start, ck), zero_or_duration(end, ck)) else {
+        return faults;
+    };
+    faults.start = s;
+    faults.end = e;
+    if s >= e {
+        ck.error_help(
+            window.span(),
+            format!(
+                "faults.window is empty: it starts at {} and ends at {}",
+                text(s),
+                text(e)
+            ),
+            "the end must come after the start, e.g. window = [\"3s\", \"8s\"]",
+        );
+        return faults;
+    }
+    let Some((load, load_span)) = load else {
+        // `spec.rs` reports the missing [load] once.
+        return faults;
+    };
+    let duration = load.duration;
+    let at = ck.position(load_span.start);
+    if s >= duration || e > duration {
+        let outside = if s >= duration { start } else { end };
+        ck.error_help(
+            outside.span(),
+            format!(
+                "faults.window [{}, {}] lies outside the measured load phase, which lasts {} ([load] duration)",
+                text(s),
+                text(e),
+                text(duration)
+            ),
+            format!(
+                "the window is an offset within the measured phase (after the warmup): keep it inside 0..{}, or raise duration in [load] at {at}",
+                text(duration)
+            ),
+        );
+    } else if e == duration {
+        ck.error_help(
+            end.span(),
+            format!(
+                "faults.window ends where the measured load phase ends ({}): nothing after it shows whether the service recovered",
+                text(duration)
+            ),
+            format!(
+                "end the window before {} (recover_within is {}), or raise duration in [load] at {at}",
+                text(duration),
+                text(recover_within)
+            ),
+        );
+    }
+    faults
+}
+
+/// `3s`, `2.5s`, `500ms` for messages.
+pub(crate) fn text(d: Duration) -> String {
+    let ms = d.as_millis();
+    if d.is_zero() {
+        "0s".to_string()
+    } else if ms % 1000 == 0 && d.subsec_nanos() % 1_000_000 == 0 {
+        format!("{}s", ms / 1000)
+    } else if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_secs_f64() * 1000.0)
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
+}

@@ -1,0 +1,808 @@
+//! Dependency faults in a spec: `[[dependency]]`, `[faults]`, `kind = "fault"` axes,
+//! `[recovery]`, `[target] dependencies` and the `faults.<name>` waivers — a full spec read
+//! back, and every error with its position and help.
+
+use std::time::Duration;
+
+use super::*;
+use crate::test_support::{PATH, at, errors};
+use qualify_faults::FaultKind;
+use qualify_model::{Params, Value as AxisValue};
+
+const FAULTS: &str = r#"[artifact]
+name = "worker"
+command = ["./worker", "--port", "{port}"]
+
+[claim]
+level = "trial"
+
+[service]
+ready = { tcp = true, within = "5s" }
+
+[load]
+rate = 100
+duration = "12s"
+
+[[load.request]]
+method = "PUT"
+path = "/items/{seq}"
+
+[[dependency]]
+name = "db"
+start = ["redis-server", "--port", "{dep_port}", "--save", ""]
+ready = { tcp = true, within = "10s" }
+env = { REDIS_URL = "redis://127.0.0.1:{proxy_port}" }
+
+[faults]
+window = ["3s", "8s"]
+recover_within = "2s"
+
+[[axis]]
+name = "db_fault"
+kind = "fault"
+values = ["none", "latency(200ms)", "down", "reset"]
+dependency = "db"
+
+[recovery]
+signal = "SIGKILL"
+at = "5s"
+ready_within = "15s"
+writes = { request = { method = "PUT", path = "/items/{seq}" }, read = { method = "GET", path = "/items/{seq}", expect_status = [200] } }
+"#;
+
+/// The diagnostics of `FAULTS` with `from` (which must occur once) replaced by `to`.
+fn errors_with(from: &str, to: &str) -> (String, Vec<String>) {
+    assert_eq!(FAULTS.matches(from).count(), 1, "`{from}` must occur once");
+    let text = FAULTS.replace(from, to);
+    let e = errors(&text);
+    (text, e)
+}
+
+/// The single error of `FAULTS` with `from` replaced by `to` starts at the first `needle` of
+/// the edited text (plus `shift` characters), says `message`, and its help mentions `help`.
+fn single(from: &str, to: &str, needle: &str, shift: usize, message: &str, help: &str) {
+    let (text, e) = errors_with(from, to);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(&e[0], &text, needle, shift, message, help);
+}
+
+fn expect(diagnostic: &str, text: &str, needle: &str, shift: usize, message: &str, help: &str) {
+    let prefix = at(text, needle, 0, shift);
+    assert!(
+        diagnostic.starts_with(&format!("{prefix}{message}")),
+        "expected `{prefix}{message}…`, got:\n{diagnostic}"
+    );
+    if !help.is_empty() {
+        assert!(
+            diagnostic.contains("\n  help: ") && diagnostic.contains(help),
+            "help lacks `{help}`:\n{diagnostic}"
+        );
+    }
+}
+
+fn cell(fault: &str) -> Params {
+    [("db_fault", AxisValue::Text(fault.to_string()))]
+        .into_iter()
+        .collect()
+}
+
+#[test]
+fn a_fault_spec_is_read() {
+    let spec = Spec::parse(FAULTS, PATH).unwrap();
+    let db = spec.dependency("db").unwrap();
+    assert!(matches!(&db.source, DependencySource::Start(_)));
+    assert_eq!(db.ready.check, ReadyCheck::Tcp);
+    assert_eq!(db.ready.within, Duration::from_secs(10));
+    let params = cell("down");
+    assert_eq!(
+        db.start_argv(&params, 40001).unwrap(),
+        ["redis-server", "--port", "40001", "--save", ""]
+    );
+    assert_eq!(
+        db.service_env(&params, 40002, 40001),
+        [(
+            "REDIS_URL".to_string(),
+            "redis://127.0.0.1:40002".to_string()
+        )]
+    );
+    assert_eq!(db.upstream(40001), "127.0.0.1:40001");
+    assert_eq!(db.fixed_port(), None);
+
+    let faults = spec.faults.as_ref().unwrap();
+    assert_eq!(
+        (faults.start, faults.end, faults.recover_within),
+        (
+            Duration::from_secs(3),
+            Duration::from_secs(8),
+            Duration::from_secs(2)
+        )
+    );
+
+    let axis = spec.axis("db_fault").unwrap();
+    assert_eq!(axis.kind, AxisKind::Fault);
+    assert_eq!(axis.fault.as_ref().unwrap().dependency, "db");
+    let kinds: Vec<&str> = axis.faults().iter().map(|f| f.kind.name()).collect();
+    assert_eq!(kinds, ["none", "latency", "down", "reset"]);
+    // The runner gets parsed faults per cell, without parsing strings again.
+    let put = spec.faults_for(&cell("latency(200ms)"));
+    assert_eq!(put.len(), 1);
+    assert_eq!(put[0].0.name, "db");
+    assert_eq!(
+        put[0].1.kind,
+        FaultKind::Latency {
+            latency: Duration::from_millis(200),
+            jitter: Duration::ZERO
+        }
+    );
+    assert!(spec.faults_for(&cell("none"))[0].1.is_none());
+    assert!(spec.faults_for(&cell("slow_close(1s)")).is_empty());
+
+    let recovery = spec.recovery.as_ref().unwrap();
+    assert_eq!(
+        (
+            recovery.signal.as_str(),
+            recovery.signal_number,
+            recovery.at,
+            recovery.ready_within
+        ),
+        (
+            "SIGKILL",
+            9,
+            Duration::from_secs(5),
+            Duration::from_secs(15)
+        )
+    );
+    let writes = recovery.writes.as_ref().unwrap();
+    assert_eq!(
+        (writes.request.method.as_str(), writes.request.path.as_str()),
+        ("PUT", "/items/{seq}")
+    );
+    assert_eq!(writes.read.expect_status, [200]);
+
+    let json = serde_json::to_value(&spec).unwrap();
+    assert_eq!(json["dependencies"][0]["name"], "db");
+    assert_eq!(json["faults"]["window_end_seconds"], 8.0);
+    assert_eq!(json["recovery"]["at_seconds"], 5.0);
+    assert_eq!(json["axes"][0]["fault"]["faults"][1], "latency(200ms)");
+}
+
+#[test]
+fn fault_values_are_kept_canonical_and_defaults_apply() {
+    let text = FAULTS
+        .replace(
+            r#"values = ["none", "latency(200ms)", "down", "reset"]"#,
+            r#"values = ["latency(0.2s, jitter=50ms)", "bandwidth(16384B/s)@upstream", "reset x0.5"]"#,
+        )
+        .replace("recover_within = \"2s\"\n", "")
+        .replace("ready = { tcp = true, within = \"10s\" }\n", "")
+        .replace("signal = \"SIGKILL\"\n", "")
+        .replace("ready_within = \"15s\"\n", "");
+    let spec = Spec::parse(&text, PATH).unwrap();
+    let values: Vec<String> = spec
+        .axis("db_fault")
+        .unwrap()
+        .points()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        values,
+        [
+            "latency(200ms, jitter 50ms)",
+            "bandwidth(16KiB/s)@upstream",
+            "reset×0.5"
+        ]
+    );
+    assert_eq!(spec.faults.unwrap().recover_within, DEFAULT_RECOVER_WITHIN);
+    let db = &spec.dependencies[0];
+    assert_eq!(
+        (db.ready.check.clone(), db.ready.within),
+        (ReadyCheck::Tcp, Duration::from_secs(30))
+    );
+    let recovery = spec.recovery.unwrap();
+    assert_eq!(
+        (recovery.signal.as_str(), recovery.ready_within),
+        ("SIGKILL", DEFAULT_READY_WITHIN)
+    );
+}
+
+#[test]
+fn an_upstream_dependency_and_axis_placeholders() {
+    let text = FAULTS
+        .replace(
+            "start = [\"redis-server\", \"--port\", \"{dep_port}\", \"--save\", \"\"]",
+            "upstream = \"[::1]:6379\"",
+        )
+        .replace(
+            "env = { REDIS_URL = \"redis://127.0.0.1:{proxy_port}\" }",
+            "env = { REDIS_URL = \"redis://127.0.0.1:{proxy_port}/{dbn}\", REAL_PORT = \"{dep_port}\" }",
+        )
+        + "\n[[axis]]\nname = \"dbn\"\nkind = \"custom\"\nvalues = [0, 1]\n";
+    // `dbn` is used only by the dependency's env: that counts as used.
+    let spec = Spec::parse(&text, PATH).unwrap();
+    let db = &spec.dependencies[0];
+    assert_eq!(
+        db.source,
+        DependencySource::Upstream {
+            host: "::1".into(),
+            port: 6379
+        }
+    );
+    assert_eq!(db.upstream(0), "[::1]:6379");
+    assert_eq!(db.fixed_port(), Some(6379));
+    assert!(db.start_argv(&Params::new(), 1).is_none());
+    let params: Params = [("dbn", AxisValue::Int(1))].into_iter().collect();
+    assert_eq!(
+        db.service_env(&params, 40002, 6379),
+        [
+            ("REAL_PORT".to_string(), "6379".to_string()),
+            (
+                "REDIS_URL".to_string(),
+                "redis://127.0.0.1:40002/1".to_string()
+            )
+        ]
+    );
+}
+
+#[test]
+fn a_fault_value_error_points_inside_the_string() {
+    // The parser's span is a byte range inside the value; the diagnostic adds the value's
+    // position and the opening quote.
+    single(
+        "\"latency(200ms)\"",
+        "\"latncy(200ms)\"",
+        "latncy",
+        0,
+        "fault axis `db_fault`: unknown fault `latncy`",
+        "latency",
+    );
+    single(
+        "\"latency(200ms)\"",
+        "\"latency(200xs)\"",
+        "200xs",
+        0,
+        "fault axis `db_fault`: invalid duration `200xs`",
+        "",
+    );
+    single(
+        "\"reset\"]",
+        "\"reset@sideways\"]",
+        "@sideways",
+        0,
+        "fault axis `db_fault`: unknown direction `@sideways`",
+        "upstream",
+    );
+    // A literal string: same arithmetic.
+    single(
+        "\"down\", ",
+        "'down×2', ",
+        "×2'",
+        0,
+        "fault axis `db_fault`: toxicity 2 is outside (0, 1]",
+        "",
+    );
+}
+
+#[test]
+fn fault_axis_errors() {
+    single(
+        "\"reset\"]",
+        "3]",
+        "3]",
+        0,
+        "wrong type: found integer `3`, fault axis `db_fault` lists faults as strings",
+        "values = [\"none\"",
+    );
+    single(
+        "\"reset\"]",
+        "\"latency(0.2s)\"]",
+        "\"latency(0.2s)\"",
+        0,
+        "duplicate value `latency(200ms)` in axis `db_fault`",
+        "",
+    );
+    single(
+        "values = [\"none\", \"latency(200ms)\", \"down\", \"reset\"]",
+        "range = [1, 3]",
+        "[1, 3]",
+        0,
+        "fault axis `db_fault` takes values, not a range",
+        "list the faults",
+    );
+    single(
+        "dependency = \"db\"\n",
+        "",
+        "\"fault\"",
+        0,
+        "fault axis `db_fault` needs `dependency`",
+        "dependency = \"db\"",
+    );
+    single(
+        "dependency = \"db\"\n",
+        "dependency = \"cache\"\n",
+        "\"cache\"",
+        0,
+        "fault axis `db_fault` names dependency `cache`, but no [[dependency]] is called that",
+        "declared dependencies: db",
+    );
+    let (text, e) = errors_with(
+        "[recovery]",
+        "[[axis]]\nname = \"db_fault2\"\nkind = \"fault\"\nvalues = [\"down\"]\ndependency = \"db\"\n\n[recovery]",
+    );
+    assert_eq!(e.len(), 1, "{e:#?}");
+    let second = text.rfind("dependency = \"db\"").unwrap() + "dependency = ".len();
+    assert!(
+        e[0].contains("error: a second fault axis on dependency `db`")
+            && e[0].contains("list every fault in one axis"),
+        "{e:#?}"
+    );
+    assert_eq!(
+        e[0].split(':').nth(1).unwrap(),
+        (text[..second].matches('\n').count() + 1).to_string()
+    );
+    // `dependency` on another kind of axis.
+    let text = format!(
+        "{FAULTS}\n[[axis]]\nname = \"w\"\nkind = \"custom\"\nvalues = [1]\ndependency = \"db\"\n"
+    )
+    .replace("\"./worker\",", "\"./worker\", \"{w}\",");
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    let offset = text.rfind("\"db\"").unwrap();
+    let line = text[..offset].matches('\n').count() + 1;
+    assert!(
+        e[0].starts_with(&format!("{PATH}:{line}:14: error: `dependency` applies only to an axis of kind = \"fault\", but axis `w` has kind `custom`")),
+        "{e:#?}"
+    );
+}
+
+#[test]
+fn faults_and_fault_axes_come_together() {
+    single(
+        "[faults]\nwindow = [\"3s\", \"8s\"]\nrecover_within = \"2s\"\n",
+        "",
+        "\"db_fault\"",
+        0,
+        "fault axis `db_fault` needs [faults]",
+        "window = [\"3s\", \"8s\"]",
+    );
+    let without_axis = FAULTS.replace(
+        "[[axis]]\nname = \"db_fault\"\nkind = \"fault\"\nvalues = [\"none\", \"latency(200ms)\", \"down\", \"reset\"]\ndependency = \"db\"\n",
+        "",
+    );
+    let e = errors(&without_axis);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &without_axis,
+        "[faults]",
+        0,
+        "[faults] without a fault axis",
+        "kind = \"fault\"",
+    );
+}
+
+#[test]
+fn the_window_lies_inside_the_measured_phase() {
+    single(
+        "window = [\"3s\", \"8s\"]",
+        "window = [\"3s\", \"13s\"]",
+        "\"13s\"]",
+        0,
+        "faults.window [3s, 13s] lies outside the measured load phase, which lasts 12s ([load] duration)",
+        "raise duration in [load] at 11:1",
+    );
+    single(
+        "window = [\"3s\", \"8s\"]",
+        "window = [\"12s\", \"14s\"]",
+        "[\"12s\"",
+        1,
+        "faults.window [12s, 14s] lies outside the measured load phase",
+        "keep it inside 0..12s",
+    );
+    single(
+        "window = [\"3s\", \"8s\"]",
+        "window = [\"3s\", \"12s\"]",
+        "\"12s\"]",
+        0,
+        "faults.window ends where the measured load phase ends (12s): nothing after it shows whether the service recovered",
+        "end the window before 12s",
+    );
+    single(
+        "window = [\"3s\", \"8s\"]",
+        "window = [\"8s\", \"3s\"]",
+        "[\"8s\"",
+        0,
+        "faults.window is empty: it starts at 8s and ends at 3s",
+        "the end must come after the start",
+    );
+    single(
+        "window = [\"3s\", \"8s\"]",
+        "window = [\"3s\"]",
+        "[\"3s\"]",
+        0,
+        "faults.window must have two elements [start, end], found 1",
+        "window = [\"3s\", \"8s\"]",
+    );
+    single(
+        "window = [\"3s\", \"8s\"]\n",
+        "",
+        "[faults]",
+        0,
+        "[faults] needs `window`",
+        "window = [\"3s\", \"8s\"]",
+    );
+    // A window from the phase's start is fine (0 is an offset, not a duration).
+    let text = FAULTS.replace("window = [\"3s\", \"8s\"]", "window = [0, \"500ms\"]");
+    let faults = Spec::parse(&text, PATH).unwrap().faults.unwrap();
+    assert_eq!(
+        (faults.start, faults.end),
+        (Duration::ZERO, Duration::from_millis(500))
+    );
+}
+
+#[test]
+fn dependency_errors() {
+    single(
+        "start = [\"redis-server\", \"--port\", \"{dep_port}\", \"--save\", \"\"]\n",
+        "start = [\"redis-server\", \"--port\", \"{dep_port}\", \"--save\", \"\"]\nupstream = \"127.0.0.1:6379\"\n",
+        "\"127.0.0.1:6379\"",
+        0,
+        "dependency `db` has both `start` and `upstream`",
+        "keep start",
+    );
+    single(
+        "start = [\"redis-server\", \"--port\", \"{dep_port}\", \"--save\", \"\"]\n",
+        "",
+        "\"db\"\n",
+        0,
+        "dependency `db` has neither `start` nor `upstream`",
+        "upstream = \"127.0.0.1:5432\"",
+    );
+    single(
+        "start = [\"redis-server\", \"--port\", \"{dep_port}\", \"--save\", \"\"]\n",
+        "upstream = \"localhost\"\n",
+        "\"localhost\"",
+        0,
+        "dependency `db` upstream \"localhost\" is not host:port",
+        "127.0.0.1:5432",
+    );
+    single(
+        "{proxy_port}\" }",
+        "{proxyport}\" }",
+        "{proxyport}",
+        0,
+        "unknown placeholder `{proxyport}` in dependency `db` env",
+        "knows {proxy_port} and {dep_port}",
+    );
+    // An env that never names the proxy: the faults would change nothing.
+    let (text, e) = errors_with("{proxy_port}\" }", "{dep_port}\" }");
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "\"db\"\n",
+        0,
+        "no env value of dependency `db` uses {proxy_port}: the service would never reach it through the fault proxy",
+        "the variable your service reads",
+    );
+    single(
+        "\"{dep_port}\", \"--save\"",
+        "\"{port}\", \"--save\"",
+        "{port}\", \"--save\"",
+        0,
+        "unknown placeholder `{port}` in dependency `db` start",
+        "{port} is the service's port; here {dep_port} is the dependency's side",
+    );
+    single(
+        "ready = { tcp = true, within = \"10s\" }",
+        "ready = { command = \"redis-cli -p {db_port} ping\" }",
+        "{db_port}",
+        0,
+        "unknown placeholder `{db_port}` in dependency `db` ready",
+        "{dep_port}",
+    );
+    single(
+        "ready = { tcp = true, within = \"10s\" }",
+        "ready = { tcp = false }",
+        "false",
+        0,
+        "dependency `db` ready.tcp must be true",
+        "",
+    );
+    // A second dependency with the same name (and the same variable).
+    let second = "[[dependency]]\nname = \"db\"\nupstream = \"127.0.0.1:6379\"\nenv = { REDIS_URL = \"redis://127.0.0.1:{proxy_port}\" }\n\n[faults]";
+    let (text, e) = errors_with("[faults]", second);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    let dup = text.rfind("\"db\"\nupstream").unwrap();
+    let line = text[..dup].matches('\n').count() + 1;
+    assert!(
+        e[0].starts_with(&format!(
+            "{PATH}:{line}:8: error: duplicate dependency name `db`"
+        )) && e[0].contains("the first dependency `db` is at 20:8"),
+        "{e:#?}"
+    );
+    assert!(
+        e[1].contains("dependency `db` env sets `REDIS_URL`, which dependency `db` sets too"),
+        "{e:#?}"
+    );
+    // (The fault axis's `dependency = "db"` then names no dependency: a second error.)
+    let (text, e) = errors_with("name = \"db\"", "name = \"d b\"");
+    expect(
+        &e[0],
+        &text,
+        "\"d b\"",
+        0,
+        "dependency name \"d b\" cannot name a gap or a placeholder",
+        "letters, digits",
+    );
+}
+
+#[test]
+fn a_dependency_needs_a_service() {
+    let text = format!(
+        "{}\n[[dependency]]\nname = \"db\"\nupstream = \"127.0.0.1:5432\"\nenv = {{ DB = \"{{proxy_port}}\" }}\n",
+        crate::test_support::MINIMAL
+    );
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "[[dependency]]",
+        0,
+        "[[dependency]] needs [service]",
+        "add [service]",
+    );
+}
+
+#[test]
+fn built_in_ports_are_not_axis_names_or_artifact_placeholders() {
+    let text =
+        format!("{FAULTS}\n[[axis]]\nname = \"proxy_port\"\nkind = \"custom\"\nvalues = [1]\n")
+            .replace("\"./worker\",", "\"./worker\", \"{proxy_port}\",");
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(
+        e[0].contains("axis name `proxy_port` is taken: with [[dependency]], {proxy_port} is a port qualify assigns each cell"),
+        "{e:#?}"
+    );
+    single(
+        "\"--port\", \"{port}\"]",
+        "\"--port\", \"{port}\", \"--db\", \"{proxy_port}\"]",
+        "{proxy_port}\"]",
+        0,
+        "placeholder `{proxy_port}` has no axis named `proxy_port`",
+        "{proxy_port} belongs to a [[dependency]]: give the service the proxy's address in that dependency's env",
+    );
+    // [artifact.env] and a dependency's env cannot both set one variable.
+    let (text, e) = errors_with(
+        "command = [\"./worker\", \"--port\", \"{port}\"]\n",
+        "command = [\"./worker\", \"--port\", \"{port}\"]\nenv = { REDIS_URL = \"x\" }\n",
+    );
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "\"redis://",
+        0,
+        "dependency `db` env sets `REDIS_URL`, which [artifact.env] sets too",
+        "one value per variable",
+    );
+}
+
+#[test]
+fn recovery_errors() {
+    single(
+        "at = \"5s\"",
+        "at = \"12s\"",
+        "at = \"12s\"",
+        5,
+        "recovery.at 12s lies outside the measured load phase, which lasts 12s ([load] duration)",
+        "at < 12s",
+    );
+    single(
+        "at = \"5s\"\n",
+        "",
+        "[recovery]",
+        0,
+        "[recovery] needs `at`",
+        "at = \"5s\"",
+    );
+    single(
+        "signal = \"SIGKILL\"",
+        "signal = \"SIGSTOP\"",
+        "\"SIGSTOP\"",
+        0,
+        "unknown recovery signal `SIGSTOP`",
+        "SIGKILL",
+    );
+    single(
+        "request = { method = \"PUT\", path = \"/items/{seq}\" }",
+        "request = { method = \"PUT\", path = \"/items\" }",
+        "{ method = \"PUT\", path = \"/items\" }",
+        0,
+        "recovery.writes.request does not use {seq}: every write would look the same",
+        "path = \"/items/{seq}\"",
+    );
+    single(
+        "read = { method = \"GET\", path = \"/items/{seq}\"",
+        "read = { method = \"GET\", path = \"/items\"",
+        "{ method = \"GET\", path = \"/items\"",
+        0,
+        "recovery.writes.read path does not use {seq}",
+        "read = {",
+    );
+    single(
+        "request = { method = \"PUT\", path = \"/items/{seq}\" }",
+        "request = { path = \"/items/{seq}\" }",
+        "{ path = \"/items/{seq}\" }",
+        0,
+        "recovery.writes.request needs `method`",
+        "PUT",
+    );
+    single(
+        "request = { method = \"PUT\", path = \"/items/{seq}\" }",
+        "request = { method = \"PUT\", path = \"/items/{seq}\", body = \"{pad:x}\" }",
+        "{pad:x}",
+        0,
+        "recovery.writes.request body: `{pad:x}`: the filler size must be a whole number",
+        "{seq}",
+    );
+    single(
+        "read = { method = \"GET\", path = \"/items/{seq}\", expect_status = [200] }",
+        "read = { method = \"GET\", path = \"/items/{seq}\", expect_status = [] }",
+        "[] }",
+        0,
+        "recovery.writes.read expect_status is empty",
+        "",
+    );
+    single(
+        ", read = { method = \"GET\", path = \"/items/{seq}\", expect_status = [200] } }",
+        " }",
+        "{ request",
+        0,
+        "recovery.writes needs `request`",
+        "read = {",
+    );
+    // Writes need an HTTP load.
+    let (text, e) = errors_with(
+        "method = \"PUT\"\npath = \"/items/{seq}\"\n",
+        "tcp = { send = \"SET k{seq} 1\\r\\n\", expect = \"+OK\" }\n",
+    );
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "{ request",
+        0,
+        "recovery.writes needs an HTTP load, but [load] sends tcp requests",
+        "drop writes",
+    );
+    // Without [service].
+    let text = format!(
+        "{}\n[recovery]\nat = \"1s\"\n",
+        crate::test_support::MINIMAL
+    );
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "[recovery]",
+        0,
+        "[recovery] needs [service]: only a service is killed and restarted under load",
+        "add [service]",
+    );
+}
+
+#[test]
+fn target_dependencies_and_fault_waivers() {
+    let text = FAULTS.replace(
+        "[faults]",
+        "[target]\ndependencies = [\"db\"]\n\n[[waiver]]\ngap = \"faults.db\"\nreason = \"the cache is examined elsewhere\"\n\n[[waiver]]\ngap = \"faults\"\nreason = \"r\"\n\n[faults]",
+    );
+    let spec = Spec::parse(&text, PATH).unwrap();
+    assert_eq!(spec.target.unwrap().dependencies, ["db"]);
+    assert_eq!(spec.waivers.len(), 2);
+
+    single(
+        "[faults]",
+        "[target]\ndependencies = [\"db\", \"cache\"]\n\n[faults]",
+        "\"cache\"",
+        0,
+        "target.dependencies names `cache`, but no [[dependency]] is called that",
+        "declared dependencies: db",
+    );
+    single(
+        "[faults]",
+        "[[waiver]]\ngap = \"faults.cache\"\nreason = \"r\"\n\n[faults]",
+        "\"faults.cache\"",
+        0,
+        "waiver names gap `faults.cache`, but no [[dependency]] is called `cache`",
+        "faults, faults.db",
+    );
+    // Without dependencies there is no faults gap to waive.
+    let text = format!(
+        "{}\n[[waiver]]\ngap = \"faults\"\nreason = \"r\"\n",
+        crate::test_support::MINIMAL
+    );
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(e[0].contains("waiver names gap `faults`"), "{e:#?}");
+}
+
+#[test]
+fn faults_and_recovery_need_a_load() {
+    let text = FAULTS.replace(
+        "[load]\nrate = 100\nduration = \"12s\"\n\n[[load.request]]\nmethod = \"PUT\"\npath = \"/items/{seq}\"\n",
+        "",
+    );
+    let e = errors(&text);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "[faults]",
+        0,
+        "[faults] needs [load]: its window is an offset within the measured load phase",
+        "add [service] and [load]",
+    );
+    expect(
+        &e[1],
+        &text,
+        "[recovery]",
+        0,
+        "[recovery] needs [load]: the kill happens at an offset within the measured load phase",
+        "add [load]",
+    );
+}
+
+#[test]
+fn the_service_starter_s_fault_examples_are_valid_uncommented() {
+    // Uncomment every commented table header and `key = …` line after the dependency section
+    // starts; prose and the alternative `# # upstream = …` stay commented.
+    let start = SERVICE_STARTER_SPEC.find("# [[dependency]]").unwrap();
+    let (head, tail) = SERVICE_STARTER_SPEC.split_at(start);
+    let tail: String = tail
+        .lines()
+        .map(|line| match line.strip_prefix("# ") {
+            Some(rest) if rest.starts_with('[') || is_key_line(rest) => format!("{rest}\n"),
+            _ => format!("{line}\n"),
+        })
+        .collect();
+    let text = format!("{head}{tail}");
+    let spec = Spec::parse(&text, "qualify.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(spec.dependencies.len(), 1);
+    assert!(spec.faults.is_some());
+    assert_eq!(spec.axis("db_fault").unwrap().faults().len(), 4);
+    let recovery = spec.recovery.unwrap();
+    assert!(recovery.writes.is_some());
+    assert_eq!(spec.target.unwrap().dependencies, ["db"]);
+    for key in [
+        "{dep_port}",
+        "DEP_PORT",
+        "upstream",
+        "{proxy_port}",
+        "window",
+        "recover_within",
+        "kind = \"fault\"",
+        "fail_first",
+        "@upstream",
+        "signal",
+        "ready_within",
+        "expect_status",
+        "faults.db",
+    ] {
+        assert!(
+            SERVICE_STARTER_SPEC.contains(key),
+            "the service starter does not mention {key}"
+        );
+    }
+}
+
+/// `name = …` (a bare key, then `=`).
+fn is_key_line(line: &str) -> bool {
+    line.split_once(" = ").is_some_and(|(key, _)| {
+        !key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+    })
+}
