@@ -38,6 +38,8 @@ fn result(outcome: Outcome) -> ProbeResult {
         stdout_sha256: String::new(),
         runs: None,
         distinct_outputs: None,
+        load: None,
+        faults: None,
     }
 }
 

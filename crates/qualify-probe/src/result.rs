@@ -122,6 +122,13 @@ pub struct ProbeResult {
     /// With `--repeat N`: how many different stdout digests the runs produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distinct_outputs: Option<usize>,
+    /// A service cell's load report (`qualify_load::LoadReport` as JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<serde_json::Value>,
+    /// A service cell's dependency faults and restart (`qualify_evidence::faults` documents
+    /// the shape).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<serde_json::Value>,
 }
 
 impl ProbeResult {
@@ -174,6 +181,8 @@ impl ProbeResult {
             stdout_sha256: String::new(),
             runs: None,
             distinct_outputs: None,
+            load: None,
+            faults: None,
         }
     }
 

@@ -420,6 +420,8 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         stdout_sha256: out.sha256,
         runs: None,
         distinct_outputs: None,
+        load: None,
+        faults: None,
     })
 }
 

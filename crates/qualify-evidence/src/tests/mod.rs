@@ -56,6 +56,8 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
             .to_string(),
         runs: None,
         distinct_outputs: None,
+        load: None,
+        faults: None,
     }
 }
 
