@@ -3,7 +3,8 @@
 //! has nothing for them (no cells → no heatmap; no `predicate.performance` → no performance plots).
 //!
 //! One module per section, in the order the report shows them: `header` (claim, verdict,
-//! run facts), `layers`, `envelope` (heatmap and failing cells), `boundaries`, `performance`
+//! run facts), `layers`, `envelope` (heatmap and failing cells), `boundaries` (and the
+//! claimed region), `faults` (dependency faults and restarts per cell), `performance`
 //! (its facts, checks, predictions and statistics table) with `scaling` (workload plots) and
 //! `concurrency` (speedup and efficiency plots), `gap`, `checklist`. Each formats the rows of
 //! [`crate::view`]; none reads the receipt's JSON.
@@ -12,6 +13,7 @@ mod boundaries;
 mod checklist;
 mod concurrency;
 mod envelope;
+mod faults;
 mod gap;
 mod header;
 mod layers;
@@ -57,6 +59,7 @@ pub fn render(v: &View) -> String {
     envelope::envelope(&mut h, &cells, &order);
     boundaries::boundaries(&mut h, v);
     boundaries::claimed(&mut h, v);
+    faults::faults(&mut h, v);
     if let Some(p) = v.performance() {
         performance::performance(&mut h, v, &p, &order);
     }
