@@ -7,8 +7,11 @@ use qualify_probe::{Flag, Outcome, Strength, format_bytes};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use std::collections::BTreeMap;
+
 use crate::claim::ClaimLevel;
 use crate::claimed::ClaimedAxis;
+use crate::faults::{self, FaultRecord};
 use crate::gap::Gap;
 use crate::record::{Cell, FunctionalRun, RunRecord, value_text};
 use crate::region::{DimensionCoverage, Tested};
@@ -121,6 +124,19 @@ fn examined(record: &RunRecord, tested: &Tested, claimed: &[ClaimedAxis]) -> Vec
             axis.kind.as_str(),
             axis.describe(),
             axis.cells
+        ));
+    }
+    for d in tested.dependencies.iter().filter(|d| !d.faults.is_empty()) {
+        out.push(format!(
+            "faults on dependency {}: {} in {} completed cell(s)",
+            d.name,
+            d.faults.join(", "),
+            d.cells
+        ));
+    }
+    for (signal, n) in crate::faults::restarts(record) {
+        out.push(format!(
+            "{signal} and restart of the service under load in {n} completed cell(s)"
         ));
     }
     if !tested.memory_ceilings.is_empty() {
@@ -350,13 +366,132 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
     } else {
         format!("{} (of {n} cells)", parts.join("; "))
     };
-    let partial_failure = format!(
-        "{observed}; recovery, retry and reconciliation were not examined: no faults were injected"
-    );
+    let faults = FaultSentences::of(record, &cells);
+    let with = |text: String, sentences: &[String]| {
+        if sentences.is_empty() {
+            text
+        } else {
+            format!("{text}; under dependency faults: {}", listed(sentences))
+        }
+    };
+    let partial_failure = if !faults.partial_failure.is_empty() {
+        format!("{observed}; {}", listed(&faults.partial_failure))
+    } else if faults.any {
+        format!(
+            "{observed}; no outage, reset or restart was injected: the faults only slowed dependencies down"
+        )
+    } else {
+        format!(
+            "{observed}; recovery, retry and reconciliation were not examined: no faults were injected"
+        )
+    };
     FailureBehaviour {
-        timeout,
-        resource_exhaustion,
+        timeout: with(timeout, &faults.timeout),
+        resource_exhaustion: with(resource_exhaustion, &faults.resource_exhaustion),
         partial_failure,
+    }
+}
+
+/// How many sentences a failure-behaviour row lists before `(+N more …)`.
+const LISTED_SENTENCES: usize = 6;
+
+fn listed(sentences: &[String]) -> String {
+    let mut text = sentences
+        .iter()
+        .take(LISTED_SENTENCES)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if sentences.len() > LISTED_SENTENCES {
+        text.push_str(&format!(
+            " (+{} more in the cells' result.faults)",
+            sentences.len() - LISTED_SENTENCES
+        ));
+    }
+    text
+}
+
+/// The completed cells' fault records as checklist sentences, per row they answer.
+struct FaultSentences {
+    /// Some completed cell put a fault other than `none` on a dependency, or restarted the
+    /// service.
+    any: bool,
+    timeout: Vec<String>,
+    resource_exhaustion: Vec<String>,
+    partial_failure: Vec<String>,
+}
+
+impl FaultSentences {
+    fn of(record: &RunRecord, cells: &[&Cell]) -> FaultSentences {
+        let mut out = FaultSentences {
+            any: false,
+            timeout: Vec::new(),
+            resource_exhaustion: Vec::new(),
+            partial_failure: Vec::new(),
+        };
+        let per_cell: Vec<(&Cell, Vec<FaultRecord>)> = cells
+            .iter()
+            .map(|c| (*c, faults::read(&c.result)))
+            .filter(|(_, r)| !r.is_empty())
+            .collect();
+        // A fault named in several cells gets the cell's other parameters: `db down [rps=200]`.
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for (_, records) in &per_cell {
+            for r in records.iter().filter(|r| r.injected()) {
+                *seen.entry(r.subject()).or_default() += 1;
+            }
+        }
+        let restart_cells = per_cell
+            .iter()
+            .filter(|(_, records)| records.iter().any(|r| r.restart_text().is_some()))
+            .count();
+        for (cell, records) in &per_cell {
+            let label = faults::label_without_faults(cell, record);
+            let at = |subject: String, n: usize| {
+                if n > 1 && !label.is_empty() {
+                    format!("{subject} [{label}]")
+                } else {
+                    subject
+                }
+            };
+            for r in records.iter().filter(|r| r.injected()) {
+                out.any = true;
+                let rows = faults::rows(r);
+                let subject = r.subject();
+                let n = seen.get(&subject).copied().unwrap_or(1);
+                let sentence = format!("{}: {}", at(subject, n), r.behaviour_text());
+                if rows.timeout {
+                    out.timeout.push(sentence.clone());
+                }
+                if rows.resource_exhaustion {
+                    out.resource_exhaustion.push(sentence.clone());
+                }
+                if rows.partial_failure {
+                    out.partial_failure.push(sentence);
+                }
+            }
+            // The restart and its write check are the cell's: stated once.
+            let restarted = records
+                .iter()
+                .find(|r| r.restart.is_some() || r.writes.is_some());
+            if let Some((r, text)) = restarted.and_then(|r| Some((r, r.restart_text()?))) {
+                out.any = true;
+                // A restart-only record's verdict is the restart's; a fault record's verdict
+                // was stated with its fault.
+                let verdict = if r.behaviour.verdict.is_empty() || r.injected() {
+                    String::new()
+                } else {
+                    format!(" ({})", r.behaviour.verdict)
+                };
+                let prefix = if restart_cells > 1 && !label.is_empty() {
+                    format!("[{label}] ")
+                } else {
+                    String::new()
+                };
+                out.partial_failure.push(format!("{prefix}{text}{verdict}"));
+            }
+        }
+        out
     }
 }
 

@@ -1,5 +1,6 @@
 //! The target gap: every fact of the declared target that the tested region did not reach
-//! (cores, nodes, memory, concurrency, workload), and the waivers that accept a gap by name.
+//! (cores, nodes, memory, concurrency, workload), every declared dependency no completed cell
+//! put a fault on (`faults.<name>`), and the waivers that accept a gap by name.
 
 use qualify_probe::format_bytes;
 use serde::{Deserialize, Serialize};
@@ -11,9 +12,10 @@ use crate::region::Tested;
 /// One target fact the tested region did not reach.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gap {
-    /// `cores`, `nodes`, `memory`, `concurrency` or `workload`: the name a waiver uses.
+    /// `cores`, `nodes`, `memory`, `concurrency`, `workload` or `faults`: the name a waiver
+    /// uses.
     pub name: String,
-    /// For `workload`: the axis it is about.
+    /// For `workload`: the axis it is about; for `faults`: the dependency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub axis: Option<String>,
     pub target: Value,
@@ -149,6 +151,17 @@ pub fn compute(target: &Target, tested: &Tested, waivers: &[Waiver]) -> (Vec<Gap
             g.axis = Some(axis.clone());
             gaps.push(g);
         }
+    }
+
+    for d in tested.dependencies.iter().filter(|d| d.faults.is_empty()) {
+        let mut g = gap(
+            "faults",
+            json!("at least one fault"),
+            Value::Null,
+            format!("no fault was injected into dependency {}", d.name),
+        );
+        g.axis = Some(d.name.clone());
+        gaps.push(g);
     }
 
     let mut uses = Vec::with_capacity(waivers.len());

@@ -5,7 +5,8 @@
 //! Statement v1. [`evaluate`] is the claim policy; [`receipt_file::parse`] reads a receipt file back and
 //! refuses a bad one with a message naming the field. Nothing here runs processes or reads specs.
 //!
-//! Modules: [`record`] (input), [`region`] (what was examined), [`layers`] (the five layers),
+//! Modules: [`record`] (input), [`faults`] (a service cell's `result.faults`: what was done to
+//! its dependencies and how it behaved), [`region`] (what was examined), [`layers`] (the five layers),
 //! [`gap`] (target vs tested, waivers), [`checklist`] (admission questions), [`receipt`]
 //! (Statement, digest, file name), [`policy`] (claim levels' requirements), [`receipt_file`] (parsing
 //! receipts for the gate).
@@ -13,6 +14,7 @@
 pub mod checklist;
 pub mod claim;
 pub mod claimed;
+pub mod faults;
 pub mod gap;
 pub mod holdout;
 pub mod layers;
@@ -23,6 +25,7 @@ pub mod record;
 pub mod region;
 
 pub use claim::ClaimLevel;
+pub use faults::FaultRecord;
 pub use gap::{Gap, WaiverUse};
 pub use holdout::{HoldoutCheck, HoldoutRun};
 pub use layers::process::{GitSummary, ProcessRecord, TraceSummary};

@@ -32,6 +32,9 @@ pub struct RunRecord {
     pub material: Vec<Dimension>,
     /// `[[waiver]]` entries of the spec.
     pub waivers: Vec<Waiver>,
+    /// The spec's `[[dependency]]` names, in declaration order: each needs a completed cell
+    /// that put a fault other than `none` on it, else it is the gap `faults.<name>`.
+    pub dependencies: Vec<String>,
     /// `[claim] headroom`: how far beyond the target the first failure must lie.
     pub headroom: qualify_model::Headroom,
     pub functional: FunctionalRun,

@@ -34,6 +34,9 @@ pub struct Tested {
     /// in a Slurm allocation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<TestedTopology>,
+    /// Each declared dependency and the faults completed cells put on it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<crate::faults::ExaminedDependency>,
 }
 
 /// The largest topology the completed cells examined (the receipt's `tested.topology`).
@@ -180,6 +183,7 @@ pub fn tested(record: &RunRecord) -> Tested {
         memory_ceilings,
         timeouts_seconds,
         topology,
+        dependencies: crate::faults::examined(record),
     }
 }
 
@@ -320,6 +324,24 @@ pub fn dimensions(record: &RunRecord, tested: &Tested) -> Vec<DimensionCoverage>
             format!("the target states a workload for `{axis}`"),
         );
     }
+    if !record.dependencies.is_empty() {
+        add(
+            Dimension::Dependencies,
+            format!(
+                "the spec declares dependency {}",
+                record.dependencies.join(", ")
+            ),
+        );
+    }
+    if !target.dependencies.is_empty() {
+        add(
+            Dimension::Dependencies,
+            format!(
+                "the target has dependency {}",
+                target.dependencies.join(", ")
+            ),
+        );
+    }
     let mut out: Vec<DimensionCoverage> = because
         .into_iter()
         .map(|(dimension, material_because)| {
@@ -395,6 +417,26 @@ fn examined(d: Dimension, record: &RunRecord, tested: &Tested) -> Option<String>
                 .collect();
             Some(format!("timeout {}", list.join(", ")))
         }
-        Dimension::Dependencies => None,
+        Dimension::Dependencies => {
+            let mut parts: Vec<String> = tested
+                .dependencies
+                .iter()
+                .filter(|d| !d.faults.is_empty())
+                .map(|d| {
+                    format!(
+                        "faults on {}: {} ({} cell(s))",
+                        d.name,
+                        d.faults.join(", "),
+                        d.cells
+                    )
+                })
+                .collect();
+            parts.extend(
+                crate::faults::restarts(record)
+                    .iter()
+                    .map(|(signal, n)| format!("{signal} and restart under load ({n} cell(s))")),
+            );
+            (!parts.is_empty()).then(|| parts.join("; "))
+        }
     }
 }

@@ -135,11 +135,11 @@ pub struct ProbeResult {
     /// With `--repeat N`: how many different stdout digests the runs produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distinct_outputs: Option<usize>,
-    /// A service cell: its load report, objectives and verdict (`qualify run` fills it).
+    /// A service cell's load report (`qualify_load::LoadReport` as JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<serde_json::Value>,
-    /// A cell with a dependency fault or a kill-and-restart: what it measured (`qualify run`
-    /// fills it).
+    /// A service cell's dependency faults and restart (`qualify_evidence::faults` documents
+    /// the shape).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults: Option<serde_json::Value>,
 }

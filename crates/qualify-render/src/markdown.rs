@@ -1,7 +1,8 @@
 //! GitHub-flavoured Markdown for CI job summaries: verdict, layer table, cells that did not end
-//! ok, boundaries, performance (the rounds, checks with their verdicts, models with their
-//! plausible terms, noisy cells, predictions; when the receipt has them), the target gap. One
-//! function per section, each formatting the rows of [`crate::view`].
+//! ok, boundaries, the claimed region, dependency faults, performance (the rounds, checks with
+//! their verdicts, models with their plausible terms, noisy cells, predictions; when the receipt
+//! has them), the target gap. One function per section, each formatting the rows of
+//! [`crate::view`].
 
 use std::fmt::Write;
 
@@ -27,6 +28,7 @@ pub fn render(v: &View) -> String {
     cells(&mut m, v);
     boundaries(&mut m, v);
     claimed(&mut m, v);
+    faults(&mut m, v);
     if let Some(p) = v.performance() {
         rounds(&mut m, &p);
         errors(&mut m, &p);
@@ -137,6 +139,56 @@ fn claimed(m: &mut String, v: &View) {
         );
     }
     m.push('\n');
+}
+
+fn faults(m: &mut String, v: &View) {
+    let rows = v.faults();
+    if rows.is_empty() {
+        return;
+    }
+    let has = |pick: fn(&view::FaultRow) -> &str| rows.iter().any(|r| pick(r) != "—");
+    let shown = [
+        (has(|r| &r.pool), "pool"),
+        (has(|r| &r.restart), "restart"),
+        (has(|r| &r.writes), "writes"),
+    ];
+    m.push_str("\n### Faults\n\n| cell | dependency | fault | behaviour | recovery | amplification (before / during / after) |");
+    let mut rule = "|---|---|---|---|---|---|".to_string();
+    for (on, title) in shown {
+        if on {
+            let _ = write!(m, " {title} |");
+            rule.push_str("---|");
+        }
+    }
+    let _ = write!(m, " outcome | detail |\n{rule}---|---|\n");
+    for r in &rows {
+        let _ = write!(
+            m,
+            "| {} | {} | {} | {} | {} | {} |",
+            md_cell(&r.cell),
+            md_cell(&r.dependency),
+            md_cell(&r.fault),
+            md_cell(&r.verdict),
+            md_cell(&r.recovery),
+            md_cell(&r.amplification)
+        );
+        for ((on, _), text) in shown.iter().zip([&r.pool, &r.restart, &r.writes]) {
+            if *on {
+                let _ = write!(m, " {} |", md_cell(text));
+            }
+        }
+        let _ = writeln!(
+            m,
+            " {}{} | {} |",
+            if r.bad { "❌ " } else { "" },
+            md_cell(&r.outcome),
+            md_cell(if r.detail.is_empty() {
+                "—"
+            } else {
+                &r.detail
+            })
+        );
+    }
 }
 
 fn boundaries(m: &mut String, v: &View) {

@@ -244,6 +244,41 @@ fn edge() -> Value {
     })
 }
 
+/// `tests/fixtures/faults.json` is a copy of the evidence crate's golden receipt (a fault axis,
+/// dependencies, a fault cell with every field of `result.faults`): when that receipt is
+/// re-blessed, copy it here and re-bless these.
+#[test]
+fn the_faults_fixture_is_the_evidence_crates_golden_receipt() {
+    let evidence = format!(
+        "{}/../qualify-evidence/src/tests/golden/receipt.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let evidence: Value =
+        serde_json::from_str(&std::fs::read_to_string(evidence).unwrap()).unwrap();
+    assert!(
+        evidence == fixture("faults"),
+        "copy crates/qualify-evidence/src/tests/golden/receipt.json to tests/fixtures/faults.json and re-bless"
+    );
+}
+
+/// Fault records as another writer might leave them: one object instead of an array, mistyped
+/// and missing fields, entries that are not objects, hostile text.
+fn faults_mistyped() -> Value {
+    json!({"predicate": {"cells": [
+        {"params": {"db_fault": "down"}, "result": {"outcome": "ok", "faults": {
+            "dependency": "db", "fault": "down | <b>",
+            "behaviour": {"verdict": "retry_storm", "recovery_seconds": "soon",
+                          "amplification_during": {"requests": 11}, "pool": {"connections": "ten"}}}}},
+        {"params": {"db_fault": "none"}, "result": {"outcome": "lost_writes", "faults": [
+            7, null,
+            {"dependency": null, "fault": "none",
+             "behaviour": {"verdict": "loses_writes", "recovery_seconds": null, "detail": "lost 1\nof 2"},
+             "restart": {"at_seconds": "x", "ready_after_seconds": null},
+             "writes": {"acknowledged": 2, "lost": 1, "first_lost": [5], "unexpected": 1}}]}},
+        {"params": {}, "result": {"outcome": "ok", "faults": "down"}}
+    ]}})
+}
+
 fn cases() -> Vec<(&'static str, Value)> {
     vec![
         ("transfer", fixture("transfer")),
@@ -254,6 +289,8 @@ fn cases() -> Vec<(&'static str, Value)> {
         ("perf-measured-only", measured_only()),
         ("transfer-target-reached", target_reached()),
         ("edge", edge()),
+        ("faults", fixture("faults")),
+        ("faults-mistyped", faults_mistyped()),
         ("empty", json!({})),
         ("bare", json!({"predicate": {}})),
         (

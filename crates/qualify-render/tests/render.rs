@@ -534,3 +534,85 @@ fn the_signature_line_says_what_the_caller_checked() {
     assert!(unchecked.contains("signature: NOT CHECKED"), "{unchecked}");
     assert!(!qualify_render::markdown(&r).contains("signature:"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Faults
+
+/// The Faults section reads what `qualify_evidence::faults` writes: every column of a record
+/// built with the evidence crate's own types shows up.
+#[test]
+fn the_faults_section_reads_what_the_evidence_crate_writes() {
+    use qualify_evidence::faults::*;
+    let record = FaultRecord {
+        dependency: Some("db".into()),
+        fault: "down".into(),
+        behaviour: BehaviourRecord {
+            verdict: "retry_storm".into(),
+            detail: "retried 11.0× per request".into(),
+            recovery_seconds: Some(1.25),
+            amplification_before: Some(AmplificationRecord {
+                requests: 1.0,
+                connections: 0.01,
+            }),
+            amplification_during: Some(AmplificationRecord {
+                requests: 11.0,
+                connections: 11.0,
+            }),
+            amplification_after: Some(AmplificationRecord {
+                requests: 1.5,
+                connections: 0.02,
+            }),
+            pool: Some(PoolRecord {
+                connections: 10,
+                all_busy: true,
+                requests_queued: true,
+            }),
+            ..BehaviourRecord::default()
+        },
+        restart: Some(RestartRecord {
+            signal: "SIGKILL".into(),
+            at_seconds: 5.0,
+            ready_after_seconds: Some(1.4),
+            errors_during_restart: 37,
+        }),
+        writes: Some(WritesRecord {
+            acknowledged: 4812,
+            lost: 2,
+            first_lost: vec![17, 18],
+            ..WritesRecord::default()
+        }),
+        ..FaultRecord::default()
+    };
+    let receipt = json!({"predicate": {
+        "tested": {"axes": [{"name": "rps"}, {"name": "db_fault"}]},
+        "cells": [
+            {"params": {"db_fault": "down", "rps": 200},
+             "result": {"outcome": "lost_writes", "faults": to_value(&[record])}},
+            {"params": {"db_fault": "none", "rps": 200}, "result": {"outcome": "ok"}}
+        ]
+    }});
+    let md = qualify_render::markdown(&receipt);
+    let section = md.split("### Faults").nth(1).unwrap_or("");
+    let row = section
+        .lines()
+        .find(|l| l.starts_with("| rps=200, db_fault=down |"))
+        .unwrap_or_else(|| panic!("no fault row in\n{md}"));
+    for part in [
+        "| db | down | retry_storm | 1.25 s | 1× / 11× / 1.5× |",
+        "| 10 connections, all busy, requests queued |",
+        "| SIGKILL at 5 s: ready after 1.4 s, 37 errors |",
+        "| 2 of 4812 acknowledged lost (first: 17, 18) |",
+        "| ❌ lost_writes | retried 11.0× per request |",
+    ] {
+        assert!(row.contains(part), "`{part}` not in {row}");
+    }
+    // One row: the cell without faults has none.
+    assert_eq!(section.matches("| rps=200, db_fault=").count(), 1);
+    let html = qualify_render::html(&receipt);
+    assert_self_contained(&html);
+    assert!(html.contains("<h2>Faults</h2>"));
+    assert!(html.contains("<td>SIGKILL at 5 s: ready after 1.4 s, 37 errors</td>"));
+    // No faults anywhere: no section.
+    assert!(!qualify_render::markdown(&fixture("transfer")).contains("### Faults"));
+    assert!(!qualify_render::html(&fixture("transfer")).contains("<h2>Faults"));
+}

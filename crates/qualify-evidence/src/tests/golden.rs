@@ -1,7 +1,8 @@
 //! The receipt's shape pinned byte for byte: a fixed, rich [`RunRecord`] (target, waivers,
 //! functional with JUnit counts, held-out checks, trace and git, a fingerprint, repeats, cells of
 //! several outcomes with flags and evidence, a boundary, a performance section with rounds and a
-//! noisy cell, a control) is
+//! noisy cell, a control, dependencies with a fault axis and a fault cell whose `result.faults`
+//! sets every field) is
 //! rendered and compared with `golden/receipt.json`. A refactor must not change a byte; a change
 //! of the receipt's shape is deliberate and is re-blessed with
 //! `QUALIFY_BLESS=1 cargo test -p qualify-evidence golden` (review the diff).
@@ -63,10 +64,25 @@ pub fn rich_record() -> RunRecord {
         workload: [("n".to_string(), 4096.0)].into_iter().collect(),
         ..big_target()
     };
-    r.waivers = vec![Waiver {
-        gap: "topology.nodes".to_string(),
-        reason: "single-node CI".to_string(),
-    }];
+    r.waivers = vec![
+        Waiver {
+            gap: "topology.nodes".to_string(),
+            reason: "single-node CI".to_string(),
+        },
+        Waiver {
+            gap: "faults.cache".to_string(),
+            reason: "the cache is optional: misses go to db".to_string(),
+        },
+    ];
+    r.dependencies = vec!["db".to_string(), "cache".to_string()];
+    r.axes.push(AxisDecl {
+        name: "db_fault".to_string(),
+        kind: AxisKind::Fault,
+        domain: AxisDomain::Values(vec![
+            ParamValue::Text("none".to_string()),
+            ParamValue::Text("latency(200ms)".to_string()),
+        ]),
+    });
     r.functional = functional_with(
         Outcome::Ok,
         Some(JunitCounts {
@@ -164,6 +180,19 @@ pub fn rich_record() -> RunRecord {
         &[("threads", json!(1)), ("n", json!(8192))],
         Outcome::Crash,
     ));
+    // A service-style fault cell: db latency with a restart and a write check; dependency
+    // `cache` got no fault (a waived gap).
+    let mut faulted = cell(
+        &[
+            ("threads", json!(1)),
+            ("n", json!(256)),
+            ("db_fault", json!("latency(200ms)")),
+        ],
+        Outcome::NotRecovered,
+    );
+    faulted.result.detail = "SLOs did not hold again within recover_within 5 s".to_string();
+    faulted.result.faults = Some(crate::faults::to_value(&[fault_record()]));
+    cells.push(faulted);
     r.headroom = qualify_model::Headroom {
         all: None,
         axes: [("n".to_string(), 1.5)].into_iter().collect(),
@@ -206,6 +235,87 @@ pub fn rich_record() -> RunRecord {
     r.started = start;
     r.finished = start + Duration::from_secs(95);
     r
+}
+
+/// Every field of a fault record set.
+fn fault_record() -> crate::faults::FaultRecord {
+    use crate::faults::*;
+    let phase = |requests, errors, timeouts, p50, p99, peak, connections| PhaseRecord {
+        requests,
+        errors,
+        timeouts,
+        latency_p50: Some(p50),
+        latency_p99: Some(p99),
+        peak_in_flight: peak,
+        dependency: Some(DependencyPhaseRecord {
+            connections_opened: connections,
+            failed_connects: None,
+            peak_connections: 10,
+            peak_busy_connections: 10,
+            requests: requests * 2,
+            replies: requests * 2,
+            bytes_upstream: requests * 60,
+            bytes_downstream: requests * 20,
+            resets: 0,
+        }),
+    };
+    FaultRecord {
+        dependency: Some("db".to_string()),
+        fault: "latency(200ms)".to_string(),
+        window: Some(WindowRecord {
+            start_seconds: 3.0,
+            end_seconds: 8.0,
+        }),
+        recover_within_seconds: Some(5.0),
+        behaviour: BehaviourRecord {
+            verdict: "hangs".to_string(),
+            detail: "requests piled up to max_in_flight 64 and timed out (240 timeouts, no fast errors), not recovered".to_string(),
+            recovery_seconds: None,
+            error_rate_before: Some(0.0),
+            error_rate_during: Some(0.4),
+            error_rate_after: Some(0.1),
+            amplification_before: Some(AmplificationRecord {
+                requests: 2.0,
+                connections: 0.03,
+            }),
+            amplification_during: Some(AmplificationRecord {
+                requests: 2.0,
+                connections: 0.0,
+            }),
+            amplification_after: Some(AmplificationRecord {
+                requests: 2.0,
+                connections: 0.0,
+            }),
+            attempts_per_request: Some(0.0),
+            pool: Some(PoolRecord {
+                connections: 10,
+                all_busy: true,
+                requests_queued: true,
+            }),
+        },
+        phases: Some(PhasesRecord {
+            before: phase(300, 0, 0, 0.001, 0.004, 3, 10),
+            during: phase(500, 200, 200, 1.9, 2.0, 64, 0),
+            after: phase(400, 40, 40, 0.002, 0.5, 64, 0),
+        }),
+        restart: Some(RestartRecord {
+            signal: "SIGKILL".to_string(),
+            at_seconds: 10.0,
+            ready_after_seconds: Some(1.4),
+            errors_during_restart: 37,
+        }),
+        writes: Some(WritesRecord {
+            attempted: 4900,
+            acknowledged: 4812,
+            ok: 4810,
+            lost: 2,
+            recovered: 3,
+            unexpected: 0,
+            first_lost: vec![4801, 4802],
+            first_unexpected: Vec::new(),
+            valid: false,
+        }),
+    }
 }
 
 fn golden_path() -> PathBuf {

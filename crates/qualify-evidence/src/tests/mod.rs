@@ -1,6 +1,7 @@
 //! Unit tests over the public surface, with record fixtures shared by all of them.
 
 mod claimed;
+mod faults;
 mod gap;
 mod golden;
 mod layers;
@@ -140,6 +141,7 @@ pub fn record() -> RunRecord {
         ],
         material: Vec::new(),
         waivers: Vec::new(),
+        dependencies: Vec::new(),
         headroom: Default::default(),
         functional: functional_ok(),
         holdout: Default::default(),

@@ -3,16 +3,18 @@
 //! has nothing for them (no cells → no heatmap; no `predicate.performance` → no performance plots).
 //!
 //! One module per section, in the order the report shows them: `header` (claim, verdict,
-//! run facts), `layers`, `envelope` (heatmap and failing cells), `boundaries`, `performance`
-//! (its facts, checks, models, predictions and statistics table) with `scaling` (workload
-//! plots), `concurrency` (speedup and efficiency plots) and `noise` (per-round whiskers and the
-//! noisy cells), `gap`, `checklist`. Each formats the rows of
+//! run facts), `layers`, `envelope` (heatmap and failing cells), `boundaries` (and the
+//! claimed region), `faults` (dependency faults and restarts per cell), `performance` (its
+//! facts, checks, models, predictions and statistics table) with `scaling` (workload plots),
+//! `concurrency` (speedup and efficiency plots) and `noise` (per-round whiskers and the noisy
+//! cells), `gap`, `checklist`. Each formats the rows of
 //! [`crate::view`]; none reads the receipt's JSON.
 
 mod boundaries;
 mod checklist;
 mod concurrency;
 mod envelope;
+mod faults;
 mod gap;
 mod header;
 mod layers;
@@ -59,6 +61,7 @@ pub fn render(v: &View) -> String {
     envelope::envelope(&mut h, &cells, &order);
     boundaries::boundaries(&mut h, v);
     boundaries::claimed(&mut h, v);
+    faults::faults(&mut h, v);
     if let Some(p) = v.performance() {
         performance::performance(&mut h, v, &p, &order);
     }

@@ -4,14 +4,17 @@
 //! these rows; none of them reads the JSON.
 //!
 //! `json` holds the tolerant readers, `rows` the receipt-level rows (layers, cells, failures,
-//! boundaries, gap, checklist, machine), `performance` the rows of `predicate.performance`.
+//! boundaries, gap, checklist, machine), `performance` the rows of `predicate.performance`,
+//! `faults` the rows of service cells' `result.faults`.
 
+mod faults;
 mod json;
 mod performance;
 mod rows;
 
 use serde_json::{Map, Value};
 
+pub use faults::FaultRow;
 pub use performance::{
     CheckRow, Metric, MetricNoise, Model, Performance, Prediction, RoundNoise, Rounds, ScalePoint,
     Scaling, Stat,
@@ -208,6 +211,11 @@ impl<'a> View<'a> {
                 }
             })
             .collect()
+    }
+
+    /// One row per fault record of every cell (`result.faults`), in cell order.
+    pub fn faults(&self) -> Vec<FaultRow> {
+        faults::rows(arr(self.get(&["cells"])), &self.axis_order())
     }
 
     pub fn boundaries(&self) -> Vec<BoundaryRow> {

@@ -24,7 +24,7 @@ use qualify_model::Params;
 use qualify_model::SloMetric;
 use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeSpec};
 use qualify_spec::{DependencySource, ReadyCheck, Spec};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::service::{ServiceRun, free_port};
 
@@ -189,7 +189,7 @@ fn fault_of(spec: &Spec, dependency: &str, params: &Params) -> Fault {
         .iter()
         .filter(|a| a.fault.as_ref().is_some_and(|f| f.dependency == dependency))
         .find_map(|a| a.fault_of(params.get(&a.name)?))
-        .unwrap_or_else(|| Fault::from_str("none").unwrap_or_else(|_| unreachable_none()))
+        .unwrap_or_else(fault_none)
 }
 
 /// `none` always parses; this is never reached.
@@ -370,7 +370,10 @@ pub struct RestartSeen {
     pub at: f64,
 }
 
-/// Judge the cell's behaviour and build `result.faults`.
+/// Judge the cell's behaviour and build `result.faults` (`qualify_evidence::faults`): one
+/// record per dependency with its fault (`none` included), or one for a restart only. Returns
+/// the verdict that speaks for the cell — of the dependency a fault was put on (else the
+/// first) — and the records.
 pub fn judge(
     spec: &Spec,
     report: &LoadReport,
@@ -403,16 +406,11 @@ pub fn judge(
         ),
         (None, None) => (0.0, 0.0, 5.0),
     };
-    // The faulted dependency (the first one whose fault is not `none`).
-    let faulted = proxies
-        .iter()
-        .find(|(_, f, _)| f.kind != qualify_faults::FaultKind::None)
-        .or(proxies.first());
-    let observation = Observation {
+    let observation = |stats: Option<&ProxyStats>| Observation {
         before: phase_load(report, BEFORE),
         during: phase_load(report, DURING),
         after: phase_load(report, AFTER),
-        dependency: faulted.map(|(_, _, s)| DependencyObservation {
+        dependency: stats.map(|s| DependencyObservation {
             before: s.before.clone(),
             during: s.during.clone(),
             after: s.after.clone(),
@@ -439,22 +437,43 @@ pub fn judge(
         }),
         writes: writes.clone(),
     };
-    let behaviour = qualify_faults::judge(&observation);
-    let record = json!({
-        "dependencies": proxies.iter().map(|(name, fault, stats)| json!({
-            "dependency": name,
-            "fault": fault.to_string(),
-            "proxy": stats,
-        })).collect::<Vec<_>>(),
-        "dependency": faulted.map(|(n, _, _)| n.clone()),
-        "fault": faulted.map(|(_, f, _)| f.to_string()),
-        "window": [window_start, window_end],
-        "recover_within_seconds": recover_within,
-        "behaviour": behaviour,
-        "restart": restart.map(|r| json!({"at_seconds": r.at, "ready_after_seconds": r.ready_after})),
-        "writes": writes,
-    });
-    (behaviour, record)
+    let restart_signal = spec.recovery.as_ref().map(|r| r.signal.clone());
+    let mut records = Vec::new();
+    let mut primary: Option<Behaviour> = None;
+    let mut first: Option<Behaviour> = None;
+    let none = fault_none();
+    let targets: Vec<(Option<&str>, &Fault, Option<&ProxyStats>)> = if proxies.is_empty() {
+        vec![(None, &none, None)]
+    } else {
+        proxies
+            .iter()
+            .map(|(n, f, s)| (Some(n.as_str()), f, Some(s)))
+            .collect()
+    };
+    for (dependency, fault, stats) in targets {
+        let o = observation(stats);
+        let behaviour = qualify_faults::judge(&o);
+        let mut record =
+            qualify_evidence::faults::FaultRecord::new(dependency, fault, &o, &behaviour);
+        if let (Some(signal), Some(r)) = (&restart_signal, restart) {
+            record = record.with_restart(signal, r.at);
+        }
+        records.push(record);
+        if fault.kind != qualify_faults::FaultKind::None && primary.is_none() {
+            primary = Some(behaviour.clone());
+        }
+        if first.is_none() {
+            first = Some(behaviour);
+        }
+    }
+    let behaviour = primary
+        .or(first)
+        .unwrap_or_else(|| qualify_faults::judge(&observation(None)));
+    (behaviour, qualify_evidence::faults::to_value(&records))
+}
+
+fn fault_none() -> Fault {
+    Fault::from_str("none").unwrap_or_else(|_| unreachable_none())
 }
 
 /// Read back every write of `[recovery] writes` (`read` with `{seq}`), over one keep-alive

@@ -121,6 +121,7 @@ fn record(
                 reason: w.reason.clone(),
             })
             .collect(),
+        dependencies: spec.dependencies.iter().map(|d| d.name.clone()).collect(),
         headroom: spec.claim.headroom.clone(),
         functional: checked.functional,
         holdout: checked.holdout,

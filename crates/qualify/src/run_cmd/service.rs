@@ -169,7 +169,7 @@ impl ServiceCell<'_> {
         // Ready?
         let ready = self.await_ready(&run, &bound, service.ready.within);
         if let Err(why) = ready {
-            let proxies = harness.finish();
+            let _ = harness.finish();
             if self.cancelled() {
                 let mut r = run.abort()?;
                 r.outcome = Outcome::Interrupted;
@@ -183,11 +183,6 @@ impl ServiceCell<'_> {
             let mut r = run.stop(service.stop.signal_number, service.stop.grace)?;
             let detail = format!("never ready: {why}");
             attach_load(&mut r, None, &[], &detail, None);
-            if !proxies.is_empty() {
-                r.faults = Some(
-                    json!({"dependencies": proxies.iter().map(|(n, f, s)| json!({"dependency": n, "fault": f.to_string(), "proxy": s})).collect::<Vec<_>>()}),
-                );
-            }
             return Ok(judged(r, Outcome::Unavailable, detail));
         }
         let ready_seconds = run.started.elapsed().as_secs_f64();
@@ -288,11 +283,16 @@ impl ServiceCell<'_> {
                     writes.clone(),
                     max_in_flight,
                 );
-                if let Some(first) = &first {
-                    record["killed_instance"] = json!({
-                        "outcome": first.outcome,
-                        "detail": first.detail,
-                    });
+                if let Some(first) = &first
+                    && let Some(list) = record.as_array_mut()
+                {
+                    // How the killed instance ended, beside each record's restart.
+                    for rec in list {
+                        rec["killed_instance"] = json!({
+                            "outcome": first.outcome,
+                            "detail": first.detail,
+                        });
+                    }
                 }
                 r.faults = Some(record);
                 Some(behaviour)
