@@ -386,6 +386,7 @@ impl Recorder {
                 completed: p.counts.completed,
                 succeeded: p.counts.succeeded,
                 dropped: p.counts.dropped,
+                shed: p.counts.shed,
                 errors: p.counts.errors,
                 peak_in_flight: p.peak_in_flight,
                 corrected: LatencySummary::of(&p.corrected),

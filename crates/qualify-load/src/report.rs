@@ -233,6 +233,9 @@ pub struct PhaseReport {
     pub completed: u64,
     pub succeeded: u64,
     pub dropped: u64,
+    /// Answers that shed load (429, 503) among the phase's requests.
+    #[serde(default)]
+    pub shed: u64,
     pub errors: ErrorCounts,
     /// Most requests outstanding at once while the phase's requests were sent (at most
     /// `max_in_flight`: the load's slots were full).

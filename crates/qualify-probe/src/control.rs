@@ -1,6 +1,7 @@
 //! A handle on a running probe from another thread, for long-running programs (a service under
 //! load): the main process's pid once it started, the tree's memory over time, and a request to
-//! stop it gracefully — the probe sends the signal to the main process, waits up to the grace
+//! stop it gracefully — the probe sends the signal to the main process's group (a service
+//! started through a shell gets it too), waits up to the grace
 //! for it to end, then kills the tree and flags `slow_shutdown`. A program that ends on the
 //! requested signal (or exits 0, or with 128 + the signal) ended `ok`: it was asked to.
 

@@ -298,8 +298,13 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
             match stopping {
                 None => {
                     if let Some((signal, grace)) = c.stop_requested() {
+                        // To the main process's group (the main process leads it): a service
+                        // started through a shell gets the signal too, as a terminal's job would.
                         if let Ok(sig) = nix::sys::signal::Signal::try_from(signal) {
-                            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(main), sig);
+                            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(main), sig)
+                                .or_else(|_| {
+                                    nix::sys::signal::kill(nix::unistd::Pid::from_raw(main), sig)
+                                });
                         }
                         stopping = Some(Stopping {
                             signal,
@@ -364,6 +369,19 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     let ended = start.elapsed();
     let verdict_seconds = ended.as_secs_f64();
 
+    // Asked to stop, the rest of the group got the signal too: give it what is left of the
+    // grace to exit before anything counts as leaked.
+    if let Some(stop) = stopping
+        && main_status.is_some()
+    {
+        while Instant::now() < stop.deadline()
+            && members(&containment, &tag, main)
+                .iter()
+                .any(|&p| p != main && sample::read_proc(p).is_some_and(|p| !p.is_zombie()))
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
     // Descendants still alive after the main process ended by itself leaked.
     let mut leaked: Vec<Leaked> = Vec::new();
     if main_status.is_some() {

@@ -539,7 +539,7 @@ fn outside_window(report: &LoadReport) -> LoadReport {
         return outside;
     }
     let mut errors = qualify_load::ErrorCounts::default();
-    let (mut sent, mut completed, mut succeeded, mut dropped) = (0, 0, 0, 0);
+    let (mut sent, mut completed, mut succeeded, mut dropped, mut shed) = (0, 0, 0, 0, 0);
     let mut seconds = 0.0;
     for p in &phases {
         errors.add_counts(&p.errors);
@@ -547,12 +547,14 @@ fn outside_window(report: &LoadReport) -> LoadReport {
         completed += p.completed;
         succeeded += p.succeeded;
         dropped += p.dropped;
+        shed += p.shed;
         seconds += p.end_seconds - p.start_seconds;
     }
     outside.sent = sent;
     outside.completed = completed;
     outside.succeeded = succeeded;
     outside.dropped = dropped;
+    outside.shed = shed;
     outside.errors = errors;
     outside.measured_seconds = seconds;
     outside.throughput = if seconds > 0.0 {

@@ -1,0 +1,193 @@
+//! Dependencies fail, end to end: `qualify run` on the `examples/deps` and `examples/durable`
+//! specs against real Redis and PostgreSQL servers (from Debian, started fresh per cell through
+//! `[[dependency]] start`), with faults put on the wire by the proxy and a kill-and-restart
+//! under load. Each behaviour verdict the examples compute is asserted here. The tests run one
+//! at a time (a load generator competing with another cell's would not be evidence).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+#[allow(unused_macros)]
+mod common;
+
+const QUALIFY: &str = env!("CARGO_BIN_EXE_qualify");
+
+fn have(program: &str, env: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os(env).is_none(),
+            "{env} is set but {program} is not installed"
+        );
+        eprintln!("skipped: {program} is not installed");
+    }
+    found
+}
+
+/// Run `spec` of the example directory `example` (copied into a fresh directory); the receipt.
+fn run_example(example: &str, spec: &str) -> (i32, String, Value) {
+    let _one_at_a_time = common::cpu_heavy();
+    let d = common::test_dir("faults_cli", &spec.replace('.', "-"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(example);
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, d.0.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let o = Command::new(QUALIFY)
+        .current_dir(&d.0)
+        .args(["run", spec, "--no-ledger", "--receipt", "r.json"])
+        .output()
+        .expect("run qualify");
+    let text = format!(
+        "exit {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let receipt = std::fs::read_to_string(d.0.join("r.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| panic!("no receipt\n{text}"));
+    (o.status.code().unwrap_or(-1), text, receipt)
+}
+
+fn cell<'a>(receipt: &'a Value, axis: &str, value: &str) -> &'a Value {
+    receipt["predicate"]["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["params"][axis] == value)
+        .unwrap_or_else(|| panic!("no cell {axis}={value}"))
+}
+
+/// The fault record of the dependency a fault was put on (or the only record).
+fn record(c: &Value) -> &Value {
+    let list = c["result"]["faults"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no result.faults: {c}"));
+    list.iter()
+        .find(|r| r["fault"] != "none")
+        .unwrap_or(&list[0])
+}
+
+fn verdict(c: &Value) -> &str {
+    record(c)["behaviour"]["verdict"].as_str().unwrap_or("?")
+}
+
+#[test]
+fn a_pool_behind_a_slow_cache_hangs_and_holds_its_connections() {
+    if !have("redis-server", "QUALIFY_REQUIRE_REDIS") {
+        return;
+    }
+    let (_, text, r) = run_example("deps", "pool.toml");
+    let clean = cell(&r, "cache_fault", "none");
+    assert_eq!(verdict(clean), "unaffected", "{text}");
+    let slow = cell(&r, "cache_fault", "latency(200ms)");
+    assert_eq!(verdict(slow), "hangs", "{slow}\n{text}");
+    let rec = record(slow);
+    // Little's law: 4 connections ÷ 0.2 s = 20 operations per second at most reach the cache
+    // in the 3 s window (of the 100 requests offered per second); the pool's 4 connections stay
+    // open at the dependency.
+    let during = &rec["phases"]["during"];
+    let replies = during["dependency"]["replies"].as_u64().unwrap();
+    assert!(
+        (replies as f64) / 3.0 <= 25.0,
+        "{replies} cache replies in the 3 s window: {rec}"
+    );
+    assert_eq!(
+        rec["phases"]["during"]["dependency"]["peak_connections"], 4,
+        "{rec}"
+    );
+    assert!(
+        during["timeouts"].as_u64().unwrap() > 0,
+        "requests time out: {rec}"
+    );
+    // Recovered after the window: the cell's objectives hold outside it.
+    assert_eq!(slow["result"]["outcome"], "ok", "{text}");
+    assert!(
+        r["predicate"]["checklist"]["failure_behaviour"]["timeout"]
+            .as_str()
+            .unwrap()
+            .contains("queued until timeouts (hangs)"),
+        "{}",
+        r["predicate"]["checklist"]["failure_behaviour"]
+    );
+}
+
+#[test]
+fn retrying_without_a_budget_storms_and_with_one_does_not() {
+    if !have("redis-server", "QUALIFY_REQUIRE_REDIS") {
+        return;
+    }
+    let (_, text, r) = run_example("deps", "retry.toml");
+    let storm = cell(&r, "retry", "storm");
+    assert_eq!(verdict(storm), "retry_storm", "{storm}\n{text}");
+    let attempts = record(storm)["behaviour"]["attempts_per_request"]
+        .as_f64()
+        .unwrap();
+    assert!(attempts > 3.0, "{attempts} attempts per request");
+    let budget = cell(&r, "retry", "budget");
+    assert_ne!(verdict(budget), "retry_storm", "{budget}\n{text}");
+    let attempts = record(budget)["behaviour"]["attempts_per_request"]
+        .as_f64()
+        .unwrap();
+    assert!(attempts <= 2.0, "{attempts} attempts per request");
+}
+
+#[test]
+fn acknowledged_writes_survive_a_kill_only_when_they_are_durable() {
+    let (code, text, r) = run_example("durable", "qualify.toml");
+    assert_eq!(code, 1, "{text}");
+    let buffered = cell(&r, "mode", "buffered");
+    assert_eq!(buffered["result"]["outcome"], "lost_writes", "{text}");
+    let writes = &record(buffered)["writes"];
+    assert!(writes["lost"].as_u64().unwrap() > 0, "{writes}");
+    assert_eq!(writes["valid"], false);
+    let restart = &record(buffered)["restart"];
+    assert_eq!(restart["signal"], "SIGKILL", "{restart}");
+    assert!(
+        restart["ready_after_seconds"].as_f64().is_some(),
+        "{restart}"
+    );
+    let fsync = cell(&r, "mode", "fsync");
+    let writes = &record(fsync)["writes"];
+    assert_eq!(writes["lost"], 0, "{writes}\n{text}");
+    assert_eq!(writes["valid"], true);
+    assert!(writes["acknowledged"].as_u64().unwrap() > 300, "{writes}");
+    assert_ne!(fsync["result"]["outcome"], "lost_writes", "{text}");
+}
+
+#[test]
+fn postgres_started_per_cell_degrades_under_latency() {
+    if !Path::new("/usr/lib/postgresql/15/bin/postgres").exists()
+        || !have("psql", "QUALIFY_REQUIRE_POSTGRES")
+    {
+        return;
+    }
+    let (_, text, r) = run_example("deps", "postgres.toml");
+    assert_eq!(
+        verdict(cell(&r, "db_fault", "none")),
+        "unaffected",
+        "{text}"
+    );
+    let slow = cell(&r, "db_fault", "latency(100ms)");
+    assert_eq!(verdict(slow), "degrades", "{slow}\n{text}");
+    let phases = &record(slow)["phases"];
+    assert!(
+        phases["during"]["latency_p50"].as_f64().unwrap()
+            > 2.0 * phases["before"]["latency_p50"].as_f64().unwrap(),
+        "{phases}"
+    );
+    // The dimension was examined: no `faults.db` gap.
+    let gaps = r["predicate"]["gap"].to_string();
+    assert!(!gaps.contains("faults"), "{gaps}");
+}
