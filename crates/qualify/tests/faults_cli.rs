@@ -191,3 +191,155 @@ fn postgres_started_per_cell_degrades_under_latency() {
     let gaps = r["predicate"]["gap"].to_string();
     assert!(!gaps.contains("faults"), "{gaps}");
 }
+
+/// Every descendant of `root` (pid, command line).
+fn descendants(root: u32) -> Vec<(u32, String)> {
+    let mut parent_of = std::collections::HashMap::new();
+    let mut cmd = std::collections::HashMap::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next().unwrap_or("Z");
+        let ppid: u32 = f.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        if state == "Z" {
+            continue;
+        }
+        parent_of.insert(pid, ppid);
+        let c = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        cmd.insert(pid, String::from_utf8_lossy(&c).replace('\0', " "));
+    }
+    let mut out = Vec::new();
+    for (&pid, _) in &parent_of {
+        let mut p = pid;
+        let mut hops = 0;
+        while let Some(&pp) = parent_of.get(&p) {
+            if pp == root {
+                out.push((pid, cmd.get(&pid).cloned().unwrap_or_default()));
+                break;
+            }
+            p = pp;
+            hops += 1;
+            if hops > 64 || pp <= 1 {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// TCP ports `pids` listen on (their socket inodes matched in /proc/net/tcp).
+fn listening_ports(pids: &[u32]) -> Vec<u16> {
+    let mut inodes = std::collections::HashSet::new();
+    for pid in pids {
+        if let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
+            for fd in fds.flatten() {
+                if let Ok(link) = std::fs::read_link(fd.path()) {
+                    let l = link.to_string_lossy().into_owned();
+                    if let Some(i) = l.strip_prefix("socket:[").and_then(|s| s.strip_suffix(']')) {
+                        inodes.insert(i.to_string());
+                    }
+                }
+            }
+        }
+    }
+    listeners()
+        .into_iter()
+        .filter(|(_, inode)| inodes.contains(inode))
+        .map(|(port, _)| port)
+        .collect()
+}
+
+/// Every listening TCP socket on the host: (local port, inode).
+fn listeners() -> Vec<(u16, String)> {
+    let mut out = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        for line in std::fs::read_to_string(table)
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+        {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() > 9 && f[3] == "0A" {
+                let port = f[1]
+                    .rsplit_once(':')
+                    .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
+                    .unwrap_or(0);
+                out.push((port, f[9].to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Ctrl-C in the middle of a faulted service cell: the service, its dependency and the fault
+/// proxy are gone when qualify exits (130), and nothing they opened still listens.
+#[test]
+fn ctrl_c_leaves_no_service_dependency_or_listener_behind() {
+    if !have("redis-server", "QUALIFY_REQUIRE_REDIS") {
+        return;
+    }
+    let _one_at_a_time = common::cpu_heavy();
+    let d = common::test_dir("faults_cli", "ctrl-c");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/deps");
+    for f in ["cache_service.py", "pool.toml"] {
+        std::fs::copy(src.join(f), d.0.join(f)).unwrap();
+    }
+    let mut child = Command::new(QUALIFY)
+        .current_dir(&d.0)
+        .args(["run", "pool.toml", "--no-ledger", "--receipt", "r.json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the service and the dependency run under qualify, and the load is on.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        let now = descendants(child.id());
+        let redis = now.iter().any(|(_, c)| c.contains("redis-server"));
+        let service = now.iter().any(|(_, c)| c.contains("cache_service.py"));
+        if redis && service {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let seen = descendants(child.id());
+    assert!(
+        seen.iter().any(|(_, c)| c.contains("redis-server"))
+            && seen.iter().any(|(_, c)| c.contains("cache_service.py")),
+        "the cell never ran: {seen:?}"
+    );
+    let pids: Vec<u32> = seen.iter().map(|(p, _)| *p).collect();
+    let mut ports = listening_ports(&pids);
+    ports.extend(listening_ports(&[child.id()])); // the fault proxy lives in qualify
+    assert!(
+        ports.len() >= 3,
+        "service, redis and proxy listen: {ports:?}"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    for pid in &pids {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists()
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .unwrap_or_default()
+                    .contains(") Z "),
+            "process {pid} outlived qualify: {seen:?}"
+        );
+    }
+    let open: Vec<u16> = listeners().into_iter().map(|(p, _)| p).collect();
+    for port in ports {
+        assert!(!open.contains(&port), "port {port} still listens");
+    }
+}

@@ -159,6 +159,13 @@ impl ServiceCell<'_> {
         let bound = with_port(params, port);
         let mut harness = Harness::start(spec, params, self.backend, self.cancel)?;
         let mut probe = spec.cell_probe(&bound, self.backend);
+        if self.cancelled() {
+            let _ = harness.finish();
+            return Ok(ProbeResult::not_run(
+                &probe,
+                "not probed: the run was stopping",
+            ));
+        }
         probe.env.push(("PORT".into(), port.to_string().into()));
         for (k, v) in harness.service_env(spec, &bound) {
             probe.env.push((k.into(), v.into()));
