@@ -215,7 +215,7 @@ fn descendants(root: u32) -> Vec<(u32, String)> {
         cmd.insert(pid, String::from_utf8_lossy(&c).replace('\0', " "));
     }
     let mut out = Vec::new();
-    for (&pid, _) in &parent_of {
+    for &pid in parent_of.keys() {
         let mut p = pid;
         let mut hops = 0;
         while let Some(&pp) = parent_of.get(&p) {
