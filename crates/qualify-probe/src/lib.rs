@@ -9,6 +9,7 @@
 
 pub mod backend;
 mod blocking;
+mod cell;
 mod classify;
 mod control;
 mod evidence;
@@ -20,6 +21,7 @@ mod ranks;
 pub mod result;
 mod rules;
 mod sample;
+pub mod sandbox;
 mod spawn;
 mod spin;
 mod stacks;

@@ -100,6 +100,9 @@ pub struct Enforcement {
     /// How the process tree was tracked and killed, e.g. `"cgroup"` or
     /// `"process-group+subreaper"`.
     pub tree: String,
+    /// What happens to the tree if qualify itself dies (even by SIGKILL), and by which mechanism.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub on_qualify_death: String,
     /// Caveats a reader should know about the strength of this evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -158,6 +161,7 @@ impl ProbeResult {
                 cpus: Strength::None,
                 pids: Strength::None,
                 tree: "none".into(),
+                on_qualify_death: String::new(),
                 notes: Vec::new(),
             },
             spec.limits.clone(),

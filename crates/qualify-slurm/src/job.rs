@@ -134,9 +134,15 @@ impl CellFiles {
 }
 
 /// The script one array task runs: enter the workdir, set the environment, run
-/// `qualify probe --json` under the cell's limits, keep its exit status, and publish the result
+/// `qualify probe --json` under the cell's limits (watching the run's `lease`: the cell stops
+/// when the submitting qualify is gone), keep its exit status, and publish the result
 /// atomically (write, then rename).
-pub fn cell_script(qualify: &Path, job: &CellJob, files: &CellFiles) -> String {
+pub fn cell_script(
+    qualify: &Path,
+    job: &CellJob,
+    files: &CellFiles,
+    lease: Option<&Path>,
+) -> String {
     let l = &job.limits;
     let mut probe = vec![
         shell_quote(&qualify.to_string_lossy()),
@@ -161,6 +167,9 @@ pub fn cell_script(qualify: &Path, job: &CellJob, files: &CellFiles) -> String {
     }
     if job.repeat > 1 {
         probe.push(format!("--repeat={}", job.repeat));
+    }
+    if let Some(lease) = lease {
+        probe.push(format!("--lease={}", shell_quote(&lease.to_string_lossy())));
     }
     probe.push("--".into());
     probe.extend(job.argv.iter().map(|a| shell_quote(a)));
@@ -254,12 +263,14 @@ mod tests {
             Path::new("/bin/qualify"),
             &job(Some(1 << 20), 5.0, None),
             &files,
+            Some(Path::new("/run/lease")),
         );
         assert!(s.contains("cd '/w d'"), "{s}");
         assert!(s.contains("'it'\\''s'"), "{s}");
         assert!(s.contains("--memory=1048576"), "{s}");
         assert!(s.contains("export N=4"), "{s}");
         assert!(s.contains("--repeat=3"), "{s}");
+        assert!(s.contains("--lease=/run/lease"), "{s}");
         assert!(
             s.contains("mv /run/b0/cell-3.json.partial /run/b0/cell-3.json"),
             "{s}"

@@ -41,6 +41,10 @@ pub struct ProbeArgs {
     /// Print one JSON object on stdout instead of the human summary.
     #[arg(long)]
     json: bool,
+    /// Stop the probe (`interrupted`) when this lease file stops changing for 10 s, says
+    /// `ended` or disappears: how a Slurm job ends when the `qualify run` that submitted it is gone.
+    #[arg(long, value_name = "FILE")]
+    lease: Option<std::path::PathBuf>,
     /// The command to probe, after `--`.
     #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -48,6 +52,9 @@ pub struct ProbeArgs {
 
 pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
     let cancel = crate::cancel_on_signals();
+    if let Some(lease) = &args.lease {
+        qualify_slurm::lease::watch(lease.clone(), cancel.clone());
+    }
     let limits = Limits {
         memory_bytes: args.memory,
         cpus: args.cpus,
@@ -66,17 +73,25 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
     };
     let repeat = args.repeat as usize;
     let json = args.json;
-    let result = qualify_probe::probe_repeated(&spec, repeat, &cancel, |i, r| {
-        if repeat > 1 && !json {
-            eprintln!(
-                "run {}/{}: {} ({:.2}s)",
-                i + 1,
-                repeat,
-                r.outcome,
-                r.wall_seconds
-            );
-        }
-    });
+    let result = if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+        // Stopped before it started (a lapsed lease): nothing is run.
+        Ok(ProbeResult::not_run(
+            &spec,
+            "not probed: qualify was stopping",
+        ))
+    } else {
+        qualify_probe::probe_repeated(&spec, repeat, &cancel, |i, r| {
+            if repeat > 1 && !json {
+                eprintln!(
+                    "run {}/{}: {} ({:.2}s)",
+                    i + 1,
+                    repeat,
+                    r.outcome,
+                    r.wall_seconds
+                );
+            }
+        })
+    };
     let result = result?;
     if let Some(w) = result
         .evidence

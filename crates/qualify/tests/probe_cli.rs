@@ -491,10 +491,23 @@ fn check_daemon(backend: &str, extra: &[&str]) {
     cmd.extend(extra.iter().map(|s| s.to_string()));
     let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let run = probe(backend, &["--stall", "2s", "--timeout", "30s"], &cmd);
-    let pid: u32 = std::fs::read_to_string(&pidfile)
+    // The daemon writes its pid as it sees it, inside the cell's PID namespace; the host pid
+    // of the same process is the one the evidence lists as leaked.
+    let _ns_pid: u32 = std::fs::read_to_string(&pidfile)
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or_else(|| panic!("daemon wrote no pid file\n{run}"));
+    let leaked: Vec<u32> = run.json["evidence"]["leaked"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|l| l["comm"] == "daemon")
+                .filter_map(|l| l["pid"].as_u64().map(|p| p as u32))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(leaked.len(), 1, "one leaked daemon expected\n{run}");
+    let pid = leaked[0];
     let gone = process_gone(pid, Duration::from_secs(3));
     if !gone {
         // Do not leave it running for the rest of the suite.

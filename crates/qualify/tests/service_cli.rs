@@ -333,7 +333,13 @@ fn init_service_writes_a_service_starter_that_checks() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
     let text = std::fs::read_to_string(dir.join("qualify.toml")).unwrap();
-    for key in ["[service]", "[load]", "[[slo]]", "kind = \"load\"", "{port}"] {
+    for key in [
+        "[service]",
+        "[load]",
+        "[[slo]]",
+        "kind = \"load\"",
+        "{port}",
+    ] {
         assert!(text.contains(key), "{key} missing from the starter");
     }
     // The spec checks: running it fails only because ./my-service does not exist.

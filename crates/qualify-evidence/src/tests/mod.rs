@@ -40,6 +40,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
             cpus: Strength::None,
             pids: Strength::None,
             tree: "cgroup".to_string(),
+            on_qualify_death: String::new(),
             notes: Vec::new(),
         },
         limits: Limits {
