@@ -28,6 +28,7 @@ fn result(outcome: Outcome) -> ProbeResult {
             pids: Strength::None,
             tree: "none".into(),
             on_qualify_death: String::new(),
+            sandbox: None,
             notes: Vec::new(),
         },
         limits: Limits::default(),

@@ -106,6 +106,9 @@ pub struct Enforcement {
     /// Caveats a reader should know about the strength of this evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// How each layer of the sandbox was enforced (absent when nothing ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxEnforcement>,
 }
 
 /// The verdict of one probed run (and, with `--repeat`, of all runs).
@@ -163,6 +166,7 @@ impl ProbeResult {
                 tree: "none".into(),
                 on_qualify_death: String::new(),
                 notes: Vec::new(),
+                sandbox: None,
             },
             spec.limits.clone(),
         )

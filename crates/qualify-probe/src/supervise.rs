@@ -19,10 +19,13 @@ use crate::control::Stopping;
 use crate::evidence::{Evidence, Leaked, SpinEvidence};
 use crate::inspect::Live;
 use crate::limits::Progress;
+use crate::netns::Netns;
 use crate::output::Drain;
 use crate::result::{Flag, Outcome, ProbeResult};
 use crate::sample::{self, ProcSnap};
+use crate::sandbox::{Plan, SandboxEnforcement};
 use crate::{CancelToken, ProbeError, ProbeSpec, spawn, stacks};
+use std::sync::Arc;
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 /// Main pids of probes in flight in this process (so one probe never reaps another's child).
@@ -62,9 +65,12 @@ struct Heartbeat(PathBuf);
 impl Heartbeat {
     fn create(tag: &str) -> Result<Heartbeat, ProbeError> {
         let path = std::env::temp_dir().join(format!("qualify-heartbeat-{tag}"));
-        std::fs::File::create(&path).map_err(|e| {
+        let f = std::fs::File::create(&path).map_err(|e| {
             ProbeError::io(format!("creating heartbeat file {}", path.display()), e)
         })?;
+        // The program may run as another user (the sandbox's): it must be able to touch it.
+        use std::os::unix::fs::PermissionsExt;
+        let _ = f.set_permissions(std::fs::Permissions::from_mode(0o666));
         Ok(Heartbeat(path))
     }
     fn stamp(&self) -> Option<(SystemTime, u64)> {
@@ -244,6 +250,46 @@ fn requested_stop(
     }
 }
 
+/// Check the user layer against what the kernel says of the running program (its
+/// `/proc/PID/status`): no capabilities, `no_new_privs`; a mismatch downgrades the layer. A
+/// program that already ended cannot be checked (nothing changes then).
+fn verify_user(main: i32, e: &mut SandboxEnforcement) {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{main}/status")) else {
+        return;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+    };
+    // Still the init's fork (not yet past exec)? Only the exec'd program is judged.
+    if field("NoNewPrivs:").as_deref() == Some("0") && field("CapEff:").is_some() {
+        let caps = field("CapEff:").unwrap_or_default();
+        if caps.trim_start_matches('0').is_empty() {
+            return;
+        }
+        e.user.downgrade(format!(
+            "the program runs with capabilities {caps} and without no_new_privs"
+        ));
+        return;
+    }
+    let caps_zero = ["CapEff:", "CapPrm:", "CapBnd:"]
+        .iter()
+        .all(|f| field(f).is_some_and(|v| v.trim_start_matches('0').is_empty()));
+    if !caps_zero {
+        e.user.downgrade(format!(
+            "the kernel reports capabilities left: CapEff {} CapBnd {}",
+            field("CapEff:").unwrap_or_default(),
+            field("CapBnd:").unwrap_or_default()
+        ));
+    } else if e.user.is_kernel() {
+        e.user
+            .mechanisms
+            .push("verified in /proc/PID/status (no capabilities, NoNewPrivs 1)".into());
+    }
+}
+
 fn kill_pid(pid: i32) {
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
@@ -252,6 +298,15 @@ fn kill_pid(pid: i32) {
 }
 
 pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, ProbeError> {
+    run_with(spec, cancel, None)
+}
+
+/// One probe; with `builtin`, the program is qualify's built-in self-test instead of an `exec`.
+pub(crate) fn run_with(
+    spec: &ProbeSpec,
+    cancel: &CancelToken,
+    builtin: Option<&crate::selftest::Builtin>,
+) -> Result<ProbeResult, ProbeError> {
     if spec.argv.is_empty() {
         return Err(ProbeError::EmptyCommand);
     }
@@ -276,6 +331,40 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     let spawning = SPAWNING.lock();
     let launch = Instant::now();
     let direct = crate::sandbox::simulated_missing("init");
+    let workdir = spec
+        .workdir
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let (plan, mut sandbox_evidence) = if direct {
+        let mut off = crate::sandbox::Sandbox::off();
+        off.mode = spec.sandbox.mode;
+        let mut e = Plan::build(
+            &ProbeSpec {
+                sandbox: crate::sandbox::Sandbox::off(),
+                ..spec.clone()
+            },
+            &workdir,
+            None,
+        )?
+        .1;
+        e.mode = spec.sandbox.mode;
+        for l in [
+            &mut e.filesystem,
+            &mut e.hidden.layer,
+            &mut e.network,
+            &mut e.pid,
+            &mut e.user,
+            &mut e.syscalls,
+        ] {
+            l.reason = Some(
+                "the cell's init is turned off (QUALIFY_SIMULATE_MISSING=init): no sandbox".into(),
+            );
+        }
+        (None, e)
+    } else {
+        Plan::build(spec, &workdir, heartbeat.as_ref().map(|h| h.0.as_path()))?
+    };
     let mut started = if direct {
         Started::Direct(spawn::spawn(spec, &tag, &join, &extra_env)?)
     } else {
@@ -284,7 +373,8 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
             extra_env: &extra_env,
             join: &join,
             cgroup_dirs: containment.dirs(),
-            sandbox: None,
+            sandbox: plan.as_ref(),
+            builtin,
         })?))
     };
     // The clock starts once exec succeeded: joining cgroups before exec (a cgroup migration can
@@ -316,8 +406,19 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
             .to_string(),
     };
     let control = spec.control.as_deref();
+    let netns = match &mut started {
+        Started::Cell(c) => c.netns.take().map(|fd| Arc::new(Netns::from_fd(fd))),
+        Started::Direct(_) => None,
+    }
+    .or_else(|| match &spec.sandbox.network {
+        crate::sandbox::Network::Join(n) if plan.is_some() => Some(Arc::clone(n)),
+        _ => None,
+    });
     if let Some(c) = control {
-        c.started(main);
+        c.started(main, netns);
+    }
+    if plan.is_some() {
+        verify_user(main, &mut sandbox_evidence);
     }
     let mut stopping: Option<Stopping> = None;
     drop(join);
@@ -581,6 +682,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         peak_memory_bytes: peak,
         enforcement: crate::result::Enforcement {
             on_qualify_death,
+            sandbox: Some(sandbox_evidence),
             ..containment.enforcement.clone()
         },
         limits: limits.clone(),

@@ -288,6 +288,7 @@ pub fn reconcile(
                     pids: Strength::None,
                     tree: "slurm".into(),
                     on_qualify_death: String::new(),
+                    sandbox: None,
                     notes: vec!["decided by Slurm's job state; the probe wrote no result".into()],
                 },
                 limits.clone(),

@@ -22,6 +22,7 @@ mod limits;
 mod load;
 mod performance;
 mod range;
+mod sandbox;
 mod service;
 mod slo;
 mod spec;
@@ -47,6 +48,7 @@ pub use performance::{
 };
 pub use qualify_model::{BoundKind, Slo, SloMetric};
 pub use range::{Number, NumericRange, Points, Scale};
+pub use sandbox::{NetworkPolicy, SandboxMode, SandboxSpec};
 pub use service::{PORT_PLACEHOLDER, Ready, ReadyCheck, Service, Stop};
 pub use spec::Spec;
 pub use starter::{SERVICE_STARTER_SPEC, STARTER_SPEC};

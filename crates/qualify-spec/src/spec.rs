@@ -21,6 +21,7 @@ use crate::functional::{self, Functional, RawFunctional};
 use crate::limits::{self, RawLimits, SpecLimits};
 use crate::load::{self, Load, RawLoad};
 use crate::performance::{self, Performance, RawPerformance};
+use crate::sandbox::{self, RawSandbox, SandboxSpec};
 use crate::service::{self, PORT_PLACEHOLDER, RawService, Service};
 use crate::slo::{self, RawSlo};
 use crate::target::{self, RawTarget, Target};
@@ -61,6 +62,8 @@ pub struct Spec {
     /// `[[slo]]`: the objectives the load is judged by, in the order written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub slos: Vec<qualify_model::Slo>,
+    /// `[sandbox]`: what the artifact may see and touch (default: on, loopback network).
+    pub sandbox: SandboxSpec,
     /// The spec's text, as read (for digests).
     #[serde(skip)]
     pub source: String,
@@ -86,6 +89,7 @@ struct RawSpec {
     load: Option<Spanned<RawLoad>>,
     #[serde(default)]
     slo: Vec<Spanned<RawSlo>>,
+    sandbox: Option<RawSandbox>,
 }
 
 impl Spec {
@@ -132,6 +136,7 @@ impl Spec {
             limits: self.limits.to_probe_limits(),
             backend,
             control: None,
+            sandbox: self.sandbox.to_probe(),
         }
     }
 
@@ -159,6 +164,7 @@ impl Spec {
             limits: self.limits_for(params),
             backend,
             control: None,
+            sandbox: self.sandbox.to_probe(),
         }
     }
 
@@ -234,6 +240,10 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
     let executor = raw
         .executor
         .map(|e| executor::check(e, &mut ck))
+        .unwrap_or_default();
+    let sandbox = raw
+        .sandbox
+        .map(|s| sandbox::check(s, dir, check_fs, &mut ck))
         .unwrap_or_default();
     let environment = raw
         .environment
@@ -383,6 +393,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         service,
         load,
         slos,
+        sandbox,
         source: text.to_string(),
     })
 }

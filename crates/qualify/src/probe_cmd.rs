@@ -38,6 +38,27 @@ pub struct ProbeArgs {
     /// Enforcement backend: auto, cgroup2, cgroup1, rlimit.
     #[arg(long, value_name = "BACKEND", default_value = "auto")]
     backend: BackendChoice,
+    /// The sandbox: on (as strong as the host allows, each missing layer stated), off, or
+    /// required (exit 2 naming a layer that cannot be enforced).
+    #[arg(long, value_name = "MODE", default_value = "on")]
+    sandbox: qualify_probe::SandboxMode,
+    /// The program's network: loopback (a private namespace with only its own loopback), none,
+    /// or host (qualify's).
+    #[arg(long, value_name = "NETWORK", default_value = "loopback")]
+    network: qualify_probe::Network,
+    /// Also writable inside the sandbox (the current directory always is). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    writable: Vec<std::path::PathBuf>,
+    /// Readable although inside a hidden path. Repeatable.
+    #[arg(long, value_name = "PATH")]
+    readable: Vec<std::path::PathBuf>,
+    /// Hide this path from the program as ROLE (holdout, key, state, home): `ROLE=PATH`.
+    /// Repeatable; every home directory is hidden already.
+    #[arg(long, value_name = "ROLE=PATH", value_parser = parse_hide)]
+    hide: Vec<(qualify_probe::Role, std::path::PathBuf)>,
+    /// As root: the user the program runs as (default: the current directory's owner, or nobody).
+    #[arg(long, value_name = "USER")]
+    user: Option<String>,
     /// Print one JSON object on stdout instead of the human summary.
     #[arg(long)]
     json: bool,
@@ -63,6 +84,23 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         stall_seconds: args.stall.as_secs_f64(),
         progress: args.progress,
     };
+    let sandbox = match args.sandbox {
+        qualify_probe::SandboxMode::Off => qualify_probe::Sandbox::off(),
+        mode => {
+            let mut s = qualify_probe::Sandbox {
+                mode,
+                network: args.network,
+                writable: args.writable,
+                readable: args.readable,
+                user: args.user,
+                ..qualify_probe::Sandbox::default()
+            };
+            for (role, path) in args.hide {
+                s.hide(role, path);
+            }
+            s
+        }
+    };
     let spec = ProbeSpec {
         argv: args.command,
         workdir: None,
@@ -70,6 +108,7 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         limits,
         backend: args.backend,
         control: None,
+        sandbox,
     };
     let repeat = args.repeat as usize;
     let json = args.json;
@@ -109,6 +148,17 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         print_summary(&result);
     }
     Ok(exit_code(&result))
+}
+
+/// `ROLE=PATH` of `--hide`.
+fn parse_hide(s: &str) -> Result<(qualify_probe::Role, std::path::PathBuf), String> {
+    let (role, path) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected ROLE=PATH, e.g. key=/etc/qualify/key.pem"))?;
+    if path.is_empty() {
+        return Err(format!("`{s}`: the path is empty"));
+    }
+    Ok((role.parse()?, std::path::PathBuf::from(path)))
 }
 
 fn exit_code(r: &ProbeResult) -> ExitCode {

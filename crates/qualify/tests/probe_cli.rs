@@ -490,7 +490,19 @@ fn check_daemon(backend: &str, extra: &[&str]) {
     let mut cmd = vec![bin("daemon"), pidfile_str];
     cmd.extend(extra.iter().map(|s| s.to_string()));
     let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let run = probe(backend, &["--stall", "2s", "--timeout", "30s"], &cmd);
+    let scratch_dir = pidfile.parent().unwrap().to_string_lossy().into_owned();
+    let run = probe(
+        backend,
+        &[
+            "--stall",
+            "2s",
+            "--timeout",
+            "30s",
+            "--writable",
+            &scratch_dir,
+        ],
+        &cmd,
+    );
     // The daemon writes its pid as it sees it, inside the cell's PID namespace; the host pid
     // of the same process is the one the evidence lists as leaked.
     let _ns_pid: u32 = std::fs::read_to_string(&pidfile)
@@ -748,9 +760,17 @@ fn repeat_with_one_failure(backend: &str) {
         "n=$(cat '{c}' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '{c}'; [ $n -ne 2 ]",
         c = counter.display()
     );
+    let scratch_dir = counter.parent().unwrap().to_string_lossy().into_owned();
     let run = probe(
         backend,
-        &["--repeat", "3", "--timeout", "30s"],
+        &[
+            "--repeat",
+            "3",
+            "--timeout",
+            "30s",
+            "--writable",
+            &scratch_dir,
+        ],
         &["sh", "-c", &script],
     );
     let _ = std::fs::remove_file(&counter);
@@ -1063,9 +1083,12 @@ fn probe_mpi(backend: &str, opts: &[&str], ranks: &str, program: &str, args: &[&
     let d = dir.to_string_lossy().into_owned();
     let mut cmd = vec!["mpirun", "--oversubscribe", "-n", ranks, program];
     cmd.extend_from_slice(args);
+    // Open MPI's session directory is written inside the sandbox.
+    let mut opts = opts.to_vec();
+    opts.extend_from_slice(&["--writable", &d]);
     probe_with_env(
         backend,
-        opts,
+        &opts,
         &cmd,
         &[
             ("OMPI_ALLOW_RUN_AS_ROOT", "1"),

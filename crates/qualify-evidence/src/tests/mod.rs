@@ -41,6 +41,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
             pids: Strength::None,
             tree: "cgroup".to_string(),
             on_qualify_death: String::new(),
+            sandbox: None,
             notes: Vec::new(),
         },
         limits: Limits {
@@ -153,6 +154,7 @@ pub fn record() -> RunRecord {
         boundaries: Vec::new(),
         performance: None,
         incomplete: false,
+        sandbox: None,
         started: start,
         finished: start + Duration::from_secs(30),
     }

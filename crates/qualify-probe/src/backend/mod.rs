@@ -330,6 +330,7 @@ fn rlimit(limits: &Limits, fallback_warning: Option<String>) -> Containment {
             tree: "process-group+subreaper".into(),
             on_qualify_death: String::new(),
             notes,
+            sandbox: None,
         },
         fallback_warning,
         created: Vec::new(),
@@ -431,6 +432,7 @@ fn try_cgroup2(limits: &Limits) -> Result<Containment, String> {
                 tree: "cgroup".into(),
                 on_qualify_death: String::new(),
                 notes: Vec::new(),
+                sandbox: None,
             },
             fallback_warning: None,
             created: vec![dir.clone()],
@@ -522,6 +524,7 @@ fn try_cgroup1(limits: &Limits, forced: bool) -> Result<Containment, String> {
         },
         on_qualify_death: String::new(),
         notes: Vec::new(),
+        sandbox: None,
     };
     let set = |dir: &Path, file: &str, value: String| {
         cgroupfs::write(dir, file, &value)

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use crate::sandbox::Plan as SandboxPlan;
 use crate::{ProbeError, ProbeSpec};
 
-pub(crate) use raw::{Stage, Step};
+pub(crate) use raw::{Stage, Step, clone_raw, close_others, errno, write_all};
 
 /// How the tree is held when qualify dies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,7 +124,11 @@ pub(crate) struct Prepared<'a> {
     /// `uid_map`/`gid_map` lines when the init is in a new user namespace.
     pub maps: Option<(CString, CString)>,
     pub pidns: bool,
+    /// The init is in a new mount namespace (the sandbox's mount steps run only then).
+    pub newns: bool,
     pub sandbox: Option<&'a SandboxPlan>,
+    /// A built-in program run instead of `exec` (the sandbox's self-test).
+    pub builtin: Option<&'a crate::selftest::Builtin>,
     /// Every fd the init keeps (sorted); all others are closed first thing.
     pub keep: Vec<RawFd>,
 }
@@ -159,6 +163,17 @@ pub(crate) fn resolve(
     path_var: Option<&OsStr>,
     workdir: Option<&Path>,
 ) -> Option<PathBuf> {
+    resolve_visible(program, path_var, workdir, &|_| false)
+}
+
+/// [`resolve`], skipping `PATH` directories the sandbox hides (`hidden`): a command is found
+/// where the sandboxed program could run it.
+pub(crate) fn resolve_visible(
+    program: &OsStr,
+    path_var: Option<&OsStr>,
+    workdir: Option<&Path>,
+    hidden: &dyn Fn(&Path) -> bool,
+) -> Option<PathBuf> {
     if program.as_bytes().contains(&b'/') {
         return Some(PathBuf::from(program));
     }
@@ -175,6 +190,9 @@ pub(crate) fn resolve(
             (true, Some(w)) => w.join(&candidate),
             _ => candidate.clone(),
         };
+        if hidden(&on_disk) {
+            continue;
+        }
         if is_executable_file(&on_disk) {
             return Some(candidate);
         }
@@ -197,6 +215,7 @@ pub(crate) struct Launch<'a> {
     /// The probe's cgroup directories (removed by the init if qualify dies).
     pub cgroup_dirs: Vec<PathBuf>,
     pub sandbox: Option<&'a SandboxPlan>,
+    pub builtin: Option<&'a crate::selftest::Builtin>,
 }
 
 /// Whether this host lets qualify make the namespaces a cell needs, decided once: `Ok` with the
@@ -248,14 +267,22 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.clone())
         .or_else(|| std::env::var_os("PATH"));
-    let resolved =
-        resolve(program, env_path.as_deref(), spec.workdir.as_deref()).ok_or_else(|| {
-            ProbeError::CommandNotFound {
+    let workdir = spec.workdir.as_deref();
+    let resolved = if l.builtin.is_some() {
+        PathBuf::from(program)
+    } else {
+        l.sandbox
+            .and_then(|sb| resolve_visible(program, env_path.as_deref(), workdir, &|p| sb.hides(p)))
+            // Found only where the sandbox hides it: `check_visible` says so.
+            .or_else(|| resolve(program, env_path.as_deref(), workdir))
+            .ok_or_else(|| ProbeError::CommandNotFound {
                 program: name.clone(),
-            }
-        })?;
-    if let Some(sb) = l.sandbox {
-        sb.check_visible(&resolved, spec.workdir.as_deref(), &name)?;
+            })?
+    };
+    if let Some(sb) = l.sandbox
+        && l.builtin.is_none()
+    {
+        sb.check_visible(&resolved, workdir, &name)?;
     }
 
     // The environment: qualify's, then the spec's, then the tag and extras (last one wins).
@@ -283,9 +310,12 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         .map(|a| cstring(a, "argument"))
         .collect::<Result<_, _>>()?;
     let program_c = cstring(resolved.as_os_str(), "program")?;
+    // Always enter the workdir by path: an inherited working directory would still point at
+    // the mount it was on before the sandbox's mounts covered it.
     let cwd = spec
         .workdir
-        .as_ref()
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
         .map(|w| cstring(w.as_os_str(), "workdir"))
         .transpose()?;
 
@@ -356,7 +386,9 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         cgroup_dirs,
         maps,
         pidns: flags & libc::CLONE_NEWPID != 0,
+        newns: flags & libc::CLONE_NEWNS != 0,
         sandbox: l.sandbox,
+        builtin: l.builtin,
         keep,
     };
     prepared.argv_ptrs = prepared.argv.iter().map(|a| a.as_ptr()).collect();
@@ -368,22 +400,19 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
     let init = unsafe { raw::start_init(&prepared, flags) };
     let init = match init {
         Ok(pid) => pid,
-        Err(errno) if flags & !libc::SIGCHLD != 0 && no_ns_errno(errno) => {
+        Err(errno) if flags != 0 && l.sandbox.is_none() && no_ns_errno(errno) => {
             // The namespaces were refused for this cell (e.g. a limit on namespaces reached):
-            // a subreaper init still holds the tree.
+            // a subreaper init still holds the tree. (A sandboxed cell is never started with
+            // less than its plan states: that is an error instead.)
             guard = Guard::Subreaper(format!(
                 "the kernel refused the namespaces: {}",
                 std::io::Error::from_raw_os_error(errno)
             ));
             prepared.pidns = false;
+            prepared.newns = false;
             prepared.maps = None;
-            let fallback = if let Some(sb) = l.sandbox {
-                sb.clone_flags(false) & !libc::CLONE_NEWUSER
-            } else {
-                0
-            };
             // SAFETY: as above.
-            unsafe { raw::start_init(&prepared, fallback) }.map_err(|e| {
+            unsafe { raw::start_init(&prepared, 0) }.map_err(|e| {
                 ProbeError::io(
                     format!("starting `{name}`"),
                     std::io::Error::from_raw_os_error(e),

@@ -144,7 +144,7 @@ pub unsafe fn start_init(p: &Prepared<'_>, flags: libc::c_int) -> Result<i32, i3
     Ok(pid as i32)
 }
 
-fn write_all(fd: i32, bytes: &[u8]) -> bool {
+pub fn write_all(fd: i32, bytes: &[u8]) -> bool {
     let mut off = 0;
     while off < bytes.len() {
         // SAFETY: valid buffer slice.
@@ -178,7 +178,7 @@ fn fail(p: &Prepared<'_>, (stage, index, errno): Step) -> ! {
 }
 
 /// Close every fd except the sorted `keep`.
-fn close_others(keep: &[i32]) -> Result<(), i32> {
+pub fn close_others(keep: &[i32]) -> Result<(), i32> {
     let mut lo: u32 = 0;
     for &k in keep {
         let k = k as u32;
@@ -289,7 +289,7 @@ unsafe fn init_main(p: &Prepared<'_>) -> ! {
     }
     if let Some(sb) = p.sandbox
         // SAFETY: we are the init, in the new namespaces.
-        && let Err(step) = unsafe { sb.setup_init(p.pidns) }
+        && let Err(step) = unsafe { sb.setup_init(p.newns) }
     {
         fail(p, step);
     }
@@ -556,6 +556,11 @@ unsafe fn main_child(p: &Prepared<'_>) -> ! {
             && let Err(step) = sb.setup_main()
         {
             fail(p, step);
+        }
+        if let Some(b) = p.builtin {
+            // The failure pipe closes as if the program had been executed.
+            libc::close(p.fail_w.as_raw_fd());
+            b.run();
         }
         libc::execve(
             p.program.as_ptr(),
