@@ -119,8 +119,9 @@ pub(crate) struct Prepared<'a> {
     pub go_r: OwnedFd,
     /// `cgroup.procs` files the program writes `0` into before `exec`.
     pub join: Vec<RawFd>,
-    /// Cgroup directories the init removes when qualify died.
-    pub cgroup_dirs: Vec<CString>,
+    /// Cgroup directories the init removes when qualify died: (its parent, opened by qualify —
+    /// the init's own view of `/sys` may be read-only —, its name).
+    pub cgroup_dirs: Vec<(RawFd, CString)>,
     /// `uid_map`/`gid_map` lines when the init is in a new user namespace.
     pub maps: Option<(CString, CString)>,
     pub pidns: bool,
@@ -347,11 +348,25 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         None
     };
     let join: Vec<RawFd> = l.join.iter().map(AsRawFd::as_raw_fd).collect();
-    let cgroup_dirs: Vec<CString> = l
-        .cgroup_dirs
-        .iter()
-        .filter_map(|d| CString::new(d.as_os_str().as_bytes()).ok())
-        .collect();
+    let mut parents: Vec<File> = Vec::new();
+    let mut cgroup_dirs: Vec<(RawFd, CString)> = Vec::new();
+    for d in &l.cgroup_dirs {
+        let (Some(parent), Some(name)) = (d.parent(), d.file_name()) else {
+            continue;
+        };
+        let Ok(name) = CString::new(name.as_bytes()) else {
+            continue;
+        };
+        use std::os::unix::fs::OpenOptionsExt;
+        if let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(parent)
+        {
+            cgroup_dirs.push((f.as_raw_fd(), name));
+            parents.push(f);
+        }
+    }
     let mut keep: Vec<RawFd> = vec![
         devnull.as_raw_fd(),
         stdout_w.as_raw_fd(),
@@ -362,6 +377,7 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         go_r.as_raw_fd(),
     ];
     keep.extend(&join);
+    keep.extend(cgroup_dirs.iter().map(|(fd, _)| *fd));
     if let Some(sb) = l.sandbox {
         keep.extend(sb.fds());
     }
@@ -426,7 +442,8 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
             ));
         }
     };
-    // The child's ends are the child's now.
+    // The child's ends are the child's now (and it has its own copies of the cgroup parents).
+    drop(parents);
     let Prepared {
         stdin,
         stdout_w,

@@ -465,10 +465,12 @@ fn kill_tree(pidns: bool) {
 /// Remove the probe's cgroups (they empty a moment after their last task is reaped).
 fn remove_dirs(p: &Prepared<'_>) {
     let give_up = now_ms() + 2000;
-    for dir in &p.cgroup_dirs {
+    for (parent, name) in &p.cgroup_dirs {
         loop {
-            // SAFETY: valid C string.
-            if unsafe { libc::rmdir(dir.as_ptr()) } == 0 || errno() == libc::ENOENT {
+            // SAFETY: an fd we keep and a valid C string.
+            if unsafe { libc::unlinkat(*parent, name.as_ptr(), libc::AT_REMOVEDIR) } == 0
+                || errno() == libc::ENOENT
+            {
                 break;
             }
             if now_ms() >= give_up {

@@ -99,6 +99,9 @@ pub enum Network {
     /// A namespace shared with other probes (a service cell's: the service, its dependencies and
     /// its readiness command), created by [`Netns::loopback`].
     Join(Arc<Netns>),
+    /// A private namespace was wanted but cannot be had (why): qualify's network is shared,
+    /// and the evidence says so.
+    Unavailable(String),
 }
 
 impl Network {
@@ -108,6 +111,7 @@ impl Network {
             Network::Loopback => "loopback",
             Network::Host => "host",
             Network::Join(_) => "loopback (shared by the service cell)",
+            Network::Unavailable(_) => "loopback",
         }
     }
 }

@@ -23,6 +23,9 @@ use super::{
 use crate::cell::{Stage, Step, errno};
 use crate::{ProbeError, ProbeSpec};
 
+/// How the evidence names the held-out directory.
+pub(crate) const HELD_OUT: &str = "(the held-out directory)";
+
 /// Fds the init opens for bind sources (at most).
 const MAX_SLOTS: usize = 64;
 
@@ -136,9 +139,22 @@ fn depth(p: &Path) -> usize {
     p.components().count()
 }
 
-/// The evidence when the sandbox is off.
+/// The evidence when the sandbox is off. The cell's PID namespace stays (it is how the tree
+/// dies with qualify), and the evidence says so.
 fn off() -> SandboxEnforcement {
     let why = "the sandbox is off (--sandbox off / [sandbox] mode = \"off\")";
+    let pid = if crate::cell::base_flags().1.is_none() && !simulated_missing("init") {
+        let mut l = Layer::kernel(
+            "none (the sandbox is off)",
+            vec!["PID namespace (the cell's guard, so that the tree dies with qualify)".into()],
+        );
+        l.reason = Some(format!(
+            "{why}; the program cannot signal qualify, but sees the host's /proc"
+        ));
+        l
+    } else {
+        Layer::none("none", why)
+    };
     SandboxEnforcement {
         mode: Mode::Off,
         filesystem: Layer::none("none", why),
@@ -147,7 +163,7 @@ fn off() -> SandboxEnforcement {
             paths: Default::default(),
         },
         network: Layer::none("host", why),
-        pid: Layer::none("none", why),
+        pid,
         user: Layer::none("none", why),
         syscalls: Layer::none("none", why),
     }
@@ -215,9 +231,20 @@ impl Plan {
 
         // --- which mechanisms this host gives us
         let pidns = crate::cell::base_flags().1.is_none();
-        let ns = h.namespaces("mountns");
+        // The cell adds the sandbox's namespaces only beside its PID namespace.
+        let with_pidns = |r: Result<(), String>| {
+            if pidns {
+                r
+            } else {
+                Err(format!(
+                    "no PID namespace to make it with: {}",
+                    crate::cell::base_flags().1.unwrap_or_default()
+                ))
+            }
+        };
+        let ns = with_pidns(h.namespaces("mountns"));
         let mountns = ns.clone().and_then(|()| h.mount_setattr.clone());
-        let netns_ok = h.namespaces("netns");
+        let netns_ok = with_pidns(h.namespaces("netns"));
         let landlock = h.landlock();
         let seccomp_ok = h.seccomp();
 
@@ -387,7 +414,13 @@ impl Plan {
                 }
             }
             paths.entry(*role).or_default().push(HiddenPath {
-                path: p.display().to_string(),
+                // Held-out checks are known to the evidence by digest only: not even their
+                // directory is named.
+                path: if *role == Role::Holdout {
+                    HELD_OUT.to_string()
+                } else {
+                    p.display().to_string()
+                },
                 by,
             });
         }
@@ -422,6 +455,7 @@ impl Plan {
                 false,
                 None,
             ),
+            Network::Unavailable(why) => (Layer::none("loopback", why.clone()), false, false, None),
             Network::Join(n) => (
                 Layer::kernel(
                     "loopback, shared by the service cell",
@@ -683,15 +717,15 @@ impl Plan {
             }
         }
 
-        let mut clone_flags = libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        let mut clone_flags = 0;
+        if pidns {
+            clone_flags |= libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        }
         if mountns.is_ok() {
             clone_flags |= libc::CLONE_NEWNS;
         }
         if want_netns {
             clone_flags |= libc::CLONE_NEWNET;
-        }
-        if ns.is_err() {
-            clone_flags = 0;
         }
         let mut fds: Vec<i32> = userns_fds.iter().map(|f| f.as_raw_fd()).collect();
         if let Some(l) = &ruleset {
@@ -856,10 +890,12 @@ impl Plan {
                 );
             }
             if let Some(c) = self.creds {
+                // Raw system calls: glibc's wrappers would try to change the credentials of
+                // every thread it believes exists (copied from qualify) and wait for them.
                 let groups = [c.gid];
-                if libc::setgroups(1, groups.as_ptr()) != 0
-                    || libc::setresgid(c.gid, c.gid, c.gid) != 0
-                    || libc::setresuid(c.uid, c.uid, c.uid) != 0
+                if libc::syscall(libc::SYS_setgroups, 1usize, groups.as_ptr()) != 0
+                    || libc::syscall(libc::SYS_setresgid, c.gid, c.gid, c.gid) != 0
+                    || libc::syscall(libc::SYS_setresuid, c.uid, c.uid, c.uid) != 0
                 {
                     return Err((Stage::Credentials, 0, errno()));
                 }

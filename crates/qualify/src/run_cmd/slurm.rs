@@ -83,6 +83,7 @@ pub fn run_cell(
         backend: spec.backend.to_string(),
         topology,
         repeat: repeat.max(1),
+        sandbox: spec.sandbox.clone(),
     };
     executor.run(job)
 }
