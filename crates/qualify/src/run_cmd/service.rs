@@ -37,6 +37,9 @@ pub struct ServiceRun {
     cancel: CancelToken,
     thread: Option<JoinHandle<Result<ProbeResult, ProbeError>>>,
     pub started: Instant,
+    /// The service's network namespace, when it has one (its dependencies and readiness command
+    /// join it too).
+    pub netns: Option<Arc<qualify_probe::netns::Netns>>,
 }
 
 impl ServiceRun {
@@ -44,6 +47,10 @@ impl ServiceRun {
     pub fn start(mut probe: ProbeSpec, addr: SocketAddr) -> ServiceRun {
         let control = Arc::new(Control::default());
         probe.control = Some(Arc::clone(&control));
+        let netns = match &probe.sandbox.network {
+            qualify_probe::Network::Join(n) => Some(Arc::clone(n)),
+            _ => None,
+        };
         let done = Arc::new(AtomicBool::new(false));
         let cancel: CancelToken = Arc::new(AtomicBool::new(false));
         let (d, c) = (Arc::clone(&done), Arc::clone(&cancel));
@@ -59,6 +66,7 @@ impl ServiceRun {
             cancel,
             thread: Some(thread),
             started: Instant::now(),
+            netns,
         }
     }
 
@@ -151,8 +159,19 @@ impl ServiceCell<'_> {
         let bound = with_port(params, port);
         let mut probe = spec.cell_probe(&bound, self.backend);
         probe.env.push(("PORT".into(), port.to_string().into()));
+        // With network = "loopback" the service lives in a network namespace of its own: this
+        // thread joins it for the readiness check and the load (their extra threads inherit
+        // it), and nothing is exposed on the host's interfaces.
+        let netns = super::sandbox::service_netns(&mut probe);
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
         let run = ServiceRun::start(probe, addr);
+        let _inside = match &netns {
+            Some(n) => Some(n.enter().map_err(|source| ProbeError::Io {
+                context: "joining the service's network namespace".into(),
+                source,
+            })?),
+            None => None,
+        };
 
         // Ready?
         let ready = self.await_ready(&run, &bound);
@@ -307,7 +326,9 @@ impl ServiceCell<'_> {
             ReadyCheck::Tcp => wait_ready(&LoadReady::Tcp, run.addr, within, &stop)
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
-            ReadyCheck::Command(command) => self.ready_command(command, bound, within, &stop),
+            ReadyCheck::Command(command) => {
+                self.ready_command(command, bound, within, &stop, run.netns.as_ref())
+            }
         };
         stop.store(true, Ordering::SeqCst);
         let _ = watcher.join();
@@ -321,6 +342,7 @@ impl ServiceCell<'_> {
         bound: &Params,
         within: Duration,
         stop: &AtomicBool,
+        netns: Option<&Arc<qualify_probe::netns::Netns>>,
     ) -> Result<(), String> {
         let start = Instant::now();
         let argv: Vec<std::ffi::OsString> = command
@@ -339,6 +361,9 @@ impl ServiceCell<'_> {
                 ));
             }
             let mut probe = self.spec.command_probe(argv.clone(), self.backend);
+            if let Some(n) = netns {
+                probe.sandbox.network = qualify_probe::Network::Join(Arc::clone(n));
+            }
             let remaining = within
                 .saturating_sub(start.elapsed())
                 .max(Duration::from_millis(100));
