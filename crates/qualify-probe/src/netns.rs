@@ -54,6 +54,16 @@ impl Netns {
         self.fd.as_raw_fd()
     }
 
+    /// Move the calling thread into this namespace for good: for a thread that exists to talk
+    /// to the namespace (a fault proxy's, in its prelude).
+    pub fn join(&self) -> std::io::Result<()> {
+        // SAFETY: plain syscall on an fd we hold.
+        if unsafe { libc::setns(self.fd.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Move the calling thread into this namespace until the returned guard is dropped.
     pub fn enter(&self) -> std::io::Result<Entered> {
         let back = File::open("/proc/thread-self/ns/net")?;

@@ -202,6 +202,14 @@ pub fn summary(r: &ProbeResult) -> String {
     for note in &e.notes {
         let _ = writeln!(s, "  note: {note}");
     }
+    if let Some(sb) = &e.sandbox {
+        let layers: Vec<String> = sb
+            .layers()
+            .iter()
+            .map(|(name, l)| format!("{name} {}", strength(l.enforced)))
+            .collect();
+        let _ = writeln!(s, "  sandbox {} ({})", sb.mode, layers.join(", "));
+    }
     if !r.flags.is_empty() {
         let flags: Vec<&str> = r.flags.iter().map(|f| f.as_str()).collect();
         let _ = writeln!(s, "  flags: {}", flags.join(", "));

@@ -548,7 +548,9 @@ fn daemon_keeping_stdio_does_not_hang(backend: &str) {
 
 /// Spawn `qualify probe --backend B --json ... -- cmd` in the background.
 fn spawn_probe(backend: &str, opts: &[&str], cmd: &[&str]) -> std::process::Child {
+    let sandbox = common::test_sandbox_flags();
     let mut args = vec!["probe", "--backend", backend, "--json"];
+    args.extend(sandbox.iter().map(String::as_str));
     args.extend_from_slice(opts);
     args.push("--");
     args.extend_from_slice(cmd);
@@ -1043,7 +1045,9 @@ fn parallel_bin(name: &str) -> Option<String> {
 /// so for the probed tree).
 fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
     let _probing = common::probe_guard();
+    let sandbox = common::test_sandbox_flags();
     let mut args = vec!["probe", "--backend", backend, "--json"];
+    args.extend(sandbox.iter().map(String::as_str));
     args.extend_from_slice(opts);
     args.push("--");
     args.extend_from_slice(cmd);

@@ -270,6 +270,12 @@ impl Plan {
             let mut why_root: Option<String> = None;
             if simulated_missing("setuid") {
                 why_root = Some(simulated().into());
+            } else if wanted.0 == 0 {
+                why_root = Some(
+                    "the policy keeps the current user (user = root; a Slurm cell by default: \
+                     its launcher creates job steps as the job's user)"
+                        .into(),
+                );
             }
             for (i, w) in writable.iter().enumerate() {
                 if why_root.is_some() {
@@ -449,7 +455,8 @@ impl Plan {
             Network::Host => (
                 Layer::none(
                     "host",
-                    "the policy shares qualify's network (network = \"host\")",
+                    "qualify's network is shared (network = \"host\"; under the Slurm executor \
+                     by default: a job's launcher talks to the controller and its other nodes)",
                 ),
                 false,
                 false,
