@@ -43,14 +43,20 @@ import json, os, statistics, subprocess, sys, time
 qualify, work, iters, cells, root = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 backends = sys.argv[6:]
 
+inner = {}
+
 def probe_ms(backend, mode, missing=""):
+    """Wall ms of the whole qualify process; records the probe's own launch + cleanup ms."""
     env = dict(os.environ)
     if missing:
         env["QUALIFY_SIMULATE_MISSING"] = missing
     t = time.perf_counter()
-    subprocess.run([qualify, "probe", "--backend", backend, "--sandbox", mode, "--json", "--", "/bin/true"],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work, env=env)
-    return (time.perf_counter() - t) * 1000
+    out = subprocess.run([qualify, "probe", "--backend", backend, "--sandbox", mode, "--json", "--", "/bin/true"],
+                         check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=work, env=env)
+    wall = (time.perf_counter() - t) * 1000
+    e = json.loads(out.stdout)["evidence"]
+    inner.setdefault((backend, mode, missing), []).append((e["launch_seconds"] + e["cleanup_seconds"]) * 1000)
+    return wall
 
 print("1. added cost per probe: qualify probe -- /bin/true (wall of the whole qualify process, ms)")
 print(f"   {iters} runs per mode, interleaved")
@@ -70,10 +76,14 @@ for b in backends:
                 res[name].append(probe_ms(b, mode, missing))
     off = statistics.median(res["off"])
     print(f"   backend {b}:")
-    print(f"     {'variant':<24} {'median':>8} {'mean':>8} {'added (median)':>15}")
+    keys = {name: (b, mode, missing) for name, mode, missing in variants + layers}
+    off_in = statistics.median(inner[keys["off"]])
+    print(f"     {'variant':<24} {'median':>8} {'mean':>8} {'added':>8}   {'launch+cleanup':>14} {'added':>8}")
     for name in res:
         m = statistics.median(res[name])
-        print(f"     {name:<24} {m:8.2f} {statistics.mean(res[name]):8.2f} {m - off:+15.2f}")
+        i = statistics.median(inner[keys[name]])
+        print(f"     {name:<24} {m:8.2f} {statistics.mean(res[name]):8.2f} {m - off:+8.2f}   {i:14.2f} {i - off_in:+8.2f}")
+    print("     (launch+cleanup: the probe's own figures from its evidence, without process start-up noise)")
 
 print()
 print(f"2. a {cells}-cell run of a short program (sh -c 'echo {{n}}'), auto backend")

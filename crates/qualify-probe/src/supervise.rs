@@ -734,7 +734,12 @@ fn kill_tree(
         for &p in &alive {
             kill_pid(p);
         }
-        let (u, s) = reap_orphans();
+        // Orphans re-parent to qualify only without the cell's init (which reaps them itself).
+        let (u, s) = if init.is_none() {
+            reap_orphans()
+        } else {
+            (0.0, 0.0)
+        };
         user += u;
         sys += s;
         if alive.is_empty() || Instant::now() >= give_up {
