@@ -18,6 +18,19 @@ pub struct HoldoutRun {
     pub required: bool,
     /// The checks that ran (`None`: no held-out directory was given).
     pub checks: Option<Vec<HoldoutCheck>>,
+    /// Whether the artifact was kept from reading them by the kernel (the sandbox's hidden
+    /// paths, confirmed by its self-test); `None`: not assessed (receipts from before).
+    pub secrecy: Option<Secrecy>,
+}
+
+/// How the held-out checks were kept secret from the artifact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Secrecy {
+    /// Every probe of the artifact ran with the held-out directory hidden by at least one kernel
+    /// mechanism, and the self-test could not read a hidden path.
+    pub kernel_enforced: bool,
+    /// How (or why not), in one line.
+    pub detail: String,
 }
 
 /// One held-out check as the evidence keeps it.
@@ -43,6 +56,14 @@ impl HoldoutCheck {
 impl HoldoutRun {
     /// The `held_out` object of the functional layer's evidence.
     pub fn evidence(&self) -> Value {
+        let mut v = self.evidence_without_secrecy();
+        if let Some(s) = &self.secrecy {
+            v["secrecy"] = json!(s);
+        }
+        v
+    }
+
+    fn evidence_without_secrecy(&self) -> Value {
         let Some(checks) = &self.checks else {
             return json!({ "required": self.required, "ran": false });
         };
@@ -109,6 +130,17 @@ pub fn unmet(functional_evidence: &Value) -> Option<String> {
             checks - passed
         ));
     }
+    if let Some(secrecy) = held.get("secrecy")
+        && secrecy.get("kernel_enforced").and_then(Value::as_bool) == Some(false)
+    {
+        return Some(format!(
+            "the held-out checks' secrecy was not kernel-enforced ({}): the artifact could have read them (the spec declares holdout = \"required\"; run with the sandbox on, on a host with mount namespaces or Landlock)",
+            secrecy
+                .get("detail")
+                .and_then(Value::as_str)
+                .unwrap_or("no detail")
+        ));
+    }
     None
 }
 
@@ -127,7 +159,33 @@ mod tests {
                     })
                     .collect()
             }),
+            secrecy: None,
         }
+    }
+
+    #[test]
+    fn production_needs_kernel_enforced_secrecy_when_it_was_assessed() {
+        let ev = |r: &HoldoutRun| json!({ "held_out": r.evidence() });
+        let mut r = run(true, Some(&["ok"]));
+        assert_eq!(unmet(&ev(&r)), None, "not assessed: as before");
+        r.secrecy = Some(Secrecy {
+            kernel_enforced: true,
+            detail: "mount namespace, landlock".into(),
+        });
+        assert_eq!(unmet(&ev(&r)), None);
+        assert_eq!(ev(&r)["held_out"]["secrecy"]["kernel_enforced"], true);
+        r.secrecy = Some(Secrecy {
+            kernel_enforced: false,
+            detail: "the sandbox is off".into(),
+        });
+        let why = unmet(&ev(&r)).unwrap();
+        assert!(
+            why.contains("not kernel-enforced (the sandbox is off)"),
+            "{why}"
+        );
+        let mut optional = run(false, Some(&["ok"]));
+        optional.secrecy = r.secrecy.clone();
+        assert_eq!(unmet(&ev(&optional)), None, "only required checks refuse");
     }
 
     #[test]

@@ -74,6 +74,10 @@ pub struct Predicate {
     /// Statistics, models, scaling, checks and predictions of `[performance]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub performance: Option<Value>,
+    /// The sandbox the artifact ran in: the self-test's attempts and the enforcement per layer
+    /// they confirmed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<Value>,
 }
 
 /// Who ran what, when.
@@ -169,6 +173,7 @@ pub fn build(record: &RunRecord) -> Statement {
         },
         environment: record.environment.clone(),
         performance: record.performance.clone(),
+        sandbox: record.sandbox.clone(),
     };
     predicate.claim = policy::evaluate(&predicate, record.claim);
     let mut subject = Vec::with_capacity(2);

@@ -60,6 +60,9 @@ pub struct RunRecord {
     pub performance: Option<Value>,
     /// The run was interrupted: whatever did not finish is not closed.
     pub incomplete: bool,
+    /// The sandbox of the run: its self-test and the enforcement it confirmed (`None`: not
+    /// assessed).
+    pub sandbox: Option<Value>,
     pub started: SystemTime,
     pub finished: SystemTime,
 }

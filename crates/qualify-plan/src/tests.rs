@@ -27,6 +27,8 @@ fn result(outcome: Outcome) -> ProbeResult {
             cpus: Strength::None,
             pids: Strength::None,
             tree: "none".into(),
+            on_qualify_death: String::new(),
+            sandbox: None,
             notes: Vec::new(),
         },
         limits: Limits::default(),

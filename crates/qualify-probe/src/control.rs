@@ -5,7 +5,7 @@
 //! for it to end, then kills the tree and flags `slow_shutdown`. A program that ends on the
 //! requested signal (or exits 0, or with 128 + the signal) ended `ok`: it was asked to.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Samples kept before the series is thinned to every other one (memory stays bounded).
@@ -14,6 +14,7 @@ const MAX_SAMPLES: usize = 8192;
 #[derive(Default)]
 struct State {
     pid: Option<i32>,
+    netns: Option<Arc<crate::netns::Netns>>,
     memory: Vec<(Instant, u64)>,
     stop: Option<(i32, Duration)>,
 }
@@ -40,6 +41,12 @@ impl Control {
             .and_then(|p| u32::try_from(p).ok())
     }
 
+    /// The network namespace the program runs in, when it is not qualify's (the sandbox's
+    /// private loopback): join it with [`crate::netns::enter`] to reach the program.
+    pub fn netns(&self) -> Option<Arc<crate::netns::Netns>> {
+        self.state.lock().ok().and_then(|s| s.netns.clone())
+    }
+
     /// The tree's memory (cgroup usage, or summed anonymous RSS without cgroups) at each sample.
     pub fn memory_samples(&self) -> Vec<(Instant, u64)> {
         self.state
@@ -58,9 +65,10 @@ impl Control {
         }
     }
 
-    pub(crate) fn started(&self, pid: i32) {
+    pub(crate) fn started(&self, pid: i32, netns: Option<Arc<crate::netns::Netns>>) {
         if let Ok(mut s) = self.state.lock() {
             s.pid = Some(pid);
+            s.netns = netns;
         }
     }
 

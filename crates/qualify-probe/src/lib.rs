@@ -9,17 +9,21 @@
 
 pub mod backend;
 mod blocking;
+mod cell;
 mod classify;
 mod control;
 mod evidence;
 mod inspect;
 pub mod limits;
 mod memory;
+pub mod netns;
 mod output;
 mod ranks;
 pub mod result;
 mod rules;
 mod sample;
+pub mod sandbox;
+pub mod selftest;
 mod spawn;
 mod spin;
 mod stacks;
@@ -36,6 +40,7 @@ pub use backend::BackendChoice;
 pub use control::Control;
 pub use limits::{Limits, Progress, format_bytes, parse_cpus, parse_duration, parse_size};
 pub use result::{Enforcement, Flag, Outcome, ProbeResult, Strength, TimeoutKind};
+pub use sandbox::{Mode as SandboxMode, Network, Role, Sandbox, SandboxEnforcement};
 
 /// What to run and under which ceilings.
 #[derive(Debug, Clone)]
@@ -50,6 +55,8 @@ pub struct ProbeSpec {
     pub backend: BackendChoice,
     /// A handle for another thread to watch the run and ask it to stop gracefully (services).
     pub control: Option<Arc<Control>>,
+    /// What the program may see and touch (on by default).
+    pub sandbox: Sandbox,
 }
 
 impl ProbeSpec {
@@ -61,6 +68,7 @@ impl ProbeSpec {
             limits: Limits::default(),
             backend: BackendChoice::Auto,
             control: None,
+            sandbox: Sandbox::default(),
         }
     }
 }
@@ -87,6 +95,18 @@ pub enum ProbeError {
         "backend {backend} is not available on this host: {reason}; use --backend auto to pick the strongest available"
     )]
     BackendUnavailable { backend: String, reason: String },
+    #[error(
+        "the sandbox's {layer} layer cannot be enforced on this host: {reason}; use --sandbox on (or [sandbox] mode = \"on\") to run with it stated as `none`, or fix the host"
+    )]
+    SandboxRequired { layer: String, reason: String },
+    #[error(
+        "`{program}` is {path}, which the sandbox hides ({role}); install it elsewhere, add its directory to --readable ([sandbox] readable), or run with --sandbox off"
+    )]
+    SandboxHidden {
+        program: String,
+        path: String,
+        role: String,
+    },
     #[error("{context}: {source}")]
     Io {
         context: String,

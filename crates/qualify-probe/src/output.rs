@@ -32,8 +32,8 @@ pub struct Drain {
 
 impl Drain {
     pub fn start(
-        stdout: Option<std::process::ChildStdout>,
-        stderr: Option<std::process::ChildStderr>,
+        stdout: Option<impl Read + Send + 'static>,
+        stderr: Option<impl Read + Send + 'static>,
     ) -> Drain {
         let out = Arc::new(Stream {
             hash: Mutex::new(Some(Sha256::new())),

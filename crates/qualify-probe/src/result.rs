@@ -100,9 +100,15 @@ pub struct Enforcement {
     /// How the process tree was tracked and killed, e.g. `"cgroup"` or
     /// `"process-group+subreaper"`.
     pub tree: String,
+    /// What happens to the tree if qualify itself dies (even by SIGKILL), and by which mechanism.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub on_qualify_death: String,
     /// Caveats a reader should know about the strength of this evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// How each layer of the sandbox was enforced (absent when nothing ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxEnforcement>,
 }
 
 /// The verdict of one probed run (and, with `--repeat`, of all runs).
@@ -158,7 +164,9 @@ impl ProbeResult {
                 cpus: Strength::None,
                 pids: Strength::None,
                 tree: "none".into(),
+                on_qualify_death: String::new(),
                 notes: Vec::new(),
+                sandbox: None,
             },
             spec.limits.clone(),
         )

@@ -129,6 +129,28 @@ pub fn tree_by_tag(tag_key: &str, tag_value: &str, main_pid: i32) -> Vec<i32> {
     out
 }
 
+/// Every (transitive) descendant of `root`, not `root` itself: a cell's tree below its init.
+pub fn descendants(root: i32) -> Vec<i32> {
+    let pairs = all_ppids();
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for &(pid, ppid) in &pairs {
+        children.entry(ppid).or_default().push(pid);
+    }
+    let mut seen: HashSet<i32> = HashSet::new();
+    let mut stack: Vec<i32> = children.get(&root).cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    while let Some(p) = stack.pop() {
+        if !seen.insert(p) {
+            continue;
+        }
+        out.push(p);
+        if let Some(c) = children.get(&p) {
+            stack.extend(c.iter().copied());
+        }
+    }
+    out
+}
+
 fn has_tag(pid: i32, key: &str, value: &str) -> bool {
     let Ok(data) = std::fs::read(format!("/proc/{pid}/environ")) else {
         return false;

@@ -13,15 +13,19 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 
 use crate::backend::{Containment, Kind};
+use crate::cell::{self, Cell};
 use crate::classify::{Decision, Ending, Facts, Watch, compose, signal_name};
 use crate::control::Stopping;
 use crate::evidence::{Evidence, Leaked, SpinEvidence};
 use crate::inspect::Live;
 use crate::limits::Progress;
+use crate::netns::Netns;
 use crate::output::Drain;
 use crate::result::{Flag, Outcome, ProbeResult};
 use crate::sample::{self, ProcSnap};
+use crate::sandbox::{Plan, SandboxEnforcement};
 use crate::{CancelToken, ProbeError, ProbeSpec, spawn, stacks};
+use std::sync::Arc;
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 /// Main pids of probes in flight in this process (so one probe never reaps another's child).
@@ -61,9 +65,12 @@ struct Heartbeat(PathBuf);
 impl Heartbeat {
     fn create(tag: &str) -> Result<Heartbeat, ProbeError> {
         let path = std::env::temp_dir().join(format!("qualify-heartbeat-{tag}"));
-        std::fs::File::create(&path).map_err(|e| {
+        let f = std::fs::File::create(&path).map_err(|e| {
             ProbeError::io(format!("creating heartbeat file {}", path.display()), e)
         })?;
+        // The program may run as another user (the sandbox's): it must be able to touch it.
+        use std::os::unix::fs::PermissionsExt;
+        let _ = f.set_permissions(std::fs::Permissions::from_mode(0o666));
         Ok(Heartbeat(path))
     }
     fn stamp(&self) -> Option<(SystemTime, u64)> {
@@ -100,12 +107,13 @@ fn pidfd_open(pid: i32) -> Option<OwnedFd> {
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-/// Sleep up to `timeout`, waking early when the pidfd becomes readable (the process ended).
-fn wait_exit_or(pidfd: Option<&OwnedFd>, timeout: Duration) {
-    match pidfd {
+/// Sleep up to `timeout`, waking early when `fd` (a pidfd, or a cell's report pipe) becomes
+/// readable (the process ended).
+fn wait_exit_or(fd: Option<i32>, timeout: Duration) {
+    match fd {
         Some(fd) => {
             let mut pfd = libc::pollfd {
-                fd: fd.as_raw_fd(),
+                fd,
                 events: libc::POLLIN,
                 revents: 0,
             };
@@ -136,11 +144,43 @@ fn sample_interval(spec: &ProbeSpec, kind: Kind) -> Duration {
     iv
 }
 
-/// Members of the tree right now.
-fn members(c: &Containment, tag: &str, main: i32) -> Vec<i32> {
-    match c.members() {
-        Some(m) => m,
-        None => sample::tree_by_tag(spawn::TAG_KEY, tag, main),
+/// How the program was started: in a cell under its init (the normal case), or directly as
+/// qualify's child (only when the init is turned off to show what it prevents).
+enum Started {
+    Cell(Box<Cell>),
+    Direct(std::process::Child),
+}
+
+impl Started {
+    /// The fd that becomes readable when the main process ended.
+    fn exit_fd(&self, pidfd: Option<&OwnedFd>) -> Option<i32> {
+        match self {
+            Started::Cell(c) => Some(c.report_fd()),
+            Started::Direct(_) => pidfd.map(AsRawFd::as_raw_fd),
+        }
+    }
+
+    fn try_status(&mut self, main: i32) -> Option<(Option<i32>, libc::rusage)> {
+        match self {
+            Started::Cell(c) => c.try_status(),
+            Started::Direct(_) => try_wait(main),
+        }
+    }
+
+    fn init(&self) -> Option<i32> {
+        match self {
+            Started::Cell(c) => Some(c.init),
+            Started::Direct(_) => None,
+        }
+    }
+}
+
+/// Members of the tree right now (never the cell's init).
+fn members(c: &Containment, tag: &str, main: i32, init: Option<i32>) -> Vec<i32> {
+    match (c.members(), init) {
+        (Some(m), _) => m,
+        (None, Some(init)) => sample::descendants(init),
+        (None, None) => sample::tree_by_tag(spawn::TAG_KEY, tag, main),
     }
 }
 
@@ -210,6 +250,46 @@ fn requested_stop(
     }
 }
 
+/// Check the user layer against what the kernel says of the running program (its
+/// `/proc/PID/status`): no capabilities, `no_new_privs`; a mismatch downgrades the layer. A
+/// program that already ended cannot be checked (nothing changes then).
+fn verify_user(main: i32, e: &mut SandboxEnforcement) {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{main}/status")) else {
+        return;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+    };
+    // Still the init's fork (not yet past exec)? Only the exec'd program is judged.
+    if field("NoNewPrivs:").as_deref() == Some("0") && field("CapEff:").is_some() {
+        let caps = field("CapEff:").unwrap_or_default();
+        if caps.trim_start_matches('0').is_empty() {
+            return;
+        }
+        e.user.downgrade(format!(
+            "the program runs with capabilities {caps} and without no_new_privs"
+        ));
+        return;
+    }
+    let caps_zero = ["CapEff:", "CapPrm:", "CapBnd:"]
+        .iter()
+        .all(|f| field(f).is_some_and(|v| v.trim_start_matches('0').is_empty()));
+    if !caps_zero {
+        e.user.downgrade(format!(
+            "the kernel reports capabilities left: CapEff {} CapBnd {}",
+            field("CapEff:").unwrap_or_default(),
+            field("CapBnd:").unwrap_or_default()
+        ));
+    } else if e.user.is_kernel() {
+        e.user
+            .mechanisms
+            .push("verified in /proc/PID/status (no capabilities, NoNewPrivs 1)".into());
+    }
+}
+
 fn kill_pid(pid: i32) {
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
@@ -218,6 +298,15 @@ fn kill_pid(pid: i32) {
 }
 
 pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, ProbeError> {
+    run_with(spec, cancel, None)
+}
+
+/// One probe; with `builtin`, the program is qualify's built-in self-test instead of an `exec`.
+pub(crate) fn run_with(
+    spec: &ProbeSpec,
+    cancel: &CancelToken,
+    builtin: Option<&crate::selftest::Builtin>,
+) -> Result<ProbeResult, ProbeError> {
     if spec.argv.is_empty() {
         return Err(ProbeError::EmptyCommand);
     }
@@ -237,25 +326,108 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     if let Some(hb) = &heartbeat {
         extra_env.push(("QUALIFY_HEARTBEAT".to_string(), hb.0.display().to_string()));
     }
+    extra_env.push((spawn::TAG_KEY.to_string(), tag.clone()));
     let join = containment.join_files()?;
     let spawning = SPAWNING.lock();
     let launch = Instant::now();
-    let mut child = spawn::spawn(spec, &tag, &join, &extra_env)?;
+    let direct = crate::sandbox::simulated_missing("init");
+    let workdir = spec
+        .workdir
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let (plan, mut sandbox_evidence) = if direct {
+        let mut off = crate::sandbox::Sandbox::off();
+        off.mode = spec.sandbox.mode;
+        let mut e = Plan::build(
+            &ProbeSpec {
+                sandbox: crate::sandbox::Sandbox::off(),
+                ..spec.clone()
+            },
+            &workdir,
+            None,
+        )?
+        .1;
+        e.mode = spec.sandbox.mode;
+        for l in [
+            &mut e.filesystem,
+            &mut e.hidden.layer,
+            &mut e.network,
+            &mut e.pid,
+            &mut e.user,
+            &mut e.syscalls,
+        ] {
+            l.reason = Some(
+                "the cell's init is turned off (QUALIFY_SIMULATE_MISSING=init): no sandbox".into(),
+            );
+        }
+        (None, e)
+    } else {
+        Plan::build(spec, &workdir, heartbeat.as_ref().map(|h| h.0.as_path()))?
+    };
+    let mut started = if direct {
+        Started::Direct(spawn::spawn(spec, &tag, &join, &extra_env)?)
+    } else {
+        Started::Cell(Box::new(cell::launch(&cell::Launch {
+            spec,
+            extra_env: &extra_env,
+            join: &join,
+            cgroup_dirs: containment.dirs(),
+            sandbox: plan.as_ref(),
+            builtin,
+        })?))
+    };
     // The clock starts once exec succeeded: joining cgroups before exec (a cgroup migration can
     // wait on RCU for milliseconds) is qualify's time, not the program's.
     let start = Instant::now();
     let launch_seconds = (start - launch).as_secs_f64();
-    let main = child.id() as i32;
-    let _main_guard = MainGuard::new(main);
+    let (main, stdout, stderr) = match &mut started {
+        Started::Cell(c) => (c.main, c.stdout.take(), c.stderr.take()),
+        Started::Direct(child) => (
+            child.id() as i32,
+            child
+                .stdout
+                .take()
+                .map(|s| std::fs::File::from(OwnedFd::from(s))),
+            child
+                .stderr
+                .take()
+                .map(|s| std::fs::File::from(OwnedFd::from(s))),
+        ),
+    };
+    let init = started.init();
+    let _main_guard = MainGuard::new(init.unwrap_or(main));
     drop(spawning);
+    let on_qualify_death = match &started {
+        Started::Cell(c) => c.guard.describe(),
+        Started::Direct(_) => "not guaranteed: only the main process gets a parent-death signal; \
+                               its descendants survive qualify's death (the cell's init is \
+                               turned off by QUALIFY_SIMULATE_MISSING=init)"
+            .to_string(),
+    };
     let control = spec.control.as_deref();
+    let netns = match &mut started {
+        Started::Cell(c) => c.netns.take().map(|fd| Arc::new(Netns::from_fd(fd))),
+        Started::Direct(_) => None,
+    }
+    .or_else(|| match &spec.sandbox.network {
+        crate::sandbox::Network::Join(n) if plan.is_some() => Some(Arc::clone(n)),
+        _ => None,
+    });
     if let Some(c) = control {
-        c.started(main);
+        c.started(main, netns);
+    }
+    if plan.is_some() {
+        verify_user(main, &mut sandbox_evidence);
     }
     let mut stopping: Option<Stopping> = None;
     drop(join);
-    let drain = Drain::start(child.stdout.take(), child.stderr.take());
-    let pidfd = pidfd_open(main);
+    let drain = Drain::start(stdout, stderr);
+    let pidfd = match started {
+        Started::Direct(_) => pidfd_open(main),
+        Started::Cell(_) => None,
+    };
+    let exit_fd = started.exit_fd(pidfd.as_ref());
     let interval = sample_interval(spec, containment.kind);
     let deadline = start + limits.timeout();
     let mut watch = Watch::new(limits, allowed_cpus(limits.cpus), start);
@@ -268,8 +440,8 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     let mut max_memory_current = 0u64;
 
     loop {
-        wait_exit_or(pidfd.as_ref(), interval);
-        if let Some(st) = try_wait(main) {
+        wait_exit_or(exit_fd, interval);
+        if let Some(st) = started.try_status(main) {
             main_status = Some(st);
             break;
         }
@@ -278,7 +450,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
             break;
         }
         let now = Instant::now();
-        let pids = members(&containment, &tag, main);
+        let pids = members(&containment, &tag, main, init);
         let procs: Vec<ProcSnap> = pids.iter().filter_map(|&p| sample::read_proc(p)).collect();
         for p in &procs {
             seen.entry(p.pid).or_insert(p.starttime);
@@ -375,7 +547,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         && main_status.is_some()
     {
         while Instant::now() < stop.deadline()
-            && members(&containment, &tag, main)
+            && members(&containment, &tag, main, init)
                 .iter()
                 .any(|&p| p != main && sample::read_proc(p).is_some_and(|p| !p.is_zombie()))
         {
@@ -385,7 +557,7 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
     // Descendants still alive after the main process ended by itself leaked.
     let mut leaked: Vec<Leaked> = Vec::new();
     if main_status.is_some() {
-        for pid in members(&containment, &tag, main) {
+        for pid in members(&containment, &tag, main, init) {
             if pid == main {
                 continue;
             }
@@ -401,18 +573,26 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         }
     }
 
-    // Kill the whole tree and wait until it is gone.
-    let (orphan_user, orphan_sys) = kill_tree(&containment, &tag, main, &seen);
+    // Kill the whole tree and wait until it is gone: first the program's processes (so the init
+    // still reports the main process's status), then the init with whatever is left.
+    let (orphan_user, orphan_sys) = kill_tree(&containment, &tag, main, init, &seen);
     if main_status.is_none() {
         let give_up = Instant::now() + Duration::from_secs(5);
         while main_status.is_none() && Instant::now() < give_up {
-            main_status = try_wait(main);
+            main_status = started.try_status(main);
             if main_status.is_none() {
-                wait_exit_or(pidfd.as_ref(), Duration::from_millis(10));
+                wait_exit_or(exit_fd, Duration::from_millis(10));
             }
         }
     }
-    drop(child);
+    let init_rusage = match &mut started {
+        Started::Cell(c) => {
+            c.kill();
+            c.reap(Duration::from_secs(5))
+        }
+        Started::Direct(_) => None,
+    };
+    drop(started);
     let (out, err, streams_closed) = drain.finish(Duration::from_secs(2));
     let wall = ended;
     let cleanup_seconds = (start.elapsed() - ended).as_secs_f64();
@@ -441,9 +621,11 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         );
     }
 
-    let (mut user, mut sys) = main_status
+    // The init reaped every process of the cell, so its rusage covers the whole tree.
+    let (mut user, mut sys) = init_rusage
         .as_ref()
-        .map(|(_, ru)| rusage_secs(ru))
+        .or(main_status.as_ref().map(|(_, ru)| ru))
+        .map(rusage_secs)
         .unwrap_or((0.0, 0.0));
     user += orphan_user;
     sys += orphan_sys;
@@ -516,7 +698,11 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
         user_seconds: user,
         system_seconds: sys,
         peak_memory_bytes: peak,
-        enforcement: containment.enforcement.clone(),
+        enforcement: crate::result::Enforcement {
+            on_qualify_death,
+            sandbox: Some(sandbox_evidence),
+            ..containment.enforcement.clone()
+        },
         limits: limits.clone(),
         evidence,
         stdout_tail: out.tail,
@@ -533,7 +719,13 @@ pub fn run_once(spec: &ProbeSpec, cancel: &CancelToken) -> Result<ProbeResult, P
 
 /// Kill every member of the tree and wait (bounded) until none is left; reap the orphans that
 /// re-parented to qualify. Returns the CPU seconds of reaped orphans.
-fn kill_tree(c: &Containment, tag: &str, main: i32, seen: &HashMap<i32, u64>) -> (f64, f64) {
+fn kill_tree(
+    c: &Containment,
+    tag: &str,
+    main: i32,
+    init: Option<i32>,
+    seen: &HashMap<i32, u64>,
+) -> (f64, f64) {
     let give_up = Instant::now() + Duration::from_secs(5);
     let mut user = 0.0;
     let mut sys = 0.0;
@@ -552,7 +744,7 @@ fn kill_tree(c: &Containment, tag: &str, main: i32, seen: &HashMap<i32, u64>) ->
                 }
             }
         }
-        let alive: HashSet<i32> = members(c, tag, main)
+        let alive: HashSet<i32> = members(c, tag, main, init)
             .into_iter()
             .filter(|&p| p != main)
             .filter(|&p| sample::state_and_ppid(p).is_some_and(|(s, _)| s != 'Z'))
@@ -560,7 +752,12 @@ fn kill_tree(c: &Containment, tag: &str, main: i32, seen: &HashMap<i32, u64>) ->
         for &p in &alive {
             kill_pid(p);
         }
-        let (u, s) = reap_orphans();
+        // Orphans re-parent to qualify only without the cell's init (which reaps them itself).
+        let (u, s) = if init.is_none() {
+            reap_orphans()
+        } else {
+            (0.0, 0.0)
+        };
         user += u;
         sys += s;
         if alive.is_empty() || Instant::now() >= give_up {

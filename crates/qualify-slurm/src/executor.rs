@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use qualify_probe::{Limits, ProbeResult};
 
 use crate::job::{CellFiles, CellJob, Resources, Topology, array_script, cell_script};
+use crate::lease::LeaseWriter;
 use crate::state::{JobState, SlurmVerdict, never_starts, parse_squeue, reconcile};
 
 /// How to submit a run's cells.
@@ -122,9 +123,17 @@ impl SlurmExecutor {
             path: config.run_dir.clone(),
             source,
         })?;
+        // Jobs end by themselves when this process is gone (see `lease`).
+        let lease = LeaseWriter::start(config.run_dir.join("lease")).map_err(|source| {
+            SlurmError::RunDir {
+                path: config.run_dir.join("lease"),
+                source,
+            }
+        })?;
         let (tx, rx) = mpsc::channel();
         let setup_error = Arc::new(Mutex::new(None));
         let worker = Worker {
+            lease,
             config,
             cancel,
             setup_error: setup_error.clone(),
@@ -212,6 +221,8 @@ struct InFlight {
 }
 
 struct Worker {
+    /// Renewed while the run lives; every job's probe watches it.
+    lease: LeaseWriter,
     config: SlurmConfig,
     cancel: Arc<AtomicBool>,
     setup_error: Arc<Mutex<Option<String>>>,
@@ -342,7 +353,12 @@ impl Worker {
                 let files = CellFiles::new(&dir, task);
                 std::fs::write(
                     &files.script,
-                    cell_script(&self.config.qualify, &q.job, &files),
+                    cell_script(
+                        &self.config.qualify,
+                        &q.job,
+                        &files,
+                        Some(self.lease.path()),
+                    ),
                 )?;
             }
             std::fs::write(dir.join("array.sh"), array_script(&dir))

@@ -49,6 +49,43 @@ pub struct CellJob {
     pub topology: Topology,
     /// `qualify probe --repeat` (runs of the cell inside one job; 1 = once).
     pub repeat: u64,
+    /// The sandbox the probe sets up on the node (`--sandbox`, `--network`, `--writable`,
+    /// `--readable`, `--hide`, `--user`).
+    pub sandbox: qualify_probe::Sandbox,
+}
+
+/// The `qualify probe` flags for `sandbox`.
+pub fn sandbox_args(sandbox: &qualify_probe::Sandbox) -> Vec<String> {
+    let mut out = vec![format!("--sandbox={}", sandbox.mode)];
+    if sandbox.mode == qualify_probe::SandboxMode::Off {
+        return out;
+    }
+    let network = match &sandbox.network {
+        qualify_probe::Network::None => "none",
+        qualify_probe::Network::Host => "host",
+        _ => "loopback",
+    };
+    out.push(format!("--network={network}"));
+    let q = |p: &Path| shell_quote(&p.to_string_lossy());
+    for w in &sandbox.writable {
+        out.push(format!("--writable={}", q(w)));
+    }
+    for r in &sandbox.readable {
+        out.push(format!("--readable={}", q(r)));
+    }
+    for h in &sandbox.hidden {
+        // Homes are hidden by the probe on the node itself.
+        if h.role != qualify_probe::Role::Home {
+            out.push(format!(
+                "--hide={}",
+                shell_quote(&format!("{}={}", h.role.as_str(), h.path.to_string_lossy()))
+            ));
+        }
+    }
+    if let Some(u) = &sandbox.user {
+        out.push(format!("--user={}", shell_quote(u)));
+    }
+    out
 }
 
 /// The resources a cell's job asks for; cells with equal resources share one job array.
@@ -134,9 +171,15 @@ impl CellFiles {
 }
 
 /// The script one array task runs: enter the workdir, set the environment, run
-/// `qualify probe --json` under the cell's limits, keep its exit status, and publish the result
+/// `qualify probe --json` under the cell's limits (watching the run's `lease`: the cell stops
+/// when the submitting qualify is gone), keep its exit status, and publish the result
 /// atomically (write, then rename).
-pub fn cell_script(qualify: &Path, job: &CellJob, files: &CellFiles) -> String {
+pub fn cell_script(
+    qualify: &Path,
+    job: &CellJob,
+    files: &CellFiles,
+    lease: Option<&Path>,
+) -> String {
     let l = &job.limits;
     let mut probe = vec![
         shell_quote(&qualify.to_string_lossy()),
@@ -162,6 +205,10 @@ pub fn cell_script(qualify: &Path, job: &CellJob, files: &CellFiles) -> String {
     if job.repeat > 1 {
         probe.push(format!("--repeat={}", job.repeat));
     }
+    if let Some(lease) = lease {
+        probe.push(format!("--lease={}", shell_quote(&lease.to_string_lossy())));
+    }
+    probe.extend(sandbox_args(&job.sandbox));
     probe.push("--".into());
     probe.extend(job.argv.iter().map(|a| shell_quote(a)));
     let result = shell_quote(&files.result.to_string_lossy());
@@ -218,6 +265,7 @@ mod tests {
             backend: "auto".into(),
             topology: Topology::default(),
             repeat: 3,
+            sandbox: qualify_probe::Sandbox::default(),
         }
     }
 
@@ -231,6 +279,29 @@ mod tests {
         assert_eq!(r.mem_mib, 256);
         assert_eq!(r.time_minutes, 2);
         assert_eq!(r.topology.cpus_per_task, 2);
+    }
+
+    #[test]
+    fn the_sandbox_travels_to_the_node_as_probe_flags() {
+        let mut sb = qualify_probe::Sandbox::default();
+        sb.writable.push("/w/out dir".into());
+        sb.hide(qualify_probe::Role::Key, "/k/key.pem");
+        sb.user = Some("nobody".into());
+        let args = sandbox_args(&sb);
+        assert!(
+            args.contains(&"--writable='/w/out dir'".to_string()),
+            "{args:?}"
+        );
+        assert!(
+            args.contains(&"--hide=key=/k/key.pem".to_string()),
+            "{args:?}"
+        );
+        assert!(args.contains(&"--user=nobody".to_string()), "{args:?}");
+        assert!(!args.iter().any(|a| a.contains("home")), "{args:?}");
+        assert_eq!(
+            sandbox_args(&qualify_probe::Sandbox::off()),
+            vec!["--sandbox=off".to_string()]
+        );
     }
 
     #[test]
@@ -254,12 +325,15 @@ mod tests {
             Path::new("/bin/qualify"),
             &job(Some(1 << 20), 5.0, None),
             &files,
+            Some(Path::new("/run/lease")),
         );
         assert!(s.contains("cd '/w d'"), "{s}");
         assert!(s.contains("'it'\\''s'"), "{s}");
         assert!(s.contains("--memory=1048576"), "{s}");
         assert!(s.contains("export N=4"), "{s}");
         assert!(s.contains("--repeat=3"), "{s}");
+        assert!(s.contains("--lease=/run/lease"), "{s}");
+        assert!(s.contains("--sandbox=on --network=loopback"), "{s}");
         assert!(
             s.contains("mv /run/b0/cell-3.json.partial /run/b0/cell-3.json"),
             "{s}"

@@ -7,10 +7,12 @@
 //!
 //! Map: [`job`] (cells → resources, `sbatch` arguments and the scripts a job runs),
 //! [`state`] (Slurm job states, `squeue` parsing and the reconciliation rules),
-//! `executor` (the submitting/polling thread and [`SlurmExecutor`]).
+//! `executor` (the submitting/polling thread and [`SlurmExecutor`]), [`lease`] (how a job
+//! notices that the qualify that submitted it is gone).
 
 mod executor;
 pub mod job;
+pub mod lease;
 pub mod state;
 
 pub use executor::{SlurmConfig, SlurmError, SlurmExecutor, controller_answers};

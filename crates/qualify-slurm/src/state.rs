@@ -287,6 +287,8 @@ pub fn reconcile(
                     cpus: Strength::None,
                     pids: Strength::None,
                     tree: "slurm".into(),
+                    on_qualify_death: String::new(),
+                    sandbox: None,
                     notes: vec!["decided by Slurm's job state; the probe wrote no result".into()],
                 },
                 limits.clone(),

@@ -28,6 +28,7 @@ use crate::limits::{self, RawLimits, SpecLimits};
 use crate::load::{self, Load, RawLoad};
 use crate::performance::{self, Performance, RawPerformance};
 use crate::recovery::{self, RawRecovery, Recovery};
+use crate::sandbox::{self, RawSandbox, SandboxSpec};
 use crate::service::{self, PORT_PLACEHOLDER, RawService, Service};
 use crate::slo::{self, RawSlo};
 use crate::target::{self, RawTarget, Target};
@@ -78,6 +79,8 @@ pub struct Spec {
     /// `[recovery]`: a kill and restart of the service under load, with an optional write check.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovery: Option<Recovery>,
+    /// `[sandbox]`: what the artifact may see and touch (default: on, loopback network).
+    pub sandbox: SandboxSpec,
     /// The spec's text, as read (for digests).
     #[serde(skip)]
     pub source: String,
@@ -107,6 +110,7 @@ struct RawSpec {
     dependency: Vec<Spanned<RawDependency>>,
     faults: Option<Spanned<RawFaults>>,
     recovery: Option<Spanned<RawRecovery>>,
+    sandbox: Option<RawSandbox>,
 }
 
 impl Spec {
@@ -171,6 +175,7 @@ impl Spec {
             limits: self.limits.to_probe_limits(),
             backend,
             control: None,
+            sandbox: self.sandbox.to_probe(),
         }
     }
 
@@ -198,6 +203,7 @@ impl Spec {
             limits: self.limits_for(params),
             backend,
             control: None,
+            sandbox: self.sandbox.to_probe(),
         }
     }
 
@@ -273,6 +279,10 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
     let executor = raw
         .executor
         .map(|e| executor::check(e, &mut ck))
+        .unwrap_or_default();
+    let sandbox = raw
+        .sandbox
+        .map(|s| sandbox::check(s, dir, check_fs, &mut ck))
         .unwrap_or_default();
     let environment = raw
         .environment
@@ -519,6 +529,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         dependencies,
         faults,
         recovery,
+        sandbox,
         source: text.to_string(),
     })
 }

@@ -38,9 +38,34 @@ pub struct ProbeArgs {
     /// Enforcement backend: auto, cgroup2, cgroup1, rlimit.
     #[arg(long, value_name = "BACKEND", default_value = "auto")]
     backend: BackendChoice,
+    /// The sandbox: on (as strong as the host allows, each missing layer stated), off, or
+    /// required (exit 2 naming a layer that cannot be enforced).
+    #[arg(long, value_name = "MODE", default_value = "on")]
+    sandbox: qualify_probe::SandboxMode,
+    /// The program's network: loopback (a private namespace with only its own loopback), none,
+    /// or host (qualify's).
+    #[arg(long, value_name = "NETWORK", default_value = "loopback")]
+    network: qualify_probe::Network,
+    /// Also writable inside the sandbox (the current directory always is). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    writable: Vec<std::path::PathBuf>,
+    /// Readable although inside a hidden path. Repeatable.
+    #[arg(long, value_name = "PATH")]
+    readable: Vec<std::path::PathBuf>,
+    /// Hide this path from the program as ROLE (holdout, key, state, home): `ROLE=PATH`.
+    /// Repeatable; every home directory is hidden already.
+    #[arg(long, value_name = "ROLE=PATH", value_parser = parse_hide)]
+    hide: Vec<(qualify_probe::Role, std::path::PathBuf)>,
+    /// As root: the user the program runs as (default: the current directory's owner, or nobody).
+    #[arg(long, value_name = "USER")]
+    user: Option<String>,
     /// Print one JSON object on stdout instead of the human summary.
     #[arg(long)]
     json: bool,
+    /// Stop the probe (`interrupted`) when this lease file stops changing for 10 s, says
+    /// `ended` or disappears: how a Slurm job ends when the `qualify run` that submitted it is gone.
+    #[arg(long, value_name = "FILE")]
+    lease: Option<std::path::PathBuf>,
     /// The command to probe, after `--`.
     #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -48,6 +73,9 @@ pub struct ProbeArgs {
 
 pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
     let cancel = crate::cancel_on_signals();
+    if let Some(lease) = &args.lease {
+        qualify_slurm::lease::watch(lease.clone(), cancel.clone());
+    }
     let limits = Limits {
         memory_bytes: args.memory,
         cpus: args.cpus,
@@ -56,6 +84,23 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         stall_seconds: args.stall.as_secs_f64(),
         progress: args.progress,
     };
+    let sandbox = match args.sandbox {
+        qualify_probe::SandboxMode::Off => qualify_probe::Sandbox::off(),
+        mode => {
+            let mut s = qualify_probe::Sandbox {
+                mode,
+                network: args.network,
+                writable: args.writable,
+                readable: args.readable,
+                user: args.user,
+                ..qualify_probe::Sandbox::default()
+            };
+            for (role, path) in args.hide {
+                s.hide(role, path);
+            }
+            s
+        }
+    };
     let spec = ProbeSpec {
         argv: args.command,
         workdir: None,
@@ -63,20 +108,29 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         limits,
         backend: args.backend,
         control: None,
+        sandbox,
     };
     let repeat = args.repeat as usize;
     let json = args.json;
-    let result = qualify_probe::probe_repeated(&spec, repeat, &cancel, |i, r| {
-        if repeat > 1 && !json {
-            eprintln!(
-                "run {}/{}: {} ({:.2}s)",
-                i + 1,
-                repeat,
-                r.outcome,
-                r.wall_seconds
-            );
-        }
-    });
+    let result = if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+        // Stopped before it started (a lapsed lease): nothing is run.
+        Ok(ProbeResult::not_run(
+            &spec,
+            "not probed: qualify was stopping",
+        ))
+    } else {
+        qualify_probe::probe_repeated(&spec, repeat, &cancel, |i, r| {
+            if repeat > 1 && !json {
+                eprintln!(
+                    "run {}/{}: {} ({:.2}s)",
+                    i + 1,
+                    repeat,
+                    r.outcome,
+                    r.wall_seconds
+                );
+            }
+        })
+    };
     let result = result?;
     if let Some(w) = result
         .evidence
@@ -94,6 +148,17 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         print_summary(&result);
     }
     Ok(exit_code(&result))
+}
+
+/// `ROLE=PATH` of `--hide`.
+fn parse_hide(s: &str) -> Result<(qualify_probe::Role, std::path::PathBuf), String> {
+    let (role, path) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected ROLE=PATH, e.g. key=/etc/qualify/key.pem"))?;
+    if path.is_empty() {
+        return Err(format!("`{s}`: the path is empty"));
+    }
+    Ok((role.parse()?, std::path::PathBuf::from(path)))
 }
 
 fn exit_code(r: &ProbeResult) -> ExitCode {
@@ -136,6 +201,14 @@ pub fn summary(r: &ProbeResult) -> String {
     );
     for note in &e.notes {
         let _ = writeln!(s, "  note: {note}");
+    }
+    if let Some(sb) = &e.sandbox {
+        let layers: Vec<String> = sb
+            .layers()
+            .iter()
+            .map(|(name, l)| format!("{name} {}", strength(l.enforced)))
+            .collect();
+        let _ = writeln!(s, "  sandbox {} ({})", sb.mode, layers.join(", "));
     }
     if !r.flags.is_empty() {
         let flags: Vec<&str> = r.flags.iter().map(|f| f.as_str()).collect();

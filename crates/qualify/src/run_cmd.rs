@@ -34,6 +34,7 @@ mod process_inputs;
 mod record;
 mod region;
 mod rounds;
+mod sandbox;
 mod seal;
 mod service;
 mod signing;
@@ -132,7 +133,8 @@ impl Context<'_> {
 
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let cancel = crate::cancel_on_signals();
-    let spec = Spec::load(&args.spec)?;
+    let mut spec = Spec::load(&args.spec)?;
+    sandbox::hide_run_paths(&mut spec, &args);
     let ctx = Context {
         spec: &spec,
         args: &args,
@@ -140,8 +142,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         started: std::time::SystemTime::now(),
     };
     let mut prepared = prepare::prepare(&ctx)?;
+    let sandboxed = sandbox::self_test(&ctx)?;
+    prepared.sandbox = sandboxed.record.clone();
     let built = build::build(&ctx)?;
-    let checked = checks::run(&ctx, &prepared, built)?;
+    let mut checked = checks::run(&ctx, &prepared, built)?;
+    if checked.holdout.checks.is_some() || checked.holdout.required {
+        checked.holdout.secrecy = Some(sandboxed.secrecy(&spec));
+    }
     let probed = region::probe(&ctx, &mut prepared.controls, &checked.next)?;
     let analysed = analysis::analyse(&ctx, &prepared, &checked, &probed);
     let sealed = seal::seal(&ctx, &prepared, checked, probed, analysed)?;

@@ -233,10 +233,19 @@ fn descendants(root: u32) -> Vec<(u32, String)> {
     out
 }
 
-/// TCP ports `pids` listen on (their socket inodes matched in /proc/net/tcp).
+/// TCP ports `pids` listen on (their socket inodes matched in the TCP tables of every network
+/// namespace their threads are in: a service cell has its own).
 fn listening_ports(pids: &[u32]) -> Vec<u16> {
     let mut inodes = std::collections::HashSet::new();
+    let mut tables = Vec::new();
     for pid in pids {
+        for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            tables.push(t.path().join("net"));
+        }
         if let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
             for fd in fds.flatten() {
                 if let Ok(link) = std::fs::read_link(fd.path()) {
@@ -248,17 +257,21 @@ fn listening_ports(pids: &[u32]) -> Vec<u16> {
             }
         }
     }
-    listeners()
-        .into_iter()
+    let mut ports: Vec<u16> = tables
+        .iter()
+        .flat_map(|t| listeners(t))
         .filter(|(_, inode)| inodes.contains(inode))
         .map(|(port, _)| port)
-        .collect()
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    ports
 }
 
-/// Every listening TCP socket on the host: (local port, inode).
-fn listeners() -> Vec<(u16, String)> {
+/// Every listening TCP socket in the network namespace of `/proc/.../net`: (local port, inode).
+fn listeners(net: &Path) -> Vec<(u16, String)> {
     let mut out = Vec::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+    for table in [net.join("tcp"), net.join("tcp6")] {
         for line in std::fs::read_to_string(table)
             .unwrap_or_default()
             .lines()
@@ -316,6 +329,21 @@ fn ctrl_c_leaves_no_service_dependency_or_listener_behind() {
         "the cell never ran: {seen:?}"
     );
     let pids: Vec<u32> = seen.iter().map(|(p, _)| *p).collect();
+    // The network namespaces the cell's processes live in (the service cell's own, under the
+    // sandbox), other than qualify's.
+    let ns_of = |pid: u32| std::fs::read_link(format!("/proc/{pid}/ns/net")).ok();
+    let mine = ns_of(std::process::id());
+    let cell_ns: std::collections::HashSet<_> = pids
+        .iter()
+        .filter_map(|&p| ns_of(p))
+        .filter(|n| Some(n) != mine.as_ref())
+        .collect();
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(
+            !cell_ns.is_empty(),
+            "under the sandbox the service cell has a network namespace of its own"
+        );
+    }
     let mut ports = listening_ports(&pids);
     ports.extend(listening_ports(&[child.id()])); // the fault proxy lives in qualify
     assert!(
@@ -338,8 +366,30 @@ fn ctrl_c_leaves_no_service_dependency_or_listener_behind() {
             "process {pid} outlived qualify: {seen:?}"
         );
     }
-    let open: Vec<u16> = listeners().into_iter().map(|(p, _)| p).collect();
+    let open: Vec<u16> = listeners(Path::new("/proc/net"))
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
     for port in ports {
         assert!(!open.contains(&port), "port {port} still listens");
+    }
+    // Nothing is left in the cell's network namespace: no process and no thread of anyone's
+    // is in it any more.
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        for t in std::fs::read_dir(e.path().join("task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(n) = std::fs::read_link(t.path().join("ns/net")) {
+                assert!(
+                    !cell_ns.contains(&n),
+                    "process {pid} is still in the cell's {n:?}"
+                );
+            }
+        }
     }
 }

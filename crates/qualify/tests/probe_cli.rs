@@ -490,11 +490,36 @@ fn check_daemon(backend: &str, extra: &[&str]) {
     let mut cmd = vec![bin("daemon"), pidfile_str];
     cmd.extend(extra.iter().map(|s| s.to_string()));
     let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let run = probe(backend, &["--stall", "2s", "--timeout", "30s"], &cmd);
-    let pid: u32 = std::fs::read_to_string(&pidfile)
+    let scratch_dir = pidfile.parent().unwrap().to_string_lossy().into_owned();
+    let run = probe(
+        backend,
+        &[
+            "--stall",
+            "2s",
+            "--timeout",
+            "30s",
+            "--writable",
+            &scratch_dir,
+        ],
+        &cmd,
+    );
+    // The daemon writes its pid as it sees it, inside the cell's PID namespace; the host pid
+    // of the same process is the one the evidence lists as leaked.
+    let _ns_pid: u32 = std::fs::read_to_string(&pidfile)
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or_else(|| panic!("daemon wrote no pid file\n{run}"));
+    let leaked: Vec<u32> = run.json["evidence"]["leaked"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|l| l["comm"] == "daemon")
+                .filter_map(|l| l["pid"].as_u64().map(|p| p as u32))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(leaked.len(), 1, "one leaked daemon expected\n{run}");
+    let pid = leaked[0];
     let gone = process_gone(pid, Duration::from_secs(3));
     if !gone {
         // Do not leave it running for the rest of the suite.
@@ -523,7 +548,9 @@ fn daemon_keeping_stdio_does_not_hang(backend: &str) {
 
 /// Spawn `qualify probe --backend B --json ... -- cmd` in the background.
 fn spawn_probe(backend: &str, opts: &[&str], cmd: &[&str]) -> std::process::Child {
+    let sandbox = common::test_sandbox_flags();
     let mut args = vec!["probe", "--backend", backend, "--json"];
+    args.extend(sandbox.iter().map(String::as_str));
     args.extend_from_slice(opts);
     args.push("--");
     args.extend_from_slice(cmd);
@@ -735,9 +762,17 @@ fn repeat_with_one_failure(backend: &str) {
         "n=$(cat '{c}' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '{c}'; [ $n -ne 2 ]",
         c = counter.display()
     );
+    let scratch_dir = counter.parent().unwrap().to_string_lossy().into_owned();
     let run = probe(
         backend,
-        &["--repeat", "3", "--timeout", "30s"],
+        &[
+            "--repeat",
+            "3",
+            "--timeout",
+            "30s",
+            "--writable",
+            &scratch_dir,
+        ],
         &["sh", "-c", &script],
     );
     let _ = std::fs::remove_file(&counter);
@@ -1010,7 +1045,9 @@ fn parallel_bin(name: &str) -> Option<String> {
 /// so for the probed tree).
 fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
     let _probing = common::probe_guard();
+    let sandbox = common::test_sandbox_flags();
     let mut args = vec!["probe", "--backend", backend, "--json"];
+    args.extend(sandbox.iter().map(String::as_str));
     args.extend_from_slice(opts);
     args.push("--");
     args.extend_from_slice(cmd);
@@ -1050,9 +1087,12 @@ fn probe_mpi(backend: &str, opts: &[&str], ranks: &str, program: &str, args: &[&
     let d = dir.to_string_lossy().into_owned();
     let mut cmd = vec!["mpirun", "--oversubscribe", "-n", ranks, program];
     cmd.extend_from_slice(args);
+    // Open MPI's session directory is written inside the sandbox.
+    let mut opts = opts.to_vec();
+    opts.extend_from_slice(&["--writable", &d]);
     probe_with_env(
         backend,
-        opts,
+        &opts,
         &cmd,
         &[
             ("OMPI_ALLOW_RUN_AS_ROOT", "1"),

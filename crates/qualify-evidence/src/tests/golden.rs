@@ -104,6 +104,7 @@ pub fn rich_record() -> RunRecord {
                 outcome: "exit_failure".to_string(),
             },
         ]),
+        secrecy: None,
     };
     r.process = ProcessRecord {
         trace: Some(TraceSummary {

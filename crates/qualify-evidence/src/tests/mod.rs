@@ -41,6 +41,8 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
             cpus: Strength::None,
             pids: Strength::None,
             tree: "cgroup".to_string(),
+            on_qualify_death: String::new(),
+            sandbox: None,
             notes: Vec::new(),
         },
         limits: Limits {
@@ -154,6 +156,7 @@ pub fn record() -> RunRecord {
         boundaries: Vec::new(),
         performance: None,
         incomplete: false,
+        sandbox: None,
         started: start,
         finished: start + Duration::from_secs(30),
     }

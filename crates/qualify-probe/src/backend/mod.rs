@@ -170,6 +170,11 @@ impl Containment {
         self.membership_dir().map(cgroupfs::procs)
     }
 
+    /// The groups' directories (deepest last), for the cell's init to remove if qualify dies.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        self.created.iter().rev().cloned().collect()
+    }
+
     /// Paths of the groups, for the evidence.
     pub fn paths(&self) -> Vec<String> {
         self.created
@@ -323,7 +328,9 @@ fn rlimit(limits: &Limits, fallback_warning: Option<String>) -> Containment {
             cpus: Strength::None,
             pids: Strength::None,
             tree: "process-group+subreaper".into(),
+            on_qualify_death: String::new(),
             notes,
+            sandbox: None,
         },
         fallback_warning,
         created: Vec::new(),
@@ -423,7 +430,9 @@ fn try_cgroup2(limits: &Limits) -> Result<Containment, String> {
                 cpus: Strength::None,
                 pids: Strength::None,
                 tree: "cgroup".into(),
+                on_qualify_death: String::new(),
                 notes: Vec::new(),
+                sandbox: None,
             },
             fallback_warning: None,
             created: vec![dir.clone()],
@@ -513,7 +522,9 @@ fn try_cgroup1(limits: &Limits, forced: bool) -> Result<Containment, String> {
         } else {
             "cgroup (v1 memory)".into()
         },
+        on_qualify_death: String::new(),
         notes: Vec::new(),
+        sandbox: None,
     };
     let set = |dir: &Path, file: &str, value: String| {
         cgroupfs::write(dir, file, &value)

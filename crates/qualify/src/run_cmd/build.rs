@@ -21,10 +21,13 @@ pub fn build(ctx: &Context<'_>) -> Result<Built, CliError> {
         return Ok(Built::Ready);
     };
     ctx.say(&format!("building: {build}"));
-    let probe = ctx.spec.command_probe(
+    let mut probe = ctx.spec.command_probe(
         build.argv().into_iter().map(Into::into).collect(),
         ctx.args.backend,
     );
+    // The build is the user's own tool chain (network, caches in $HOME): it runs outside the
+    // sandbox (the cell's init still holds its tree); what it builds runs inside.
+    probe.sandbox = qualify_probe::Sandbox::off();
     let r = qualify_probe::probe(&probe, ctx.cancel)?;
     match r.outcome {
         Outcome::Ok => Ok(Built::Ready),

@@ -3,7 +3,10 @@
 //! a directory of its own, supervised like the service) or points at its `upstream`, waits
 //! until each is ready, and puts a `qualify_faults::Proxy` on loopback in front of each with
 //! the cell's fault (the `kind = "fault"` axes naming it; `none` otherwise) over the `[faults]`
-//! window; the service is given the proxies' ports (`[[dependency]] env`). The proxies are
+//! window; the service is given the proxies' ports (`[[dependency]] env`). Under the sandbox the
+//! dependencies, their readiness checks and the proxies live in the service cell's network
+//! namespace (the dependencies themselves outside the sandbox: they are the user's
+//! infrastructure, not the artifact), and the proxies count failed connects there. The proxies are
 //! armed at the measured phase's start; after the load [`Harness::finish`] stops proxies and
 //! dependencies and the cell's behaviour is judged ([`judge`]): `result.faults` records per
 //! dependency the fault, the proxy's per-phase counters and the verdict (stops, recovers,
@@ -13,6 +16,7 @@ use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use qualify_faults::behaviour::{
@@ -22,6 +26,7 @@ use qualify_faults::{Behaviour, Fault, Observation, Proxy, ProxyConfig, ProxySta
 use qualify_load::{LoadReport, PhaseWindow};
 use qualify_model::Params;
 use qualify_model::SloMetric;
+use qualify_probe::netns::Netns;
 use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeSpec};
 use qualify_spec::{DependencySource, ReadyCheck, Spec};
 use serde_json::Value;
@@ -66,6 +71,7 @@ impl Harness {
         params: &Params,
         backend: BackendChoice,
         cancel: &CancelToken,
+        netns: Option<&Arc<Netns>>,
     ) -> Result<Harness, ProbeError> {
         let window = spec
             .faults
@@ -86,7 +92,7 @@ impl Harness {
             };
             let (run, dir) = match &dep.source {
                 DependencySource::Start(_) => {
-                    let (run, dir) = start_dependency(spec, dep, params, dep_port, backend)?;
+                    let (run, dir) = start_dependency(spec, dep, params, dep_port, backend, netns)?;
                     (Some(run), Some(dir))
                 }
                 DependencySource::Upstream { .. } => (None, None),
@@ -109,6 +115,7 @@ impl Harness {
                 cancel,
                 spec,
                 backend,
+                netns,
             ) {
                 let tail = match run {
                     Some(r) => r.abort().map(|r| r.stderr_tail).unwrap_or_default(),
@@ -123,8 +130,17 @@ impl Harness {
             let mut config = ProxyConfig::new(&dep.name, addr, fault, window);
             config.seed = i as u64 + 1;
             config.bucket = Duration::from_millis(250);
-            let proxy = Proxy::start(config)
-                .map_err(|e| setup_error(format!("the fault proxy for `{}`", dep.name), e))?;
+            // In the cell's own namespace the proxy also counts the failed connects there: the
+            // service's attempts while its dependency is `down`.
+            config.count_failed_connects = netns.is_some();
+            let proxy = match netns {
+                Some(n) => {
+                    let n = Arc::clone(n);
+                    Proxy::start_with(config, move || n.join())
+                }
+                None => Proxy::start(config),
+            }
+            .map_err(|e| setup_error(format!("the fault proxy for `{}`", dep.name), e))?;
             deps.push(Dep {
                 name: dep.name.clone(),
                 dep_port,
@@ -207,6 +223,7 @@ fn start_dependency(
     params: &Params,
     dep_port: u16,
     backend: BackendChoice,
+    netns: Option<&Arc<Netns>>,
 ) -> Result<(ServiceRun, tempfile::TempDir), ProbeError> {
     let argv = dep.start_argv(params, dep_port).unwrap_or_default();
     let dir = tempfile::Builder::new()
@@ -224,10 +241,25 @@ fn start_dependency(
     probe.limits.memory_bytes = None;
     probe.limits.cpus = None;
     probe.limits.pids = None;
+    // The dependency is the user's infrastructure, not the artifact (like the build step): it
+    // runs outside the sandbox (`runuser`, its own data directory), in the cell's network
+    // namespace when the service has one — the probe forks from a thread that joined it.
+    probe.sandbox = qualify_probe::Sandbox::off();
     probe
         .env
         .push(("DEP_PORT".into(), dep_port.to_string().into()));
     let addr = SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, dep_port));
+    let _inside = match netns {
+        Some(n) => Some(n.enter().map_err(|source| ProbeError::Io {
+            context: format!(
+                "cannot join the service's network namespace to start dependency `{}`",
+                dep.name
+            ),
+            source,
+        })?),
+        None => None,
+    };
+    // The probe's thread is made here, inside the namespace, and so is the dependency.
     Ok((ServiceRun::start(probe, addr), dir))
 }
 
@@ -238,8 +270,17 @@ fn await_dependency(
     cancel: &CancelToken,
     spec: &Spec,
     backend: BackendChoice,
+    netns: Option<&Arc<Netns>>,
 ) -> Result<(), String> {
     let within = dep.ready.within;
+    // The check runs where the proxy will connect from: inside the cell's namespace.
+    let _inside = match netns {
+        Some(n) => Some(
+            n.enter()
+                .map_err(|e| format!("cannot join the service's network namespace: {e}"))?,
+        ),
+        None => None,
+    };
     match &dep.ready.check {
         ReadyCheck::Http(path) => qualify_load::ready::wait_ready(
             &qualify_load::ready::ReadyCheck::Http { path: path.clone() },
@@ -268,6 +309,9 @@ fn await_dependency(
             let mut last = String::from("not run");
             while start.elapsed() < within {
                 let mut probe = spec.command_probe(argv.clone(), backend);
+                // Outside the sandbox like the dependency, from this thread (inside the cell's
+                // namespace when there is one).
+                probe.sandbox = qualify_probe::Sandbox::off();
                 probe.limits.timeout_seconds = 10.0;
                 probe.limits.stall_seconds = 5.0;
                 match qualify_probe::probe(&probe, cancel) {

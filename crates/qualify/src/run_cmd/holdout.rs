@@ -58,6 +58,7 @@ impl HeldOut {
         ev::HoldoutRun {
             required: self.required,
             checks,
+            secrecy: None,
         }
     }
 }
@@ -146,6 +147,11 @@ fn probe_all(checks: &[Check], ctx: &Context<'_>) -> Vec<ev::HoldoutCheck> {
             }
             argv.push(c.path.clone().into_os_string());
             let mut probe = ctx.spec.command_probe(argv, ctx.args.backend);
+            // The held-out checks see their own directory; nothing else of the run does.
+            probe.sandbox.reveal(qualify_probe::Role::Holdout);
+            if let Some(dir) = c.path.parent() {
+                probe.sandbox.readable.push(dir.to_path_buf());
+            }
             probe.env.push((
                 "QUALIFY_ARTIFACT_DIR".into(),
                 workdir.clone().into_os_string(),

@@ -24,6 +24,8 @@ pub struct Prepared {
     pub ledger: Option<Ledger>,
     /// The ledger's controls for this artifact, each with its result once run.
     pub controls: Controls,
+    /// `predicate.sandbox`: the sandbox's self-test (filled after it ran).
+    pub sandbox: Option<serde_json::Value>,
 }
 
 pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
@@ -62,5 +64,6 @@ pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
         process,
         ledger,
         controls,
+        sandbox: None,
     })
 }

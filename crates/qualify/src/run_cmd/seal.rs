@@ -137,6 +137,7 @@ fn record(
             .as_ref()
             .and_then(|p| serde_json::to_value(p).ok()),
         incomplete: analysed.incomplete,
+        sandbox: prepared.sandbox.clone(),
         started: ctx.started,
         finished: SystemTime::now(),
     }

@@ -39,6 +39,9 @@ pub struct ServiceRun {
     cancel: CancelToken,
     thread: Option<JoinHandle<Result<ProbeResult, ProbeError>>>,
     pub started: Instant,
+    /// The service's network namespace, when it has one (its dependencies and readiness command
+    /// join it too).
+    pub netns: Option<Arc<qualify_probe::netns::Netns>>,
 }
 
 impl ServiceRun {
@@ -46,6 +49,10 @@ impl ServiceRun {
     pub fn start(mut probe: ProbeSpec, addr: SocketAddr) -> ServiceRun {
         let control = Arc::new(Control::default());
         probe.control = Some(Arc::clone(&control));
+        let netns = match &probe.sandbox.network {
+            qualify_probe::Network::Join(n) => Some(Arc::clone(n)),
+            _ => None,
+        };
         let done = Arc::new(AtomicBool::new(false));
         let cancel: CancelToken = Arc::new(AtomicBool::new(false));
         let (d, c) = (Arc::clone(&done), Arc::clone(&cancel));
@@ -61,6 +68,7 @@ impl ServiceRun {
             cancel,
             thread: Some(thread),
             started: Instant::now(),
+            netns,
         }
     }
 
@@ -157,8 +165,25 @@ impl ServiceCell<'_> {
             None => free_port()?,
         };
         let bound = with_port(params, port);
-        let mut harness = Harness::start(spec, params, self.backend, self.cancel)?;
         let mut probe = spec.cell_probe(&bound, self.backend);
+        // With network = "loopback" the service lives in a network namespace of its own, shared
+        // with its dependencies, their fault proxies and its readiness command; this thread joins
+        // it for the readiness check and the load (their extra threads inherit it), and nothing
+        // is exposed on the host's interfaces.
+        if let Some(dep) = spec
+            .dependencies
+            .iter()
+            .find(|d| matches!(d.source, qualify_spec::DependencySource::Upstream { .. }))
+            && probe.sandbox.mode != qualify_spec::SandboxMode::Off
+            && matches!(probe.sandbox.network, qualify_probe::Network::Loopback)
+        {
+            probe.sandbox.network = qualify_probe::Network::Unavailable(format!(
+                "the service shares qualify's network: its dependency `{}` is an upstream outside the cell",
+                dep.name
+            ));
+        }
+        let netns = super::sandbox::service_netns(&mut probe);
+        let mut harness = Harness::start(spec, params, self.backend, self.cancel, netns.as_ref())?;
         if self.cancelled() {
             let _ = harness.finish();
             return Ok(ProbeResult::not_run(
@@ -172,6 +197,20 @@ impl ServiceCell<'_> {
         }
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
         let run = ServiceRun::start(probe.clone(), addr);
+        let _inside = match &netns {
+            Some(n) => match n.enter() {
+                Ok(guard) => Some(guard),
+                Err(source) => {
+                    let _ = harness.finish();
+                    let _ = run.abort();
+                    return Err(ProbeError::Io {
+                        context: "joining the service's network namespace".into(),
+                        source,
+                    });
+                }
+            },
+            None => None,
+        };
 
         // Ready?
         let ready = self.await_ready(&run, &bound, service.ready.within);
@@ -429,7 +468,9 @@ impl ServiceCell<'_> {
             ReadyCheck::Tcp => wait_ready(&LoadReady::Tcp, run.addr, within, &stop)
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
-            ReadyCheck::Command(command) => self.ready_command(command, bound, within, &stop),
+            ReadyCheck::Command(command) => {
+                self.ready_command(command, bound, within, &stop, run.netns.as_ref())
+            }
         };
         stop.store(true, Ordering::SeqCst);
         let _ = watcher.join();
@@ -443,6 +484,7 @@ impl ServiceCell<'_> {
         bound: &Params,
         within: Duration,
         stop: &AtomicBool,
+        netns: Option<&Arc<qualify_probe::netns::Netns>>,
     ) -> Result<(), String> {
         let start = Instant::now();
         let argv: Vec<std::ffi::OsString> = command
@@ -461,6 +503,7 @@ impl ServiceCell<'_> {
                 ));
             }
             let mut probe = self.spec.command_probe(argv.clone(), self.backend);
+            probe.sandbox.network = helper_network(netns);
             let remaining = within
                 .saturating_sub(start.elapsed())
                 .max(Duration::from_millis(100));
@@ -803,4 +846,14 @@ fn memory_growth(
         })
         .collect();
     qualify_load::memory::memory_growth(&points, ceiling)
+}
+
+/// The network of a probe that must reach the service (its readiness command, a dependency and
+/// its readiness command): the service cell's namespace, or qualify's network when the service
+/// shares it.
+pub fn helper_network(netns: Option<&Arc<qualify_probe::netns::Netns>>) -> qualify_probe::Network {
+    match netns {
+        Some(n) => qualify_probe::Network::Join(Arc::clone(n)),
+        None => qualify_probe::Network::Host,
+    }
 }

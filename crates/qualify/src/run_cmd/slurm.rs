@@ -83,6 +83,20 @@ pub fn run_cell(
         backend: spec.backend.to_string(),
         topology,
         repeat: repeat.max(1),
+        sandbox: {
+            // A Slurm cell's launcher (srun, mpirun) talks to the controller and to the job's
+            // other nodes: the cell keeps the node's network unless the spec says "none".
+            let mut sb = spec.sandbox.clone();
+            if matches!(sb.network, qualify_probe::Network::Loopback) {
+                sb.network = qualify_probe::Network::Host;
+            }
+            // Job steps (srun) must be created as the job's own user: no switch by default.
+            if sb.user.is_none() {
+                // SAFETY: getuid has no preconditions.
+                sb.user = Some(unsafe { libc::getuid() }.to_string());
+            }
+            sb
+        },
     };
     executor.run(job)
 }

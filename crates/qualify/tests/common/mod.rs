@@ -250,12 +250,35 @@ impl fmt::Display for Run {
     }
 }
 
+/// `QUALIFY_TEST_SANDBOX=off` (or `required`) runs every `qualify probe` of these helpers with
+/// `--sandbox off` (or `required`): the classification suite both ways.
+fn with_test_sandbox<'a>(args: &[&'a str], mode: &'a Option<String>) -> Vec<&'a str> {
+    let mut out = args.to_vec();
+    if let Some(mode) = mode
+        && out.first() == Some(&"probe")
+    {
+        out.insert(1, "--sandbox");
+        out.insert(2, mode.as_str());
+    }
+    out
+}
+
+/// The `--sandbox MODE` flags `QUALIFY_TEST_SANDBOX` asks for (none when unset).
+pub fn test_sandbox_flags() -> Vec<String> {
+    match std::env::var("QUALIFY_TEST_SANDBOX") {
+        Ok(mode) => vec!["--sandbox".into(), mode],
+        Err(_) => Vec::new(),
+    }
+}
+
 /// Run `qualify <args>` to completion (no JSON parsing expectations).
 pub fn qualify(args: &[&str]) -> Run {
     let _probing = probe_guard();
     let start = Instant::now();
+    let mode = std::env::var("QUALIFY_TEST_SANDBOX").ok();
+    let args = with_test_sandbox(args, &mode);
     let child = Command::new(QUALIFY)
-        .args(args)
+        .args(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

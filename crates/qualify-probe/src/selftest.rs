@@ -1,0 +1,369 @@
+//! The sandbox's self-test: a probe (same sandbox as the cells) whose program is built in —
+//! raw system calls in the program's process instead of an `exec`, so it needs no binary that the
+//! sandbox might hide — and tries what the artifact must not do: read a canary in a hidden path,
+//! list the held-out directory, create a file outside its workdir, connect to a listener qualify
+//! opened on the host's loopback, signal qualify, and count the processes `/proc` shows. Each
+//! attempt that got through downgrades the layer that should have stopped it, in the returned
+//! enforcement.
+
+use std::ffi::CString;
+use std::net::{Ipv4Addr, TcpListener};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::result::Strength;
+use crate::sandbox::SandboxEnforcement;
+use crate::{CancelToken, ProbeError, ProbeResult, ProbeSpec};
+
+/// What the built-in program tries (prepared before the fork).
+#[derive(Debug)]
+pub(crate) struct Builtin {
+    canary: CString,
+    holdout: Option<CString>,
+    outside: CString,
+    port: u16,
+    qualify: i32,
+}
+
+/// One attempt and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// What was tried (`read /x/canary`, `connect 127.0.0.1:4000`, …).
+    pub target: String,
+    /// The sandbox stopped it.
+    pub blocked: bool,
+    /// How it was stopped (the error), or that it got through.
+    pub result: String,
+}
+
+/// The self-test's results.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelfTest {
+    pub read_hidden: Attempt,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_holdout: Option<Attempt>,
+    pub write_outside: Attempt,
+    pub connect_host: Attempt,
+    pub signal_qualify: Attempt,
+    /// Processes the program saw in `/proc`.
+    pub processes_visible: Option<u64>,
+    /// The stated enforcement after the attempts (a layer an attempt got through is `none`).
+    pub enforcement: Option<SandboxEnforcement>,
+}
+
+impl SelfTest {
+    /// Every attempt was blocked.
+    pub fn all_blocked(&self) -> bool {
+        [
+            Some(&self.read_hidden),
+            self.list_holdout.as_ref(),
+            Some(&self.write_outside),
+            Some(&self.connect_host),
+            Some(&self.signal_qualify),
+        ]
+        .into_iter()
+        .flatten()
+        .all(|a| a.blocked)
+    }
+}
+
+/// What to try: a canary file inside a hidden path, the held-out directory (if any), a path
+/// outside the workdir to create.
+pub struct Targets {
+    pub canary: PathBuf,
+    pub holdout: Option<PathBuf>,
+    pub outside: PathBuf,
+}
+
+fn c(p: &Path) -> Result<CString, ProbeError> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| {
+        ProbeError::io(
+            format!("self-test path {} contains a NUL byte", p.display()),
+            std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        )
+    })
+}
+
+/// Run the self-test under `base`'s sandbox (its limits and hidden paths).
+pub fn run(
+    base: &ProbeSpec,
+    targets: &Targets,
+    cancel: &CancelToken,
+) -> Result<(SelfTest, ProbeResult), ProbeError> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .map_err(|e| ProbeError::io("self-test: opening a loopback listener", e))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| ProbeError::io("self-test: the listener's port", e))?
+        .port();
+    let builtin = Builtin {
+        canary: c(&targets.canary)?,
+        holdout: targets.holdout.as_deref().map(c).transpose()?,
+        outside: c(&targets.outside)?,
+        port,
+        qualify: std::process::id() as i32,
+    };
+    let mut spec = base.clone();
+    spec.argv = vec!["qualify-self-test".into()];
+    spec.control = None;
+    spec.limits.timeout_seconds = 30.0;
+    spec.limits.stall_seconds = 10.0;
+    let r = crate::supervise::run_with(&spec, cancel, Some(&builtin));
+    drop(listener);
+    let _ = std::fs::remove_file(&targets.outside);
+    let r = r?;
+    let mut t = parse(&r.stdout_tail, &builtin, targets);
+    let mut enforcement = r.enforcement.sandbox.clone();
+    if let Some(e) = enforcement.as_mut() {
+        downgrade(e, &t);
+    }
+    t.enforcement = enforcement;
+    Ok((t, r))
+}
+
+fn attempt(target: String, errno: Option<i32>, success: &str) -> Attempt {
+    match errno {
+        Some(0) => Attempt {
+            target,
+            blocked: false,
+            result: success.to_string(),
+        },
+        Some(e) => Attempt {
+            target,
+            blocked: true,
+            result: std::io::Error::from_raw_os_error(e).to_string(),
+        },
+        None => Attempt {
+            target,
+            blocked: false,
+            result: "not tried (the self-test did not report it)".into(),
+        },
+    }
+}
+
+fn parse(out: &str, b: &Builtin, t: &Targets) -> SelfTest {
+    let get = |key: &str| {
+        out.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == key).then(|| v.trim().parse::<i64>().ok())?
+        })
+    };
+    let errno = |key: &str| get(key).map(|v| v as i32);
+    SelfTest {
+        read_hidden: attempt(
+            format!("read {}", t.canary.display()),
+            errno("read"),
+            "read the canary",
+        ),
+        list_holdout: t.holdout.as_ref().map(|_| {
+            attempt(
+                "list the held-out directory".to_string(),
+                errno("holdout"),
+                "listed the held-out checks",
+            )
+        }),
+        write_outside: attempt(
+            format!("create {}", t.outside.display()),
+            errno("write"),
+            "created the file",
+        ),
+        connect_host: attempt(
+            format!("connect 127.0.0.1:{} (a listener on the host)", b.port),
+            errno("connect"),
+            "connected",
+        ),
+        signal_qualify: attempt(
+            format!("kill -0 {} (qualify)", b.qualify),
+            errno("kill"),
+            "qualify could be signalled",
+        ),
+        processes_visible: get("proc").and_then(|v| u64::try_from(v).ok()),
+        enforcement: None,
+    }
+}
+
+/// A layer whose attempt got through is not enforced, whatever was set up.
+fn downgrade(e: &mut SandboxEnforcement, t: &SelfTest) {
+    let why = |a: &Attempt| format!("the self-test got through: {} ({})", a.target, a.result);
+    if !t.read_hidden.blocked || t.list_holdout.as_ref().is_some_and(|a| !a.blocked) {
+        let a = if t.read_hidden.blocked {
+            t.list_holdout.as_ref().unwrap_or(&t.read_hidden)
+        } else {
+            &t.read_hidden
+        };
+        e.hidden.layer.downgrade(why(a));
+        for p in e.hidden.paths.values_mut().flatten() {
+            p.by.clear();
+        }
+    }
+    if !t.write_outside.blocked {
+        e.filesystem.downgrade(why(&t.write_outside));
+    }
+    if !t.connect_host.blocked && e.network.enforced == Strength::Kernel {
+        e.network.downgrade(why(&t.connect_host));
+    }
+    if !t.signal_qualify.blocked {
+        e.pid.downgrade(why(&t.signal_qualify));
+    }
+}
+
+impl Builtin {
+    /// In the program's process instead of `exec`: try everything, print `key errno` lines
+    /// (0: it worked) on stdout, exit 0.
+    ///
+    /// # Safety
+    /// Raw system calls only (see `cell::raw`).
+    pub(crate) unsafe fn run(&self) -> ! {
+        // SAFETY: raw syscalls on prepared strings and local buffers.
+        unsafe {
+            let e = || crate::cell::errno();
+            let fd = libc::open(self.canary.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+            let read = if fd >= 0 {
+                let mut b = [0u8; 16];
+                let n = libc::read(fd, b.as_mut_ptr().cast(), b.len());
+                libc::close(fd);
+                if n > 0 { 0 } else { libc::ENODATA }
+            } else {
+                e()
+            };
+            report(b"read ", read as i64);
+            if let Some(h) = &self.holdout {
+                let listed = count_entries(h, false);
+                // Only `.` and `..` (an empty directory over it) is hidden.
+                report(
+                    b"holdout ",
+                    match listed {
+                        Ok(n) if n > 2 => 0,
+                        Ok(_) => libc::ENOENT as i64,
+                        Err(err) => err as i64,
+                    },
+                );
+            }
+            let fd = libc::open(
+                self.outside.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+                0o600,
+            );
+            let write = if fd >= 0 {
+                libc::close(fd);
+                0
+            } else {
+                e()
+            };
+            report(b"write ", write as i64);
+            let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            let connect = if s < 0 {
+                e()
+            } else {
+                let addr = libc::sockaddr_in {
+                    sin_family: libc::AF_INET as libc::sa_family_t,
+                    sin_port: self.port.to_be(),
+                    sin_addr: libc::in_addr {
+                        s_addr: u32::from(Ipv4Addr::LOCALHOST).to_be(),
+                    },
+                    sin_zero: [0; 8],
+                };
+                let r = libc::connect(
+                    s,
+                    (&addr as *const libc::sockaddr_in).cast(),
+                    std::mem::size_of::<libc::sockaddr_in>() as u32,
+                );
+                let err = if r == 0 { 0 } else { e() };
+                libc::close(s);
+                err
+            };
+            report(b"connect ", connect as i64);
+            let kill = if libc::kill(self.qualify, 0) == 0 {
+                0
+            } else {
+                e()
+            };
+            report(b"kill ", kill as i64);
+            if let Ok(n) = count_entries(c"/proc", true) {
+                report(b"proc ", n as i64);
+            }
+            libc::_exit(0);
+        }
+    }
+}
+
+/// Entries of a directory (only numeric names with `numeric`), by raw `getdents64`.
+fn count_entries(dir: &std::ffi::CStr, numeric: bool) -> Result<u64, i32> {
+    // SAFETY: raw syscalls on a local buffer.
+    unsafe {
+        let fd = libc::open(
+            dir.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return Err(crate::cell::errno());
+        }
+        let mut buf = [0u8; 8192];
+        let mut count = 0u64;
+        loop {
+            let n = libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len());
+            if n < 0 {
+                let err = crate::cell::errno();
+                libc::close(fd);
+                return Err(err);
+            }
+            if n == 0 {
+                break;
+            }
+            let mut off = 0usize;
+            while off + 19 < n as usize {
+                let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+                if reclen == 0 {
+                    break;
+                }
+                let name = &buf[off + 19..(off + reclen).min(buf.len())];
+                let first = name.first().copied().unwrap_or(0);
+                if !numeric || first.is_ascii_digit() {
+                    count += 1;
+                }
+                off += reclen;
+            }
+        }
+        libc::close(fd);
+        Ok(count)
+    }
+}
+
+/// Write `key value\n` to stdout without allocating.
+fn report(key: &[u8], value: i64) {
+    let mut buf = [0u8; 64];
+    let mut n = 0;
+    for &b in key {
+        if n < buf.len() {
+            buf[n] = b;
+            n += 1;
+        }
+    }
+    let mut digits = [0u8; 20];
+    let mut d = 0;
+    let mut v = value.unsigned_abs();
+    if value < 0 && n < buf.len() {
+        buf[n] = b'-';
+        n += 1;
+    }
+    loop {
+        digits[d] = b'0' + (v % 10) as u8;
+        d += 1;
+        v /= 10;
+        if v == 0 || d == digits.len() {
+            break;
+        }
+    }
+    while d > 0 && n < buf.len() {
+        d -= 1;
+        buf[n] = digits[d];
+        n += 1;
+    }
+    if n < buf.len() {
+        buf[n] = b'\n';
+        n += 1;
+    }
+    crate::cell::write_all(1, &buf[..n]);
+}
