@@ -344,26 +344,53 @@ pub fn capacity_sentences(record: &RunRecord, cells: &[&Cell]) -> CapacitySenten
             ));
         }
     }
-    for s in waited.values() {
-        let l = &s.load;
-        let group = if labelled && !s.group.is_empty() {
-            format!(" [{}]", s.group)
+    let backlog: Vec<String> = waited
+        .values()
+        .map(|s| {
+            let l = &s.load;
+            let group = if labelled && !s.group.is_empty() {
+                format!(" [{}]", s.group)
+            } else {
+                String::new()
+            };
+            let p99 = l
+                .latency
+                .corrected
+                .p99
+                .map(|p| format!(", corrected p99 {}", seconds(p)))
+                .unwrap_or_default();
+            format!(
+                "at {}{group}: {}{p99}",
+                l.amount_text(),
+                dropped_text(l.dropped)
+            )
+        })
+        .collect();
+    if !backlog.is_empty() {
+        let shown = backlog.len().min(BACKLOG_LISTED);
+        let more = if backlog.len() > shown {
+            format!("; +{} more", backlog.len() - shown)
         } else {
             String::new()
         };
-        let p99 = l
-            .latency
-            .corrected
-            .p99
-            .map(|p| format!(", corrected p99 {}", seconds(p)))
-            .unwrap_or_default();
         out.timeout.push(format!(
-            "beyond capacity no request ran past its timeout: the backlog waited for a free slot instead (at {}{group}: {} arrival(s) dropped{p99})",
-            l.amount_text(),
-            l.dropped
+            "beyond capacity no request ran past its timeout: the backlog waited for a free slot instead ({}{more})",
+            backlog[..shown].join("; ")
         ));
     }
     out
+}
+
+/// How many overloaded cells the timeout row's backlog sentence names.
+const BACKLOG_LISTED: usize = 4;
+
+/// `1 arrival dropped`, `2375 arrivals dropped`.
+fn dropped_text(n: u64) -> String {
+    if n == 1 {
+        "1 arrival dropped".to_string()
+    } else {
+        format!("{n} arrivals dropped")
+    }
 }
 
 /// `at 600 req/s offered (3.3× the 180 req/s it kept up with) [workers=2]`.

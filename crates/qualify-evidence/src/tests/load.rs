@@ -147,7 +147,7 @@ fn overload_slo_violations_shedding_and_the_memory_ceiling_are_stated_per_offere
          at 600 req/s offered (6.0× the 100 req/s it kept up with) [workers=4] 30 of 3000 request(s) \
          ran past the request timeout (overloaded); \
          beyond capacity no request ran past its timeout: the backlog waited for a free slot instead \
-         (at 600 req/s offered [workers=2]: 2375 arrival(s) dropped, corrected p99 4.3 s)"
+         (at 600 req/s offered [workers=2]: 2375 arrivals dropped, corrected p99 4.3 s)"
     );
     assert!(!rows.resource_exhaustion.contains("not observed"));
     assert!(!rows.timeout.contains("not observed"));
