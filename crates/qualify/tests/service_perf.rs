@@ -2,7 +2,8 @@
 //! `service.py`) with `[performance]` measures each run's throughput, achieved rate, corrected
 //! latencies and error and dropped rates from its load report, and the analysis receives them
 //! as built-in metrics with their unit and direction — statistics per cell and the checks that
-//! name them. A few seconds of load in all.
+//! name them; overloaded cells are repeated too (their throughput is the capacity an `expect`
+//! along a workers axis judges). A few seconds of load each.
 
 use std::path::Path;
 use std::process::Command;
@@ -183,4 +184,111 @@ upper = 1
             "{check}"
         );
     }
+}
+
+/// The orders example offered more than either worker count can take: both cells end
+/// `overloaded`, the rounds repeat them anyway (their throughput is the capacity), and a
+/// `min_efficiency` expectation on `throughput` along `workers` is judged from those runs.
+#[test]
+fn throughput_of_overloaded_cells_is_measured_in_every_round_and_scaled_along_workers() {
+    let d = common::test_dir("service_perf", "capacity");
+    let dir: &Path = d.0.as_path();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/orders");
+    std::fs::copy(example.join("orders.py"), dir.join("orders.py")).unwrap();
+    let spec = r#"[artifact]
+name = "orders"
+command = ["python3", "orders.py", "--port", "{port}", "--workers", "{workers}", "--service-time", "0.01"]
+
+[claim]
+level = "trial"
+
+[limits]
+timeout = "60s"
+
+[service]
+ready = { http = "/healthz", within = "10s" }
+stop = { signal = "SIGTERM", grace = "2s" }
+
+[load]
+rate = "{rps}"
+duration = "1s"
+timeout = "2s"
+max_in_flight = 16
+
+[[load.request]]
+method = "POST"
+path = "/orders/{seq}"
+body = '{"id": {seq}}'
+expect_status = [201]
+
+[[axis]]
+name = "workers"
+kind = "concurrency"
+values = [1, 2]
+
+[[axis]]
+name = "rps"
+kind = "load"
+values = [400]
+
+[performance]
+repeat = 2
+warmup = 0
+
+[[performance.expect]]
+axis = "workers"
+metric = "throughput"
+min_efficiency = 0.5
+"#;
+    std::fs::write(dir.join("qualify.toml"), spec).unwrap();
+    let o = Command::new(QUALIFY)
+        .current_dir(dir)
+        .args(["run", "qualify.toml", "--no-ledger", "--receipt", "r.json"])
+        .output()
+        .expect("run qualify");
+    let context = format!(
+        "exit {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let receipt: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).expect(&context))
+            .unwrap();
+    let p = &receipt["predicate"];
+    let perf = &p["performance"];
+    for cell in p["cells"].as_array().unwrap() {
+        assert_eq!(cell["result"]["outcome"], "overloaded", "{context}\n{cell}");
+        let runs = cell["result"]["runs"].as_array().expect("runs");
+        assert_eq!(runs.len(), 2, "an overloaded cell is repeated: {cell}");
+        let stat = perf["stats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["metric"] == "throughput" && s["params"] == cell["params"])
+            .unwrap_or_else(|| panic!("no throughput stats for {}", cell["params"]));
+        assert_eq!(stat["n"], 2, "{stat}");
+    }
+    let scaling = perf["scaling"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["axis"] == "workers" && s["metric"] == "throughput")
+        .unwrap_or_else(|| panic!("no scaling of throughput: {}", perf["scaling"]));
+    assert_eq!(
+        scaling["points"].as_array().map(Vec::len),
+        Some(2),
+        "{scaling}"
+    );
+    let check = perf["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "throughput")
+        .unwrap_or_else(|| panic!("no throughput check: {}", perf["checks"]));
+    assert_eq!(check["kind"], "min_efficiency", "{check}");
+    assert!(
+        ["held", "violated", "inconclusive"].contains(&check["verdict"].as_str().unwrap_or("")),
+        "{check}"
+    );
 }

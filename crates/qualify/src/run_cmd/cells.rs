@@ -265,6 +265,13 @@ pub fn measure(spec: &Spec, result: &ProbeResult) -> (BTreeMap<String, Vec<Sampl
     (samples, errors)
 }
 
+/// Whether a run that ended this way is a measurement the rounds repeat: `ok`, and for a
+/// service also `slo_violated` and `overloaded` (an overloaded service's throughput is its
+/// capacity, which `[[performance.expect]]` on `throughput` along a workers axis judges).
+pub fn measured(spec: &Spec, outcome: Outcome) -> bool {
+    outcome == Outcome::Ok || (spec.service.is_some() && served(outcome))
+}
+
 /// Whether a service cell that ended this way served its load to the end (kept up, or not):
 /// its load report is a measurement of the service.
 fn served(outcome: Outcome) -> bool {
