@@ -278,10 +278,27 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
         of(Outcome::Deadlock),
         of(Outcome::Livelock),
     );
+    let capacity = crate::load::capacity_sentences(record, &cells);
+    let largest = capacity
+        .largest
+        .as_deref()
+        .map(|l| format!(" (up to {l})"))
+        .unwrap_or_default();
     let timeout = if timeouts + deadlocks + livelocks == 0 {
-        format!(
-            "no cell reached its deadline or stalled ({n} completed cells); behaviour on timeout not observed"
-        )
+        if capacity.cells == 0 {
+            format!(
+                "no cell reached its deadline or stalled ({n} completed cells); behaviour on timeout not observed"
+            )
+        } else if capacity.timeout.is_empty() {
+            format!(
+                "no cell reached its deadline or stalled ({n} completed cells) and under load no request ran past its timeout{largest}; behaviour on timeout not observed"
+            )
+        } else {
+            format!(
+                "no cell reached its deadline or stalled ({n} completed cells); under load: {}",
+                listed(&capacity.timeout, LOAD_SOURCE)
+            )
+        }
     } else {
         let mut parts = Vec::new();
         if timeouts > 0 {
@@ -306,8 +323,9 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
             parts.push(format!("{livelocks} cell(s) livelocked"));
         }
         format!(
-            "{} (of {n} cells); the artifact did not stop on its own: qualify killed the process tree",
-            parts.join(", ")
+            "{} (of {n} cells); the artifact did not stop on its own: qualify killed the process tree{}",
+            parts.join(", "),
+            under_load(&capacity.timeout)
         )
     };
 
@@ -316,7 +334,19 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
     let pids = flagged(Flag::PidsLimitHit);
     let throttled = flagged(Flag::CpuThrottled);
     let resource_exhaustion = if ooms + pressure + pids + throttled == 0 {
-        "no cell reached a resource ceiling; behaviour under exhaustion not observed".to_string()
+        if capacity.cells == 0 {
+            "no cell reached a resource ceiling; behaviour under exhaustion not observed"
+                .to_string()
+        } else if capacity.resource_exhaustion.is_empty() {
+            format!(
+                "no cell reached a resource ceiling and every offered load was served{largest}; behaviour under exhaustion not observed"
+            )
+        } else {
+            format!(
+                "no cell reached a resource ceiling; under load: {}",
+                listed(&capacity.resource_exhaustion, LOAD_SOURCE)
+            )
+        }
     } else {
         let mut parts = Vec::new();
         if ooms > 0 {
@@ -335,7 +365,11 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
         if throttled > 0 {
             parts.push(format!("{throttled} cell(s) were CPU-throttled"));
         }
-        format!("{} (of {n} cells)", parts.join("; "))
+        format!(
+            "{} (of {n} cells){}",
+            parts.join("; "),
+            under_load(&capacity.resource_exhaustion)
+        )
     };
 
     let exits = of(Outcome::ExitFailure);
@@ -371,11 +405,17 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
         if sentences.is_empty() {
             text
         } else {
-            format!("{text}; under dependency faults: {}", listed(sentences))
+            format!(
+                "{text}; under dependency faults: {}",
+                listed(sentences, FAULT_SOURCE)
+            )
         }
     };
     let partial_failure = if !faults.partial_failure.is_empty() {
-        format!("{observed}; {}", listed(&faults.partial_failure))
+        format!(
+            "{observed}; {}",
+            listed(&faults.partial_failure, FAULT_SOURCE)
+        )
     } else if faults.any {
         format!(
             "{observed}; no outage, reset or restart was injected: the faults only slowed dependencies down"
@@ -395,7 +435,20 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
 /// How many sentences a failure-behaviour row lists before `(+N more …)`.
 const LISTED_SENTENCES: usize = 6;
 
-fn listed(sentences: &[String]) -> String {
+/// Where the sentences a row leaves out are found.
+const FAULT_SOURCE: &str = "the cells' result.faults";
+const LOAD_SOURCE: &str = "the cells' result.load";
+
+/// `; under load: …` for the service cells' sentences, or nothing.
+fn under_load(sentences: &[String]) -> String {
+    if sentences.is_empty() {
+        String::new()
+    } else {
+        format!("; under load: {}", listed(sentences, LOAD_SOURCE))
+    }
+}
+
+fn listed(sentences: &[String], source: &str) -> String {
     let mut text = sentences
         .iter()
         .take(LISTED_SENTENCES)
@@ -404,7 +457,7 @@ fn listed(sentences: &[String]) -> String {
         .join("; ");
     if sentences.len() > LISTED_SENTENCES {
         text.push_str(&format!(
-            " (+{} more in the cells' result.faults)",
+            " (+{} more in {source})",
             sentences.len() - LISTED_SENTENCES
         ));
     }

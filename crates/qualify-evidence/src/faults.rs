@@ -271,7 +271,9 @@ pub struct WritesRecord {
 }
 
 /// A field that does not have the expected type reads as its default.
-fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(d: D) -> Result<T, D::Error> {
+pub(crate) fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(
+    d: D,
+) -> Result<T, D::Error> {
     let value = Value::deserialize(d)?;
     Ok(serde_json::from_value(value).unwrap_or_default())
 }

@@ -6,7 +6,8 @@
 //! refuses a bad one with a message naming the field. Nothing here runs processes or reads specs.
 //!
 //! Modules: [`record`] (input), [`faults`] (a service cell's `result.faults`: what was done to
-//! its dependencies and how it behaved), [`region`] (what was examined), [`layers`] (the five layers),
+//! its dependencies and how it behaved), [`load`] (a service cell's `result.load` as the
+//! checklist reads it: what the service did at and beyond capacity), [`region`] (what was examined), [`layers`] (the five layers),
 //! [`gap`] (target vs tested, waivers), [`checklist`] (admission questions), [`receipt`]
 //! (Statement, digest, file name), [`policy`] (claim levels' requirements), [`receipt_file`] (parsing
 //! receipts for the gate).
@@ -18,6 +19,7 @@ pub mod faults;
 pub mod gap;
 pub mod holdout;
 pub mod layers;
+pub mod load;
 pub mod policy;
 pub mod receipt;
 pub mod receipt_file;

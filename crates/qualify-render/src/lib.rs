@@ -5,8 +5,9 @@
 //!
 //! - [`html()`]: one self-contained HTML file (inline SVG, no script, no network): the claim and
 //!   verdict, the layer table, the envelope heatmap, scaling curves on log–log axes with the
-//!   fitted model and confidence whiskers, concurrency speedup and efficiency, boundaries, the
-//!   target gap and the admission checklist.
+//!   fitted model and confidence whiskers, concurrency speedup and efficiency, boundaries, service
+//!   cells under load (corrected latency against offered rate, achieved rate, per-cell
+//!   timelines), dependency faults, the target gap and the admission checklist.
 //! - [`markdown()`]: GitHub-flavoured Markdown for CI job summaries.
 //! - [`junit()`]: JUnit XML, one `<testcase>` per cell.
 //! - [`extrap_jsonl`]: the measurements as Extra-P JSON Lines.

@@ -1,5 +1,5 @@
 //! GitHub-flavoured Markdown for CI job summaries: verdict, layer table, cells that did not end
-//! ok, boundaries, the claimed region, dependency faults, performance (the rounds, checks with
+//! ok, boundaries, the claimed region, service cells under load, dependency faults, performance (the rounds, checks with
 //! their verdicts, models with their plausible terms, noisy cells, predictions; when the receipt
 //! has them), the target gap. One function per section, each formatting the rows of
 //! [`crate::view`].
@@ -11,6 +11,8 @@ use crate::view::{self, Performance, View};
 
 /// Rows of the failing-cells table before it is cut short.
 const MAX_FAILING: usize = 50;
+/// Rows of the service table before it is cut short.
+const MAX_SERVICE: usize = 100;
 
 fn status_mark(status: &str) -> &'static str {
     match status {
@@ -28,6 +30,7 @@ pub fn render(v: &View) -> String {
     cells(&mut m, v);
     boundaries(&mut m, v);
     claimed(&mut m, v);
+    service(&mut m, v);
     faults(&mut m, v);
     if let Some(p) = v.performance() {
         rounds(&mut m, &p);
@@ -139,6 +142,63 @@ fn claimed(m: &mut String, v: &View) {
         );
     }
     m.push('\n');
+}
+
+fn service(m: &mut String, v: &View) {
+    let rows = v.services();
+    if rows.is_empty() {
+        return;
+    }
+    m.push_str(
+        "\n### Service under load\n\nLatencies are corrected (from each request's intended start); the uncorrected ones (from the send) are in parentheses.\n\n\
+         | cell | outcome | offered | achieved | p50 | p99 | errors | dropped | objectives | stop | memory |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let latency = |c: Option<f64>, u: Option<f64>| {
+        let d = |x: Option<f64>| x.map_or_else(|| "—".to_string(), view::duration);
+        format!("{} ({})", d(c), d(u))
+    };
+    for r in rows.iter().take(MAX_SERVICE) {
+        let mark = match qualify_model::outcome::style_of(&r.outcome).severity {
+            0 => "",
+            1 => "⚪ ",
+            _ => "❌ ",
+        };
+        let objectives: Vec<String> = r
+            .slos
+            .iter()
+            .map(|x| {
+                if x.held {
+                    x.text()
+                } else {
+                    format!("**{}**", x.text())
+                }
+            })
+            .collect();
+        let objectives = if objectives.is_empty() {
+            "—".to_string()
+        } else {
+            objectives.join("; ")
+        };
+        let _ = writeln!(
+            m,
+            "| {} | {mark}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            md_cell(&r.cell),
+            md_cell(&r.outcome),
+            md_cell(&r.offered_text()),
+            md_cell(&r.achieved_text()),
+            latency(r.corrected.p50, r.uncorrected.p50),
+            latency(r.corrected.p99, r.uncorrected.p99),
+            md_cell(&r.errors_text()),
+            r.dropped.map_or_else(|| "—".to_string(), num),
+            md_cell(&objectives),
+            md_cell(&r.stop_text()),
+            md_cell(&r.memory_text()),
+        );
+    }
+    if rows.len() > MAX_SERVICE {
+        let _ = writeln!(m, "\n… and {} more.", rows.len() - MAX_SERVICE);
+    }
 }
 
 fn faults(m: &mut String, v: &View) {

@@ -312,6 +312,22 @@ impl Plot {
         }
     }
 
+    /// A square marker in an outcome's colours with its symbol (a point whose outcome matters,
+    /// e.g. `O` for overloaded), with a hover title.
+    pub fn badge(&mut self, x: f64, y: f64, mark: &str, fill: &str, fg: &str, title: &str) {
+        if let Some((px, py)) = self.at(x, y) {
+            let _ = write!(
+                self.body,
+                r##"<g><title>{}</title><rect x="{:.1}" y="{:.1}" width="14" height="14" rx="2" fill="{fill}" stroke="#fff"/><text x="{px:.1}" y="{:.1}" text-anchor="middle" class="note" font-weight="700" fill="{fg}">{}</text></g>"##,
+                esc(title),
+                px - 7.0,
+                py - 7.0,
+                py + 4.0,
+                esc(mark)
+            );
+        }
+    }
+
     /// A vertical whisker from `lo` to `hi` at `x`, with caps.
     pub fn error_bar(&mut self, x: f64, lo: f64, hi: f64, color: &str) {
         if let (Some((px, a)), Some((_, b))) = (self.at(x, lo), self.at(x, hi)) {

@@ -175,3 +175,95 @@ fn chromium_renders_the_report_with_its_plots() {
     assert!(dom.contains("<polyline"));
     assert!(dom.contains("<circle"));
 }
+
+/// The Service under load section in a browser: the orders receipt (`qualify run` on the orders
+/// example) renders its heatmap with the service outcomes' colours on screen, and the DOM holds
+/// the hockey stick, the achieved-rate plot and two timelines per cell (closed `<details>` keep
+/// theirs in the DOM).
+#[test]
+fn chromium_renders_the_service_section() {
+    if !Path::new(CHROMIUM).exists() {
+        eprintln!("skipping: {CHROMIUM} is absent; install Debian's `chromium` package");
+        return;
+    }
+    let dir = fresh_dir("service");
+    let fixture = format!("{}/tests/fixtures/orders.json", env!("CARGO_MANIFEST_DIR"));
+    let receipt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let cells = receipt["predicate"]["cells"].as_array().unwrap().len();
+    let page = dir.join("report.html");
+    std::fs::write(&page, qualify_render::html(&receipt)).unwrap();
+    let url = format!("file://{}", page.display());
+
+    let shot = dir.join("shot.png");
+    let out = chromium(
+        &dir.join("profile-shot"),
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,2400".into(),
+            url.clone(),
+        ],
+    );
+    assert!(
+        shot.exists(),
+        "no screenshot; chromium exited {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bpp = info.color_type.samples()
+        * if info.bit_depth == png::BitDepth::Sixteen {
+            2
+        } else {
+            1
+        };
+    let pixels = &buf[..info.buffer_size()];
+    let rgb = |hex: &str| -> [u8; 3] {
+        let n = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap();
+        [(n >> 16) as u8, (n >> 8) as u8, n as u8]
+    };
+    for o in [
+        qualify_model::Outcome::Ok,
+        qualify_model::Outcome::SloViolated,
+        qualify_model::Outcome::Overloaded,
+    ] {
+        let want = rgb(o.style().fill);
+        assert!(
+            pixels.chunks(bpp).any(|px| px[..3] == want),
+            "no {o} square ({}) in the screenshot",
+            o.style().fill
+        );
+    }
+    eprintln!("screenshot: {}", shot.display());
+
+    let out = chromium(&dir.join("profile-dom"), &["--dump-dom".into(), url]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    for label in [
+        "envelope heatmap",
+        "corrected latency against rps",
+        "achieved rate against rps",
+    ] {
+        assert!(dom.contains(&format!("aria-label=\"{label}\"")), "{label}");
+    }
+    assert_eq!(
+        dom.matches("aria-label=\"requests per second, ").count(),
+        cells
+    );
+    assert_eq!(
+        dom.matches("aria-label=\"corrected p99 per second, ")
+            .count(),
+        cells
+    );
+    assert!(
+        dom.contains("<details open=\"\">"),
+        "non-ok cells' timelines are open"
+    );
+}

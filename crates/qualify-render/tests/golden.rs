@@ -279,6 +279,42 @@ fn faults_mistyped() -> Value {
     ]}})
 }
 
+/// Service cells' `result.load` as another writer might leave it: a closed model, a cell that
+/// answered nothing (no latency), a generator that was the bottleneck, memory growth and a slow
+/// shutdown, mistyped and missing fields, a load that is not an object, hostile text.
+fn service_mistyped() -> Value {
+    json!({"predicate": {
+        "tested": {"axes": [{"name": "users", "kind": "load"}, {"name": "mode", "kind": "workload"}]},
+        "cells": [
+            {"params": {"users": 8, "mode": "a|b"}, "result": {"outcome": "ok", "flags": ["slow_shutdown", "memory_growth"], "load": {
+                "model": "closed", "users": 8, "achieved_rate": 812.5, "sent": 4000, "completed": 3990,
+                "dropped": 0, "errors": {"timeout": 10, "status_5xx": 0, "weird_class": 2, "other": "x"},
+                "latency": {"corrected": {"p50": 0.009, "p99": 0.02, "max": 0.5},
+                            "uncorrected": {"p50": 0.009, "p99": "fast"}},
+                "slo": [{"metric": "latency_p99", "bound": "max", "limit": 0.05, "value": 0.02, "held": true},
+                        {"metric": "error_rate", "bound": "max", "limit": 0.01, "value": 0.003, "held": true, "implicit": true},
+                        {"metric": "throughput", "bound": "min", "limit": 500, "value": null, "held": "yes"}],
+                "verdict": "<b>kept up</b> | fine\nsecond line",
+                "stop": "killed after the grace",
+                "memory_growth": {"grew_steadily": true, "slope_bytes_per_second": 2097152, "seconds_to_ceiling": 75},
+                "timeline": [{"second": 0, "sent": 800, "completed": 790, "errors": 2, "p99": 0.02},
+                             {"sent": "many", "completed": 800, "p99": null},
+                             {"second": 2, "sent": 800, "completed": 810, "errors": 8, "p99": 0.03}],
+                "generator": {"cpu_seconds": 0.4, "saturated": false}}}},
+            {"params": {"users": 64, "mode": "a|b"}, "result": {"outcome": "unavailable", "load": {
+                "model": "closed", "users": 64, "achieved_rate": 0, "sent": 30, "completed": 0,
+                "errors": {"refused": 30}, "latency": {"corrected": {}, "uncorrected": {}},
+                "slo": [], "verdict": "refused connections while alive", "timeline": []}}},
+            {"params": {"users": 32, "mode": "a|b"}, "result": {"outcome": "interrupted", "load": {
+                "model": "closed", "users": 32, "achieved_rate": 900,
+                "latency": {"corrected": {"p50": 0.03, "p99": 0.2}},
+                "generator": {"saturated": true}, "verdict": "not evidence about the service"}}},
+            {"params": {"users": 16, "mode": "a|b"}, "result": {"outcome": "ok", "load": {}}},
+            {"params": {"users": 4, "mode": "a|b"}, "result": {"outcome": "ok", "load": "none"}}
+        ]
+    }})
+}
+
 fn cases() -> Vec<(&'static str, Value)> {
     vec![
         ("transfer", fixture("transfer")),
@@ -291,6 +327,8 @@ fn cases() -> Vec<(&'static str, Value)> {
         ("edge", edge()),
         ("faults", fixture("faults")),
         ("faults-mistyped", faults_mistyped()),
+        ("orders", fixture("orders")),
+        ("service-mistyped", service_mistyped()),
         ("empty", json!({})),
         ("bare", json!({"predicate": {}})),
         (

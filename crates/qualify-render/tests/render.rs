@@ -1,7 +1,9 @@
 //! The renderers on real receipts (`tests/fixtures/transfer.json` and `index.json` were written
 //! by `qualify run` on the bundled examples; `perf.json` adds a hand-written
 //! `predicate.performance`; `rounds.json` is `qualify run` with `[performance]` in rounds over a
-//! short range, with noisy cells and inconclusive checks) and on hostile or incomplete input.
+//! short range, with noisy cells and inconclusive checks; `orders.json` is `qualify run` on the
+//! orders service example over workers [2, 4] × rps [100, 180, 600], with ok, slo_violated and
+//! overloaded cells) and on hostile or incomplete input.
 
 use std::collections::BTreeSet;
 
@@ -615,4 +617,188 @@ fn the_faults_section_reads_what_the_evidence_crate_writes() {
     // No faults anywhere: no section.
     assert!(!qualify_render::markdown(&fixture("transfer")).contains("### Faults"));
     assert!(!qualify_render::html(&fixture("transfer")).contains("<h2>Faults"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Service cells under load
+
+/// The section between `start` and the next heading of the same level.
+fn section<'a>(text: &'a str, start: &str, next: &str) -> &'a str {
+    let i = text
+        .find(start)
+        .unwrap_or_else(|| panic!("no `{start}` in\n{text}"));
+    let rest = &text[i..];
+    let end = rest[start.len()..]
+        .find(next)
+        .map_or(rest.len(), |j| j + start.len());
+    &rest[..end]
+}
+
+fn label(c: &Value) -> String {
+    format!(
+        "workers={}, rps={}",
+        c["params"]["workers"], c["params"]["rps"]
+    )
+}
+
+/// The svg element whose accessible name is `name`.
+fn svg_named<'a>(html: &'a str, name: &str) -> &'a str {
+    let at = html
+        .find(&format!("aria-label=\"{name}\""))
+        .unwrap_or_else(|| panic!("no plot `{name}`"));
+    let start = html[..at].rfind("<svg").unwrap();
+    let end = at + html[at..].find("</svg>").unwrap();
+    &html[start..end]
+}
+
+#[test]
+fn the_service_section_shows_every_cell_under_load_with_plots_table_and_timelines() {
+    use qualify_model::Outcome;
+    use qualify_render::view::duration;
+    let r = fixture("orders");
+    let html = qualify_render::html(&r);
+    assert_self_contained(&html);
+    let pos = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("no {needle}"));
+    assert!(pos("<h2>Envelope") < pos("<h2>Service under load"));
+    assert!(pos("<h2>Service under load") < pos("<h2>Admission checklist"));
+
+    // The heatmap draws the service outcomes in their own colours.
+    let heatmap = svg_named(&html, "envelope heatmap");
+    for o in [Outcome::Ok, Outcome::SloViolated, Outcome::Overloaded] {
+        assert!(
+            heatmap.contains(&format!("fill=\"{}\"", o.style().fill)),
+            "{o} not in the heatmap"
+        );
+    }
+
+    let service = section(&html, "<h2>Service under load", "<h2>");
+    // The hockey stick: one series per workers value, corrected p99 and p50, the objective as
+    // a dashed line, the slo_violated and overloaded points marked in their outcome's colours.
+    let hockey = svg_named(service, "corrected latency against rps");
+    assert!(hockey.contains(">workers=2</text>") && hockey.contains(">workers=4</text>"));
+    assert!(hockey.contains("objective latency_p99 ≤ 100 ms"));
+    assert!(hockey.contains("stroke-dasharray"));
+    for o in [Outcome::SloViolated, Outcome::Overloaded] {
+        let st = o.style();
+        assert!(
+            hockey.contains(&format!("fill=\"{}\"", st.fill))
+                && hockey.contains(&format!(">{}</text>", st.mark)),
+            "{o} not marked in the hockey stick"
+        );
+    }
+    let achieved = svg_named(service, "achieved rate against rps");
+    assert!(achieved.contains("achieved = offered (kept up)"));
+    assert!(service.contains("Marked points:"));
+
+    // Per cell: a table row with the offered and achieved rate, corrected p99 with the
+    // uncorrected beside it, dropped arrivals; and a timeline, open for cells that did not end ok.
+    let table = section(service, "<table>", "</table>");
+    for c in cells(&r) {
+        let load = &c["result"]["load"];
+        let cell = label(c);
+        let row = section(table, &format!("<tr><td>{cell}</td>"), "</tr>");
+        let p99 = |k: &str| duration(load["latency"][k]["p99"].as_f64().unwrap());
+        for part in [
+            format!("{} req/s", c["params"]["rps"]),
+            format!("<b>{}</b>", p99("corrected")),
+            format!("<span class=\"meta\">{}</span>", p99("uncorrected")),
+            format!("<td class=\"num\">{}</td>", load["dropped"]),
+            c["result"]["outcome"].as_str().unwrap().to_string(),
+        ] {
+            assert!(row.contains(&part), "`{part}` not in {row}");
+        }
+        for plot in ["requests per second", "corrected p99 per second"] {
+            svg_named(service, &format!("{plot}, {cell}"));
+        }
+    }
+    assert_eq!(service.matches("<details open>").count(), non_ok(&r));
+    assert_eq!(
+        service.matches("<details>").count(),
+        cells(&r).len() - non_ok(&r)
+    );
+    // Overloaded: the corrected p99 is far above the uncorrected one (coordinated omission).
+    let over = cells(&r)
+        .iter()
+        .find(|c| c["result"]["outcome"] == "overloaded")
+        .unwrap();
+    let lat = &over["result"]["load"]["latency"];
+    assert!(lat["corrected"]["p99"].as_f64() > lat["uncorrected"]["p99"].as_f64());
+
+    // The checklist states what the service did beyond capacity.
+    let checklist = section(&html, "<h2>Admission checklist", "<h2>");
+    assert!(
+        checklist.contains("it queued until arrivals were dropped"),
+        "{checklist}"
+    );
+    assert!(!checklist.contains("behaviour under exhaustion not observed"));
+
+    // Markdown: one row per service cell.
+    let md = qualify_render::markdown(&r);
+    let table = section(&md, "### Service under load", "\n### ");
+    for c in cells(&r) {
+        let load = &c["result"]["load"];
+        let outcome = c["result"]["outcome"].as_str().unwrap();
+        let mark = if outcome == "ok" { "" } else { "❌ " };
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} |", label(c))))
+            .unwrap_or_else(|| panic!("no row for {}\n{table}", label(c)));
+        let p99 = |k: &str| duration(load["latency"][k]["p99"].as_f64().unwrap());
+        for part in [
+            format!("| {mark}{outcome} | {} req/s |", c["params"]["rps"]),
+            format!("| {} ({}) |", p99("corrected"), p99("uncorrected")),
+            format!("| {} |", load["dropped"]),
+        ] {
+            assert!(row.contains(&part), "`{part}` not in {row}");
+        }
+    }
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.starts_with("| workers="))
+            .count(),
+        cells(&r).len()
+    );
+}
+
+#[test]
+fn receipts_without_service_cells_have_no_service_section() {
+    for name in ["transfer", "perf", "faults"] {
+        assert!(!qualify_render::html(&fixture(name)).contains("Service under load"));
+        assert!(!qualify_render::markdown(&fixture(name)).contains("Service under load"));
+    }
+}
+
+/// A cell that answered nothing has no latency: it is named under the plot, never drawn at an
+/// invented position, and still drawn where it has a figure (its achieved rate).
+#[test]
+fn a_cell_without_latency_is_named_not_drawn() {
+    let load = |rate: f64, achieved: f64, p99: Value| {
+        json!({"model": "open", "offered_rate": rate, "achieved_rate": achieved, "sent": 10,
+               "latency": {"corrected": {"p50": p99, "p99": p99}, "uncorrected": {}},
+               "slo": [{"metric": "latency_p99", "bound": "max", "limit": 0.1, "value": p99, "held": true}]})
+    };
+    let receipt = json!({"predicate": {
+        "tested": {"axes": [{"name": "rps", "kind": "load"}]},
+        "cells": [
+            {"params": {"rps": 100}, "result": {"outcome": "ok", "load": load(100.0, 100.0, json!(0.01))}},
+            {"params": {"rps": 200}, "result": {"outcome": "ok", "load": load(200.0, 199.0, json!(0.02))}},
+            {"params": {"rps": 400}, "result": {"outcome": "unavailable", "load": load(400.0, 0.0, Value::Null)}}
+        ]
+    }});
+    let html = qualify_render::html(&receipt);
+    assert_self_contained(&html);
+    assert!(
+        html.contains("Not drawn (no request answered, so no latency): rps=400 (unavailable)."),
+        "{html}"
+    );
+    let hockey = svg_named(&html, "corrected latency against rps");
+    let unavailable = qualify_model::Outcome::Unavailable.style();
+    assert!(!hockey.contains(unavailable.fill));
+    let achieved = svg_named(&html, "achieved rate against rps");
+    assert!(achieved.contains(unavailable.fill));
+    assert!(html.contains(&format!(
+        "Marked points: <span class=\"legend-item\"><span class=\"sw\" style=\"background:{}",
+        unavailable.fill
+    )));
 }

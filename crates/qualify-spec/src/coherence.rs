@@ -200,6 +200,18 @@ pub(crate) fn performance(
                     "judge parallel efficiency on `wall` or on a throughput metric",
                 );
             }
+            ExpectRule::MinEfficiency(_)
+                if matches!(e.metric.as_str(), "error_rate" | "dropped_rate") =>
+            {
+                ck.error_help(
+                    span.clone(),
+                    format!(
+                        "min_efficiency of `{}` is never meaningful: a share of failed requests has no speedup (it is 0 where the service keeps up)",
+                        e.metric
+                    ),
+                    "judge a service's scaling on `throughput` (or `achieved_rate`); bound error and dropped rates with [[slo]]",
+                );
+            }
             ExpectRule::MaxExponent(_) => {
                 let Some(a) = axes.iter().find(|a| a.axis.name == e.axis) else {
                     continue;

@@ -51,7 +51,8 @@ pub use load::{
 };
 pub use performance::{
     BUILTIN_METRICS, Better, DEFAULT_MAX_REPEAT, DEFAULT_PRECISION, Estimator, ExpectRule,
-    MIN_ROUNDS, PerfExpect, PerfMetric, PerfReference, Performance, Repeat,
+    MIN_ROUNDS, PerfExpect, PerfMetric, PerfReference, Performance, Repeat, SERVICE_METRICS,
+    is_service_metric,
 };
 pub use qualify_faults::Fault;
 pub use qualify_model::{BoundKind, Slo, SloMetric};

@@ -23,6 +23,29 @@ use crate::check::{Checker, describe};
 pub const BUILTIN_METRICS: [(&str, &str); 3] =
     [("wall", "s"), ("cpu", "s"), ("peak_memory", "bytes")];
 
+/// The metrics every run of a service cell yields from its load report (`result.load`): name,
+/// unit, which direction is better. Built in only for a spec with `[service]`. Latencies are
+/// the corrected ones (from each request's intended start), in seconds; `throughput` counts
+/// successful answers per second, `achieved_rate` every answer; the rates are fractions of
+/// the requests sent (`error_rate`) or of the arrivals scheduled (`dropped_rate`). The names
+/// are the `[[slo]]` metrics' (`qualify_model::SloMetric`), plus `achieved_rate`.
+pub const SERVICE_METRICS: [(&str, &str, Better); 9] = [
+    ("throughput", "req/s", Better::Higher),
+    ("achieved_rate", "req/s", Better::Higher),
+    ("latency_p50", "s", Better::Lower),
+    ("latency_p90", "s", Better::Lower),
+    ("latency_p99", "s", Better::Lower),
+    ("latency_p999", "s", Better::Lower),
+    ("latency_max", "s", Better::Lower),
+    ("error_rate", "fraction", Better::Lower),
+    ("dropped_rate", "fraction", Better::Lower),
+];
+
+/// Whether `name` is one of [`SERVICE_METRICS`].
+pub fn is_service_metric(name: &str) -> bool {
+    SERVICE_METRICS.iter().any(|(m, _, _)| *m == name)
+}
+
 /// Rounds every cell gets before `repeat = "auto"` looks at the precision (Extra-P asks for at
 /// least 5 repetitions per point).
 pub const MIN_ROUNDS: u64 = 5;
@@ -55,6 +78,8 @@ pub struct Performance {
     pub metrics: Vec<PerfMetric>,
     pub expects: Vec<PerfExpect>,
     pub references: Vec<PerfReference>,
+    /// The spec has `[service]`: [`SERVICE_METRICS`] are built in too.
+    pub service: bool,
 }
 
 impl Performance {
@@ -73,9 +98,10 @@ impl Performance {
             .unwrap_or_else(|| Estimator::default_for(metric))
     }
 
-    /// Whether `name` is a built-in or declared metric.
+    /// Whether `name` is a built-in (for a service: a service metric too) or declared metric.
     pub fn has_metric(&self, name: &str) -> bool {
         BUILTIN_METRICS.iter().any(|(b, _)| *b == name)
+            || (self.service && is_service_metric(name))
             || self.metrics.iter().any(|m| m.name == name)
     }
 }
@@ -308,25 +334,50 @@ fn repetition(raw: &RawPerformance, ck: &mut Checker<'_>) -> (Repeat, f64, u64, 
     (repeat, precision, max_repeat, budget)
 }
 
-fn metric_names(metrics: &[PerfMetric]) -> String {
+fn metric_names(metrics: &[PerfMetric], service: bool) -> String {
     BUILTIN_METRICS
         .iter()
         .map(|(n, _)| (*n).to_string())
+        .chain(
+            SERVICE_METRICS
+                .iter()
+                .filter(|_| service)
+                .map(|(n, _, _)| (*n).to_string()),
+        )
         .chain(metrics.iter().map(|m| m.name.clone()))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-fn known_metric(name: &Spanned<String>, metrics: &[PerfMetric], what: &str, ck: &mut Checker<'_>) {
+fn known_metric(
+    name: &Spanned<String>,
+    metrics: &[PerfMetric],
+    service: bool,
+    what: &str,
+    ck: &mut Checker<'_>,
+) {
     let n = name.get_ref();
-    let known = BUILTIN_METRICS.iter().any(|(b, _)| b == n) || metrics.iter().any(|m| &m.name == n);
-    if !known {
+    let known = BUILTIN_METRICS.iter().any(|(b, _)| b == n)
+        || (service && is_service_metric(n))
+        || metrics.iter().any(|m| &m.name == n);
+    if !known && is_service_metric(n) {
+        ck.error_help(
+            name.span(),
+            format!(
+                "{what}: `{n}` is a service metric, measured only when the spec has [service]"
+            ),
+            format!(
+                "qualify a service under load with [service] and [load] (see `qualify init --service`), or judge one of: {}",
+                metric_names(metrics, false)
+            ),
+        );
+    } else if !known {
         ck.error_help(
             name.span(),
             format!("{what}: unknown metric `{n}`"),
             format!(
                 "expected one of: {}; declare others with [[performance.metric]]",
-                metric_names(metrics)
+                metric_names(metrics, service)
             ),
         );
     }
@@ -340,9 +391,11 @@ fn axis_names(axes: &[Axis]) -> String {
 }
 
 /// The section, with the span of each accepted expectation's `axis` (for `coherence.rs`).
+/// `service`: the spec has `[service]` (the service metrics are built in).
 pub(crate) fn check(
     raw: RawPerformance,
     axes: &[Axis],
+    service: bool,
     ck: &mut Checker<'_>,
 ) -> (Performance, Vec<std::ops::Range<usize>>) {
     let (repeat, precision, max_repeat, budget) = repetition(&raw, ck);
@@ -359,14 +412,28 @@ pub(crate) fn check(
     };
     let mut estimators = BTreeMap::new();
     for (name, value) in &raw.estimator {
-        if !BUILTIN_METRICS.iter().any(|(b, _)| b == name.get_ref()) {
+        let builtin = BUILTIN_METRICS.iter().any(|(b, _)| b == name.get_ref())
+            || (service && is_service_metric(name.get_ref()));
+        if !builtin {
+            let listed = if service {
+                "wall, cpu, peak_memory or a service metric (throughput, latency_p99, …)"
+            } else {
+                "wall, cpu or peak_memory"
+            };
             ck.error_help(
                 name.span(),
                 format!(
-                    "[performance.estimator]: `{}` is not a built-in metric",
-                    name.get_ref()
+                    "[performance.estimator]: `{}` is not a built-in metric{}",
+                    name.get_ref(),
+                    if is_service_metric(name.get_ref()) {
+                        " of a spec without [service]"
+                    } else {
+                        ""
+                    }
                 ),
-                "name wall, cpu or peak_memory here; a declared metric takes estimator = \"…\" in its [[performance.metric]]",
+                format!(
+                    "name {listed} here; a declared metric takes estimator = \"…\" in its [[performance.metric]]"
+                ),
             );
             continue;
         }
@@ -411,6 +478,12 @@ pub(crate) fn check(
                 format!("metric `{name}` is built in"),
                 "wall, cpu and peak_memory are always measured; give a parsed metric another name",
             );
+        } else if service && is_service_metric(&name) {
+            ck.error_help(
+                m.name.span(),
+                format!("metric `{name}` is built in for a service"),
+                "a service cell's throughput, achieved_rate, latencies and error and dropped rates come from its load report; give a parsed metric another name",
+            );
         } else if metrics.iter().any(|x| x.name == name) {
             ck.error(m.name.span(), format!("duplicate metric `{name}`"));
         }
@@ -450,7 +523,7 @@ pub(crate) fn check(
     let mut expects = Vec::new();
     let mut expect_spans = Vec::new();
     for e in raw.expect {
-        known_metric(&e.metric, &metrics, "performance.expect", ck);
+        known_metric(&e.metric, &metrics, service, "performance.expect", ck);
         let axis = axes.iter().find(|a| &a.name == e.axis.get_ref());
         if axis.is_none() {
             ck.error_help(
@@ -536,7 +609,7 @@ pub(crate) fn check(
 
     let mut references = Vec::new();
     for r in raw.reference {
-        known_metric(&r.metric, &metrics, "performance.reference", ck);
+        known_metric(&r.metric, &metrics, service, "performance.reference", ck);
         let mut params = qualify_model::Params::new();
         let mut entries: Vec<(Spanned<String>, Spanned<toml::Value>)> =
             r.params.into_inner().into_iter().collect();
@@ -632,6 +705,7 @@ pub(crate) fn check(
             metrics,
             expects,
             references,
+            service,
         },
         expect_spans,
     )
@@ -980,5 +1054,114 @@ upper = 0.1
             "[[performance.reference]]\nparams = { n = 1024 }\nmetric = \"wall\"\nreference = 1.5\nlower = -0.1\n",
         );
         assert!(e[0].contains("missing key `upper`"), "{e:#?}");
+    }
+
+    /// A service spec: `[service]` and `[load]` at the rate of a load axis, a workers axis.
+    const SERVICE: &str = r#"[artifact]
+name = "orders"
+command = ["./orders", "--port", "{port}", "--workers", "{workers}"]
+
+[claim]
+level = "trial"
+
+[service]
+ready = { http = "/healthz", within = "10s" }
+
+[load]
+rate = "{rps}"
+duration = "2s"
+
+[[load.request]]
+path = "/orders/{seq}"
+
+[[axis]]
+name = "workers"
+kind = "concurrency"
+values = [1, 2]
+
+[[axis]]
+name = "rps"
+kind = "load"
+values = [100, 200]
+"#;
+
+    #[test]
+    fn service_metrics_are_built_in_for_a_service_only() {
+        let judged = r#"
+[performance]
+repeat = 3
+
+[performance.estimator]
+latency_p99 = "mean"
+
+[[performance.expect]]
+axis = "workers"
+metric = "throughput"
+min_efficiency = 0.8
+
+[[performance.reference]]
+params = { workers = 2, rps = 200 }
+metric = "latency_p99"
+reference = 0.05
+lower = -1
+upper = 1
+"#;
+        let spec = crate::test_support::valid(&format!("{SERVICE}{judged}"));
+        let p = spec.performance.unwrap_or_else(|| panic!("no section"));
+        assert!(p.service);
+        for (name, _, _) in super::SERVICE_METRICS {
+            assert!(p.has_metric(name), "{name}");
+        }
+        assert_eq!(p.estimator_of("latency_p99"), Estimator::Mean);
+        assert_eq!(p.estimator_of("throughput"), Estimator::Median);
+        // The names are the [[slo]] metrics', plus achieved_rate.
+        for m in qualify_model::SloMetric::ALL {
+            assert!(super::is_service_metric(m.as_str()), "{m}");
+        }
+        assert!(super::is_service_metric("achieved_rate"));
+
+        // Without [service]: located errors that say why, in every place a metric is named.
+        let batch = crate::test_support::valid(&format!("{BASE}[performance]\n"));
+        assert!(
+            !batch
+                .performance
+                .is_some_and(|p| p.service || p.has_metric("throughput"))
+        );
+        error_at(
+            "[[performance.expect]]\naxis = \"threads\"\nmetric = \"throughput\"\nmin_efficiency = 0.5\n",
+            "\"throughput\"",
+            "performance.expect: `throughput` is a service metric, measured only when the spec has [service]",
+        );
+        error_at(
+            "[[performance.reference]]\nparams = { n = 1024 }\nmetric = \"latency_p99\"\nreference = 0.1\nlower = -0.5\nupper = 0.5\n",
+            "\"latency_p99\"",
+            "performance.reference: `latency_p99` is a service metric, measured only when the spec has [service]",
+        );
+        error_at(
+            "[performance.estimator]\nlatency_p99 = \"min\"\n",
+            "latency_p99",
+            "[performance.estimator]: `latency_p99` is not a built-in metric of a spec without [service]",
+        );
+        // A regex metric may take a service metric's name in a batch spec, not in a service's.
+        crate::test_support::valid(&format!(
+            "{BASE}[[performance.metric]]\nname = \"throughput\"\nregex = \"ops: ([0-9]+)\"\nbetter = \"higher\"\n"
+        ));
+        let clash = format!(
+            "{SERVICE}[[performance.metric]]\nname = \"throughput\"\nregex = \"ops: ([0-9]+)\"\nbetter = \"higher\"\n"
+        );
+        crate::test_support::error_at(
+            &clash,
+            "\"throughput\"",
+            "metric `throughput` is built in for a service",
+        );
+        // Parallel efficiency of a share of failures is never meaningful.
+        let rate = format!(
+            "{SERVICE}[[performance.expect]]\naxis = \"workers\"\nmetric = \"error_rate\"\nmin_efficiency = 0.5\n"
+        );
+        crate::test_support::error_at(
+            &rate,
+            "\"workers\"\nmetric",
+            "min_efficiency of `error_rate` is never meaningful",
+        );
     }
 }

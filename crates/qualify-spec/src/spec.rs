@@ -264,9 +264,10 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
     let declares_fault_axis = raw.axis.iter().any(|a| a.kind() == AxisKind::Fault);
     let axes = axis::check_all(raw.axis, &mut ck);
     let waivers = waiver::check(raw.waiver, &mut ck);
+    let is_service = raw.service.is_some();
     let (performance, expect_spans) = match raw
         .performance
-        .map(|p| performance::check(p, &axes_of(&axes), &mut ck))
+        .map(|p| performance::check(p, &axes_of(&axes), is_service, &mut ck))
     {
         Some((p, spans)) => (Some(p), spans),
         None => (None, Vec::new()),

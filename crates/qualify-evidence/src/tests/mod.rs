@@ -5,6 +5,7 @@ mod faults;
 mod gap;
 mod golden;
 mod layers;
+mod load;
 mod policy;
 mod receipt;
 mod receipt_file;

@@ -286,7 +286,7 @@ fn legend(h: &mut String, cells: &[CellRow]) {
 }
 
 /// One legend entry: the outcome's symbol on its colour, then `label` (HTML).
-fn swatch(st: &Style, label: &str) -> String {
+pub(super) fn swatch(st: &Style, label: &str) -> String {
     let (sym, fill, fg) = (st.mark, st.fill, st.text);
     format!(
         "<span class=\"legend-item\"><span class=\"sw\" style=\"background:{fill};color:{fg}\">{sym}</span>{label}</span>"

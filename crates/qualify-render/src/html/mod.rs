@@ -4,7 +4,9 @@
 //!
 //! One module per section, in the order the report shows them: `header` (claim, verdict,
 //! run facts), `layers`, `envelope` (heatmap and failing cells), `boundaries` (and the
-//! claimed region), `faults` (dependency faults and restarts per cell), `performance` (its
+//! claimed region), `service` (service cells under load: the latency-vs-offered-rate plot,
+//! achieved rate, the cells' table and timelines), `faults` (dependency faults and restarts
+//! per cell), `performance` (its
 //! facts, checks, models, predictions and statistics table) with `scaling` (workload plots),
 //! `concurrency` (speedup and efficiency plots) and `noise` (per-round whiskers and the noisy
 //! cells), `gap`, `checklist`. Each formats the rows of
@@ -21,6 +23,7 @@ mod layers;
 mod noise;
 mod performance;
 mod scaling;
+mod service;
 
 use std::fmt::Write;
 
@@ -61,6 +64,7 @@ pub fn render(v: &View) -> String {
     envelope::envelope(&mut h, &cells, &order);
     boundaries::boundaries(&mut h, v);
     boundaries::claimed(&mut h, v);
+    service::service(&mut h, v);
     faults::faults(&mut h, v);
     if let Some(p) = v.performance() {
         performance::performance(&mut h, v, &p, &order);

@@ -5,12 +5,14 @@
 //!
 //! `json` holds the tolerant readers, `rows` the receipt-level rows (layers, cells, failures,
 //! boundaries, gap, checklist, machine), `performance` the rows of `predicate.performance`,
-//! `faults` the rows of service cells' `result.faults`.
+//! `faults` the rows of service cells' `result.faults`, `service` the rows of service cells'
+//! `result.load`.
 
 mod faults;
 mod json;
 mod performance;
 mod rows;
+mod service;
 
 use serde_json::{Map, Value};
 
@@ -23,6 +25,7 @@ pub use rows::{
     BoundaryRow, CellRow, Checklist, ClaimedRow, FailureRow, GapBar, GapRow, LayerRow, Machine,
     TraceRow, failures,
 };
+pub use service::{Growth, Percentiles, Second, ServiceRow, SloRow, duration, metric_value};
 
 use json::{arr, f, obj, s};
 
@@ -216,6 +219,21 @@ impl<'a> View<'a> {
     /// One row per fault record of every cell (`result.faults`), in cell order.
     pub fn faults(&self) -> Vec<FaultRow> {
         faults::rows(arr(self.get(&["cells"])), &self.axis_order())
+    }
+
+    /// One row per service cell (a cell whose result carries `load`), in cell order.
+    pub fn services(&self) -> Vec<ServiceRow> {
+        service::rows(arr(self.get(&["cells"])), &self.axis_order())
+    }
+
+    /// The axes of kind `load` (a service's offered rate or users), in the receipt's order.
+    pub fn load_axes(&self) -> Vec<String> {
+        arr(self.get(&["tested", "axes"]))
+            .iter()
+            .filter(|a| a.get("kind").and_then(Value::as_str) == Some("load"))
+            .map(|a| s(a.get("name")))
+            .filter(|n| !n.is_empty())
+            .collect()
     }
 
     pub fn boundaries(&self) -> Vec<BoundaryRow> {

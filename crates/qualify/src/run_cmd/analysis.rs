@@ -123,6 +123,19 @@ fn performance(
             estimator: p.estimator_of(name),
         })
         .collect();
+    if spec.service.is_some() {
+        // A service cell's load report: throughput, latencies, error and dropped rates.
+        metrics.extend(
+            qualify_spec::SERVICE_METRICS
+                .iter()
+                .map(|(name, unit, better)| perf::MetricDef {
+                    name: (*name).to_string(),
+                    unit: Some((*unit).to_string()),
+                    better: *better,
+                    estimator: p.estimator_of(name),
+                }),
+        );
+    }
     metrics.extend(p.metrics.iter().map(|m| perf::MetricDef {
         name: m.name.clone(),
         unit: m.unit.clone(),

@@ -183,10 +183,12 @@ impl qualify_plan::CellRunner for CellRunner<'_> {
     }
 }
 
-/// What one cell measured: samples per metric (wall, cpu = user + system, peak_memory, and the
-/// spec's regex figures from stdout) and the problems measuring it. A figure that does not
-/// parse is an error of the cell, never a zero; runs that timed out or were killed are
-/// censored ("≥ value"). Run `i` of `runs` was measured in round `i + 1` (`rounds.rs` appends
+/// What one cell measured: samples per metric (wall, cpu = user + system, peak_memory, the
+/// spec's regex figures from stdout and, for a service cell, the service metrics of each run's
+/// load report — also of runs that ended `slo_violated` or `overloaded`: the service served
+/// the whole load, and how it served it is the measurement) and the problems measuring it. A
+/// figure that does not parse is an error of the cell, never a zero; runs that timed out or
+/// were killed are censored ("≥ value"). Run `i` of `runs` was measured in round `i + 1` (`rounds.rs` appends
 /// one run per round).
 pub fn measure(spec: &Spec, result: &ProbeResult) -> (BTreeMap<String, Vec<Sample>>, Vec<String>) {
     let mut samples: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
@@ -212,7 +214,27 @@ pub fn measure(spec: &Spec, result: &ProbeResult) -> (BTreeMap<String, Vec<Sampl
                 .or_default()
                 .push(s.in_round(round))
         };
-        if run.outcome == Outcome::Ok {
+        let served = spec.service.is_some() && served(run.outcome);
+        if served {
+            // What the service did under the load is measured whether or not it held its
+            // objectives: an overloaded service's throughput is its capacity.
+            match service_metrics(run) {
+                Ok(ServiceMeasures { values, missing }) => {
+                    for (name, v) in values {
+                        push(name, Sample::measured(v));
+                    }
+                    if !missing.is_empty() {
+                        note(format!(
+                            "run {}: the load report measured no {} (nothing answered in the measured phase)",
+                            i + 1,
+                            missing.join(", ")
+                        ));
+                    }
+                }
+                Err(e) => note(format!("run {}: {e}", i + 1)),
+            }
+        }
+        if run.outcome == Outcome::Ok || served {
             push("wall", Sample::measured(run.wall_seconds));
             push("cpu", Sample::measured(cpu));
             match run.peak_memory_bytes {
@@ -241,6 +263,55 @@ pub fn measure(spec: &Spec, result: &ProbeResult) -> (BTreeMap<String, Vec<Sampl
         }
     }
     (samples, errors)
+}
+
+/// Whether a run that ended this way is a measurement the rounds repeat: `ok`, and for a
+/// service also `slo_violated` and `overloaded` (an overloaded service's throughput is its
+/// capacity, which `[[performance.expect]]` on `throughput` along a workers axis judges).
+pub fn measured(spec: &Spec, outcome: Outcome) -> bool {
+    outcome == Outcome::Ok || (spec.service.is_some() && served(outcome))
+}
+
+/// Whether a service cell that ended this way served its load to the end (kept up, or not):
+/// its load report is a measurement of the service.
+fn served(outcome: Outcome) -> bool {
+    matches!(
+        outcome,
+        Outcome::Ok | Outcome::SloViolated | Outcome::Overloaded
+    )
+}
+
+/// The service metrics ([`qualify_spec::SERVICE_METRICS`]) of a run's load report
+/// (`result.load`), each computed as the `[[slo]]` evaluation computes it, and the names of
+/// those the run could not measure (nothing answered: no latency).
+fn service_metrics(run: &ProbeResult) -> Result<ServiceMeasures, String> {
+    let Some(load) = &run.load else {
+        return Err("no load report (result.load) to measure the service metrics from".into());
+    };
+    let report: qualify_load::LoadReport = serde_json::from_value(load.clone())
+        .map_err(|e| format!("the load report (result.load) does not read: {e}"))?;
+    let mut values = Vec::new();
+    let mut missing = Vec::new();
+    for (name, _, _) in qualify_spec::SERVICE_METRICS {
+        let value = match name {
+            "achieved_rate" => (report.measured_seconds > 0.0).then_some(report.achieved_rate),
+            other => other
+                .parse::<qualify_model::SloMetric>()
+                .ok()
+                .and_then(|m| qualify_load::slo::value(m, &report)),
+        };
+        match value.filter(|v| v.is_finite()) {
+            Some(v) => values.push((name, v)),
+            None => missing.push(name),
+        }
+    }
+    Ok(ServiceMeasures { values, missing })
+}
+
+/// A run's service metrics: the measured ones, and the names of those it could not measure.
+struct ServiceMeasures {
+    values: Vec<(&'static str, f64)>,
+    missing: Vec<&'static str>,
 }
 
 /// Whether a run that ended this way is a censored observation (it would have taken at least

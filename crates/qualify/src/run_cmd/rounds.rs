@@ -10,7 +10,9 @@
 //! 95% half-width of its estimator, computed by `qualify_perf::stats` exactly as the receipt
 //! states it), up to `max_repeat` rounds and within `budget`; precise cells stop being probed.
 //! A cell that did not end `ok` in round 1 is never repeated, and one that fails in a later
-//! round stops there (its failure is in its runs, the cell's outcome says so).
+//! round stops there (its failure is in its runs, the cell's outcome says so). A service cell
+//! that served its load but ended `slo_violated` or `overloaded` is a measurement too
+//! ([`super::cells::measured`]): an overloaded service's throughput is its capacity.
 //!
 //! Locally the runs of a round go one at a time (measurements never overlap). Under Slurm each
 //! run is one job; a round's jobs are submitted together in the round's shuffled order (the
@@ -47,13 +49,13 @@ pub fn run(
     let auto = p.repeat == Repeat::Auto;
     let judged = precision_metrics(spec);
     let slurm = matches!(executor, Executor::Slurm(_));
-    // Cells measured in round 1 (ended ok; a result without `runs` is its own single run, as
-    // a Slurm job's is).
+    // Cells measured in round 1 (ended ok, or served the load; a result without `runs` is its
+    // own single run, as a Slurm job's is).
     let mut active: Vec<usize> = execution
         .cells
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.result.outcome == Outcome::Ok)
+        .filter(|(_, c)| super::cells::measured(spec, c.result.outcome))
         .map(|(i, _)| i)
         .collect();
     let mut round: u64 = 1;
@@ -106,7 +108,7 @@ pub fn run(
             if result.outcome == Outcome::Interrupted {
                 continue; // not a measurement: the run was stopping
             }
-            let failed = result.outcome != Outcome::Ok;
+            let failed = !super::cells::measured(spec, result.outcome);
             append(&mut execution.cells[i].result, result);
             if failed {
                 active.retain(|&k| k != i);
