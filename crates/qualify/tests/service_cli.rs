@@ -352,3 +352,49 @@ fn init_service_writes_a_service_starter_that_checks() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("command not found: `./my-service`"), "{err}");
 }
+
+/// A boundary search on a `load` axis finds the capacity: the largest offered rate that is `ok`.
+/// orders with 2 workers × 10 ms serves at most 200 req/s; its p99 objective (100 ms) fails
+/// before that, so the boundary lies below 200/s and the first failing rate is `slo_violated`
+/// or `overloaded` — never past the service's arithmetic capacity.
+#[test]
+fn a_boundary_search_on_a_load_axis_finds_the_capacity() {
+    let d = scratch("capacity");
+    let dir = d.0.as_path();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/orders");
+    std::fs::copy(example.join("orders.py"), dir.join("orders.py")).unwrap();
+    let spec = std::fs::read_to_string(example.join("qualify.toml"))
+        .unwrap()
+        .replace("values = [2, 4, 8]", "values = [2]")
+        .replace(
+            "values = [100, 180, 300, 600]",
+            "range = [40, 640]\nstep = 40\nsearch = \"boundary\"",
+        )
+        .replace("duration = \"5s\"", "duration = \"2s\"");
+    let out = run(dir, &spec);
+    assert_eq!(out.code, 1, "{}", out.context());
+    let bounds = out.receipt["predicate"]["boundaries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("boundaries array\n{}", out.context()));
+    assert_eq!(bounds.len(), 1, "{bounds:?}");
+    let b = &bounds[0];
+    assert_eq!(b["axis"], "rps");
+    let last_pass = b["last_pass"].as_f64().expect("last_pass");
+    let first_fail = b["first_fail"].as_f64().expect("first_fail");
+    assert!(
+        (40.0..200.0).contains(&last_pass),
+        "capacity {last_pass} req/s is inside the range and below 2 workers' 200/s: {b}"
+    );
+    assert!(
+        last_pass < first_fail && first_fail <= 240.0,
+        "the first failing rate is the next step or near it, not past the capacity: {b}"
+    );
+    let outcome_at = b["outcome"].as_str().unwrap_or("?");
+    assert!(
+        ["slo_violated", "overloaded"].contains(&outcome_at),
+        "beyond capacity the service misses its objective or falls behind: {b}"
+    );
+    // The search visited few rates, not the whole lattice.
+    let probes = b["probes"].as_u64().expect("probes");
+    assert!(probes <= 10, "{probes} probes: {b}");
+}
