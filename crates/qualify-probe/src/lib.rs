@@ -15,6 +15,7 @@ mod evidence;
 mod inspect;
 pub mod limits;
 mod memory;
+pub mod observe;
 mod output;
 mod ranks;
 pub mod result;
@@ -35,6 +36,7 @@ use std::sync::atomic::AtomicBool;
 pub use backend::BackendChoice;
 pub use control::Control;
 pub use limits::{Limits, Progress, format_bytes, parse_cpus, parse_duration, parse_size};
+pub use observe::{Membership, NodeState, NodeWatch, Observation, Selector, Stuck};
 pub use result::{Enforcement, Flag, Outcome, ProbeResult, Strength, TimeoutKind};
 
 /// What to run and under which ceilings.
