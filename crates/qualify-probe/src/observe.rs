@@ -485,7 +485,7 @@ impl NodeWatch {
                     kind: StuckKind::Spin,
                     decided_at_seconds: at,
                     still_seconds: f.still_seconds,
-                    why: f.why.clone(),
+                    why: part_of_world(f),
                     ranks: f.ranks.clone(),
                     threads,
                     evidence: finding_json(f),
@@ -501,6 +501,24 @@ impl NodeWatch {
             None => NodeState::Running,
         }
     }
+}
+
+/// A node's share of a world that is stuck, in words: its ranks and what they are in.
+fn part_of_world(f: &crate::spin::Finding) -> String {
+    if f.ranks.is_empty() {
+        return f.why.clone();
+    }
+    let ranks: Vec<String> = f
+        .ranks
+        .iter()
+        .map(|(r, what)| format!("rank {r}: {what}"))
+        .collect();
+    format!(
+        "{} rank(s) here stuck — {}; nothing but CPU moved for {:.1}s across the stack samples; their world's other ranks run elsewhere (or its size is not in their environment), so only the merge over every node can call it a deadlock",
+        f.ranks.len(),
+        ranks.join("; "),
+        f.still_seconds
+    )
 }
 
 fn finding_json(f: &crate::spin::Finding) -> Value {
