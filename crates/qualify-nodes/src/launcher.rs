@@ -31,6 +31,33 @@ impl How {
         matches!(self, How::Signal { signal } if CRASH_SIGNALS.contains(&signal.as_str()))
     }
 
+    /// What the launcher or the scheduler does to the other tasks after a failure: killed by
+    /// `SIGKILL`, `SIGTERM`, `SIGINT`, `SIGHUP` or `SIGPIPE`, or a wrapper shell exiting with
+    /// 128 + one of them. Never the cause of a cell's failure.
+    pub fn is_consequence(&self) -> bool {
+        const STOPS: [&str; 5] = ["SIGKILL", "SIGTERM", "SIGINT", "SIGHUP", "SIGPIPE"];
+        match self {
+            How::Signal { signal } => STOPS.contains(&signal.as_str()),
+            How::Exit { code } => {
+                *code > 128 && STOPS.contains(&signal_number_name(code - 128).as_str())
+            }
+        }
+    }
+
+    /// `(128+11: a SIGSEGV behind a wrapper shell?)` for an exit status that is 128 + a crash
+    /// signal (as the probe says of a local run).
+    pub fn wrapper_hint(&self) -> Option<String> {
+        match self {
+            How::Exit { code } if *code > 128 => {
+                let name = signal_number_name(code - 128);
+                CRASH_SIGNALS
+                    .contains(&name.as_str())
+                    .then(|| format!("128+{}: a {name} behind a wrapper shell?", code - 128))
+            }
+            _ => None,
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             How::Signal { signal } => format!("killed by {signal}"),
@@ -216,6 +243,14 @@ srun: error: Unable to create step for job 12: Requested node configuration is n
 mpirun noticed that process rank 1 with PID 0 on node node2 exited on signal 11 (Segmentation fault).
 ";
         let ends = task_ends(text);
+        assert!(ends[3].how.is_consequence() && !ends[1].how.is_consequence());
+        assert!(How::Exit { code: 137 }.is_consequence());
+        assert!(!How::Exit { code: 3 }.is_consequence());
+        assert_eq!(
+            How::Exit { code: 139 }.wrapper_hint().as_deref(),
+            Some("128+11: a SIGSEGV behind a wrapper shell?")
+        );
+        assert_eq!(How::Exit { code: 3 }.wrapper_hint(), None);
         let got: Vec<(&str, Vec<u32>, String, bool)> = ends
             .iter()
             .map(|e| {

@@ -285,9 +285,11 @@ fn failures(f: &Final, ends: &[TaskEnd]) -> Vec<Failure> {
     }
     for e in ends {
         let (order, outcome) = match &e.how {
+            // SIGKILL/SIGTERM/… (or a shell's 128 + one): what the launcher or the scheduler
+            // does to the other tasks after a failure.
+            h if h.is_consequence() => continue,
             h if h.is_crash() => (1, Outcome::Crash),
             How::Exit { .. } => (2, Outcome::ExitFailure),
-            // SIGKILL/SIGTERM/…: what the launcher or scheduler does after a failure.
             How::Signal { .. } => continue,
         };
         for &task in &e.tasks {
@@ -300,9 +302,11 @@ fn failures(f: &Final, ends: &[TaskEnd]) -> Vec<Failure> {
                 text: format!(
                     "{} rank {task} {} (the launcher: `{}`)",
                     e.node,
-                    match &e.how {
-                        How::Signal { signal } => format!("crashed ({signal})"),
-                        How::Exit { code } => format!("exited with status {code}"),
+                    match (&e.how, e.how.wrapper_hint()) {
+                        (How::Signal { signal }, _) => format!("crashed ({signal})"),
+                        (How::Exit { code }, Some(hint)) =>
+                            format!("exited with status {code} ({hint})"),
+                        (How::Exit { code }, None) => format!("exited with status {code}"),
                     },
                     e.line
                 ),
@@ -526,14 +530,19 @@ pub fn finish(f: Final) -> ProbeResult {
                     .iter()
                     .find(|x| x.outcome == Outcome::OomKilled || artifact_failed)
                 {
-                    let then: Vec<String> = fails
+                    let mut then: Vec<String> = Vec::new();
+                    for x in fails
                         .iter()
-                        .filter(|x| !std::ptr::eq(*x, first))
-                        .map(|x| match x.rank {
-                            Some(rank) => format!("{} rank {rank}", x.node),
-                            None => x.node.clone(),
-                        })
-                        .collect();
+                        .filter(|x| (&x.node, x.rank) != (&first.node, first.rank))
+                    {
+                        let who = match x.rank {
+                            Some(rank) => format!("{} rank {rank} ({})", x.node, x.outcome),
+                            None => format!("{} ({})", x.node, x.outcome),
+                        };
+                        if !then.contains(&who) {
+                            then.push(who);
+                        }
+                    }
                     let then = if then.is_empty() {
                         String::new()
                     } else {

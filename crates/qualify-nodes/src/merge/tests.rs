@@ -394,6 +394,15 @@ fn final_rules() {
             "Slurm's step daemon on node2 killed the step for its memory",
         ),
         (
+            "a crash behind the rank's wrapper shell, and a shell's 137 after it",
+            None,
+            Outcome::ExitFailure,
+            "srun: error: node3: task 5: Exited with exit code 139\nsrun: error: node2: task 3: Exited with exit code 137\n",
+            false,
+            Outcome::ExitFailure,
+            "node3 rank 5 exited with status 139 (128+11: a SIGSEGV behind a wrapper shell?)",
+        ),
+        (
             "an ok launcher stays ok",
             None,
             Outcome::Ok,
