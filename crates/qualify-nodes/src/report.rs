@@ -38,7 +38,7 @@ pub struct AgentReport {
     /// Processes the agent killed at the memory ceiling.
     #[serde(default)]
     pub memory_kills: Vec<MemoryKill>,
-    /// The agent's own CPU seconds (user + system).
+    /// The agent's own CPU seconds (user + system), with the stack samplers it ran.
     pub cpu_seconds: f64,
     /// The agent stopped on request (its last report).
     #[serde(default)]

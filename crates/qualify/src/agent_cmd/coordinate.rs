@@ -188,32 +188,56 @@ impl Follow {
     }
 }
 
-/// Ask the agents to finish; end their step if they do not.
-fn stop_agents(dir: &Path, mut agents: Child) {
+/// Ask the agents to finish; end their step if they do not. Returns the CPU seconds of the
+/// `srun` that ran them (qualify's cost on this host, beside the coordinator's own).
+fn stop_agents(dir: &Path, agents: Child) -> f64 {
     let _ = std::fs::write(super::stop_path(dir), b"stop\n");
-    let exited = |agents: &mut Child, within: Duration| {
+    let pid = agents.id() as i32;
+    let exited = |within: Duration| {
         let give_up = Instant::now() + within;
-        while Instant::now() < give_up {
-            if !matches!(agents.try_wait(), Ok(None)) {
-                return true;
+        loop {
+            if let Some(cpu) = reap(pid) {
+                return Some(cpu);
+            }
+            if Instant::now() >= give_up {
+                return None;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        false
     };
-    if exited(&mut agents, Duration::from_secs(5)) {
-        return;
+    if let Some(cpu) = exited(Duration::from_secs(5)) {
+        return cpu;
     }
     // srun forwards SIGTERM to its tasks; a second one within a second ends the step.
-    let pid = nix::unistd::Pid::from_raw(agents.id() as i32);
     for _ in 0..2 {
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        );
         std::thread::sleep(Duration::from_millis(300));
     }
-    if !exited(&mut agents, Duration::from_secs(5)) {
-        let _ = agents.kill();
-        let _ = agents.wait();
+    if let Some(cpu) = exited(Duration::from_secs(5)) {
+        return cpu;
     }
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    exited(Duration::from_secs(5)).unwrap_or(0.0)
+}
+
+/// Reap `pid` if it ended: its CPU seconds (0 when it was reaped already).
+fn reap(pid: i32) -> Option<f64> {
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: plain syscall with valid pointers.
+    let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+    if r == pid {
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        return Some(tv(ru.ru_utime) + tv(ru.ru_stime));
+    }
+    (r < 0).then_some(0.0)
 }
 
 /// Cancel the ranks' job steps (their tasks on every node), so nothing of the cell outlives
@@ -243,7 +267,8 @@ fn run_once(
         .map_err(|e| CliError::unreadable("nodes directory", dir, &e, "check the run directory"))?;
     let t0 = Instant::now();
     let secs = || t0.elapsed().as_secs_f64();
-    let mut agents = start_agents(dir, nodes.len(), args, job)?;
+    let agents = start_agents(dir, nodes.len(), args, job)?;
+    let agents_pid = agents.id() as i32;
     let mut follow = Follow {
         nodes: nodes.to_vec(),
         reports: BTreeMap::new(),
@@ -257,7 +282,14 @@ fn run_once(
     {
         follow.read(dir, secs());
         if follow.reports.len() < nodes.len() {
-            if !matches!(agents.try_wait(), Ok(None)) {
+            if let Ok(Some(_)) = nix::sys::wait::waitid(
+                nix::sys::wait::Id::Pid(nix::unistd::Pid::from_raw(agents_pid)),
+                nix::sys::wait::WaitPidFlag::WEXITED
+                    | nix::sys::wait::WaitPidFlag::WNOHANG
+                    | nix::sys::wait::WaitPidFlag::WNOWAIT,
+            )
+            .map(|s| s.pid())
+            {
                 // The agents' step ended before they all reported (srun refused it, or the
                 // binary is missing on a node): the launcher runs with what there is.
                 break;
@@ -304,7 +336,7 @@ fn run_once(
         .join()
         .map_err(|_| CliError::input_only("the launcher's probe thread panicked"))??;
     follow.read(dir, secs());
-    stop_agents(dir, agents);
+    let agents_srun_cpu = stop_agents(dir, agents);
     follow.read(dir, secs());
     if let Some(reports) = at_stop {
         // Keep the agents' costs and memory kills from their last reports.
@@ -326,7 +358,7 @@ fn run_once(
         nodes: &views,
         allocation: nodes,
         interrupted,
-        coordinator_cpu_seconds: super::own_cpu_seconds(),
+        coordinator_cpu_seconds: super::own_cpu_seconds() + agents_srun_cpu,
     }))
 }
 

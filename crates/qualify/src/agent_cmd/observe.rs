@@ -267,7 +267,7 @@ pub fn run(args: ObserveArgs) -> Result<ExitCode, CliError> {
                     if let Ok(mut r) = report.lock() {
                         r.seq += 1;
                         r.written_unix = super::unix_now();
-                        r.cpu_seconds = super::own_cpu_seconds();
+                        r.cpu_seconds = super::cpu_with_children();
                         publish(&path, &r);
                     }
                     std::thread::sleep(beat);
@@ -315,7 +315,7 @@ pub fn run(args: ObserveArgs) -> Result<ExitCode, CliError> {
             if changed {
                 r.seq += 1;
                 r.written_unix = unix;
-                r.cpu_seconds = super::own_cpu_seconds();
+                r.cpu_seconds = super::cpu_with_children();
                 publish(&path, &r);
             }
         }
@@ -327,7 +327,7 @@ pub fn run(args: ObserveArgs) -> Result<ExitCode, CliError> {
         r.seq += 1;
         r.finished = true;
         r.written_unix = super::unix_now();
-        r.cpu_seconds = super::own_cpu_seconds();
+        r.cpu_seconds = super::cpu_with_children();
         publish(&path, &r);
     }
     Ok(ExitCode::SUCCESS)
