@@ -189,6 +189,9 @@ pub fn rank_of(env: &[(String, String)]) -> Option<Rank> {
 pub struct SeenProcess {
     pub pid: i32,
     pub comm: String,
+    /// A launcher (`mpirun`, `orted`, … by the rules table): it starts ranks, it is none.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub launcher: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<Rank>,
     /// The environment variables the watch was asked to keep (placement, step ids).
@@ -401,12 +404,16 @@ impl NodeWatch {
                     .filter(|(k, _)| self.keep_env.iter().any(|w| w == k))
                     .cloned()
                     .collect();
+                let launcher = RULES
+                    .as_ref()
+                    .is_ok_and(|r| r.launcher(&p.comm).is_some());
                 Tracked {
                     starttime: p.starttime,
                     seen: SeenProcess {
                         pid: p.pid,
                         comm: p.comm.clone(),
-                        rank: rank_of(&env),
+                        launcher,
+                        rank: if launcher { None } else { rank_of(&env) },
                         env: kept,
                         threads: 0,
                         anon_bytes: 0,

@@ -103,7 +103,12 @@ struct Ranks {
     seen: BTreeMap<(String, u32), RankSeen>,
 }
 
+/// (world, rank, size) of a process: its rank by the rules table (else `SLURM_PROCID`), its
+/// world the job step it runs in. A launcher (`orted`, …) started as a task is no rank.
 fn identity(p: &SeenProcess) -> Option<(String, u32, Option<u32>)> {
+    if p.launcher {
+        return None;
+    }
     let env = |k: &str| p.env.get(k).map(String::as_str);
     let world = match (env("SLURM_JOB_ID"), env("SLURM_STEP_ID")) {
         (Some(j), Some(s)) => format!("{j}.{s}"),
