@@ -404,9 +404,7 @@ impl NodeWatch {
                     .filter(|(k, _)| self.keep_env.iter().any(|w| w == k))
                     .cloned()
                     .collect();
-                let launcher = RULES
-                    .as_ref()
-                    .is_ok_and(|r| r.launcher(&p.comm).is_some());
+                let launcher = RULES.as_ref().is_ok_and(|r| r.launcher(&p.comm).is_some());
                 Tracked {
                     starttime: p.starttime,
                     seen: SeenProcess {

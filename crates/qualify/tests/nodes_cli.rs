@@ -41,9 +41,11 @@ fn required() -> bool {
 }
 
 /// The cluster's nodes when a controller answers and it has at least three of them, and MPI
-/// is installed; otherwise why the tests skip.
+/// is installed; otherwise why the tests skip. Asked once per test binary (a controller that
+/// does not answer makes every client call wait for its timeout).
 fn cluster() -> Option<Vec<String>> {
-    let why = (|| {
+    static ANSWER: std::sync::OnceLock<Result<Vec<String>, String>> = std::sync::OnceLock::new();
+    let why = ANSWER.get_or_init(|| {
         let ping = Command::new("scontrol").arg("ping").output().ok();
         if !ping.is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("is UP")) {
             return Err(
@@ -81,12 +83,12 @@ fn cluster() -> Option<Vec<String>> {
             );
         }
         Ok(nodes)
-    })();
+    });
     match why {
-        Ok(nodes) => Some(nodes),
+        Ok(nodes) => Some(nodes.clone()),
         Err(why) => {
             assert!(!required(), "QUALIFY_REQUIRE_SLURM_NODES is set, but {why}");
-            skip_note(&why);
+            skip_note(why);
             None
         }
     }
