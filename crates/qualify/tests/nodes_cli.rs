@@ -653,3 +653,39 @@ fn has_ranks(report: &Path) -> bool {
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         .is_some_and(|r| r["ranks"].as_array().is_some_and(|a| !a.is_empty()))
 }
+
+#[test]
+fn the_coordinator_outside_an_allocation_and_a_malformed_selection_are_setup_errors() {
+    let dir = scratch("setup");
+    let out = Command::new(QUALIFY)
+        .args([
+            "agent",
+            "coordinate",
+            "--json",
+            "--nodes-dir",
+            "n",
+            "--",
+            "true",
+        ])
+        .current_dir(&*dir)
+        .env_remove("SLURM_JOB_ID")
+        .output()
+        .expect("run qualify agent coordinate");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("runs inside a Slurm allocation, but SLURM_JOB_ID is not set"),
+        "{err}"
+    );
+    let out = Command::new(QUALIFY)
+        .args(["agent", "observe", "--dir", "n", "--select", "SLURM_JOB_ID"])
+        .current_dir(&*dir)
+        .output()
+        .expect("run qualify agent observe");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--select \"SLURM_JOB_ID\" is not NAME=VALUE"),
+        "{err}"
+    );
+}

@@ -308,7 +308,15 @@ fn run_once(
         std::thread::Builder::new()
             .name("qualify-launcher-probe".into())
             .spawn(move || qualify_probe::probe(&spec, &probe_cancel))
-            .map_err(|e| CliError::input_only(format!("cannot start the launcher's probe: {e}")))?
+    };
+    let launched = match launched {
+        Ok(t) => t,
+        Err(e) => {
+            stop_agents(dir, agents);
+            return Err(CliError::input_only(format!(
+                "cannot start the launcher's probe: {e}"
+            )));
+        }
     };
     let mut stop: Option<(Stop, f64)> = None;
     let mut at_stop: Option<BTreeMap<String, AgentReport>> = None;
@@ -334,9 +342,11 @@ fn run_once(
     }
     let launcher = launched
         .join()
-        .map_err(|_| CliError::input_only("the launcher's probe thread panicked"))??;
+        .map_err(|_| CliError::input_only("the launcher's probe thread panicked"));
     follow.read(dir, secs());
+    // The agents finish whatever became of the launcher (a command not found is a setup error).
     let agents_srun_cpu = stop_agents(dir, agents);
+    let launcher = launcher??;
     follow.read(dir, secs());
     if let Some(reports) = at_stop {
         // Keep the agents' costs and memory kills from their last reports.
