@@ -86,13 +86,27 @@ impl Selector {
     }
 }
 
+/// How long (hundredths of a second) a process must have lived before a decision not to
+/// select it is kept.
+const SETTLE_TICKS: u64 = 200;
+
+/// Clock ticks since boot (the unit of a process's start time).
+fn uptime_ticks(ticks_per_second: u64) -> u64 {
+    std::fs::read_to_string("/proc/uptime")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(u64::MAX, |secs| (secs * ticks_per_second as f64) as u64)
+}
+
 /// The job's processes on this node, followed across samples.
 pub struct Membership {
     selector: Selector,
     own_netns: Option<String>,
     me: i32,
-    /// pid → (start time, on this node, selected by itself).
-    decided: HashMap<i32, (u64, bool, bool)>,
+    /// pid → (start time, command name, on this node, selected by itself). A process's
+    /// environment is replaced when it execs, which keeps its start time but changes its command
+    /// name: a new name is decided again.
+    decided: HashMap<i32, (u64, String, bool, bool)>,
 }
 
 impl Membership {
@@ -119,21 +133,36 @@ impl Membership {
         }
         let alive: HashSet<i32> = rows.iter().map(|r| r.0).collect();
         self.decided.retain(|pid, _| alive.contains(pid));
+        let ticks = procfs::ticks_per_second();
+        let now_ticks = uptime_ticks(ticks);
         let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
         let mut on_node: HashSet<i32> = HashSet::new();
         let mut roots: Vec<i32> = Vec::new();
         for (pid, ppid, start, comm) in &rows {
             children.entry(*ppid).or_default().push(*pid);
-            if *pid == self.me || self.selector.skip_comms.iter().any(|c| c == comm) {
+            // Kernel threads (children of kthreadd) have no environment and are nobody's job.
+            if *pid == self.me
+                || *pid == 2
+                || *ppid == 2
+                || self.selector.skip_comms.iter().any(|c| c == comm)
+            {
                 continue;
             }
             let (node, chosen) = match self.decided.get(pid) {
-                Some((s, node, chosen)) if s == start => (*node, *chosen),
+                Some((s, c, node, chosen)) if s == start && c == comm => (*node, *chosen),
                 _ => {
                     let node = !self.selector.same_network_namespace
                         || (self.own_netns.is_some() && netns(*pid) == self.own_netns);
-                    let chosen = node && self.selector.env_matches(&environ(*pid));
-                    self.decided.insert(*pid, (*start, node, chosen));
+                    let env = if node { environ(*pid) } else { Vec::new() };
+                    let chosen = node && self.selector.env_matches(&env);
+                    // A young process may not have exec'd its program yet (a scheduler's
+                    // forked child, whose environment is still the daemon's), and an
+                    // environment not readable is no answer: ask again next time.
+                    let settled = now_ticks.saturating_sub(*start) > SETTLE_TICKS * ticks / 100;
+                    if !node || chosen || (settled && !env.is_empty()) {
+                        self.decided
+                            .insert(*pid, (*start, comm.clone(), node, chosen));
+                    }
                     (node, chosen)
                 }
             };
@@ -635,6 +664,44 @@ mod tests {
             2,
             "both sleeps, the one with a cleared environment too: {comms:?}"
         );
+    }
+
+    #[test]
+    fn a_process_seen_before_it_execs_into_the_job_is_selected_after() {
+        // As a scheduler's forked child is, before it execs the task with the job's
+        // environment: first not the job's, then (same pid, same start time) the job's.
+        let tag = format!("exec-{}", std::process::id());
+        let kids = Kids(vec![
+            Command::new("/bin/sh")
+                .args([
+                    "-c",
+                    &format!(
+                        "sleep 0.6; exec env QUALIFY_OBSERVE_TEST={tag} QUALIFY_OBSERVE_STEP=0 sleep 30"
+                    ),
+                ])
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("spawn"),
+        ]);
+        let pid = kids.0[0].id() as i32;
+        let mut m = Membership::new(selector(&tag));
+        let start = Instant::now();
+        let mut before = false;
+        let after = loop {
+            let got = m.members();
+            if start.elapsed() < Duration::from_millis(300) {
+                before |= !got.contains(&pid);
+            }
+            if got.contains(&pid) {
+                break true;
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(before, "not the job's before it execs");
+        assert!(after, "the job's after it execs");
     }
 
     #[test]
