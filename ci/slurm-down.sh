@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Stop the single-node Slurm started by ci/slurm-up.sh: slurmd, slurmctld, then munged (only the
-# daemons whose pid files ci/slurm-up.sh's state directory holds, plus munged's own pid file).
+# Stop the Slurm started by ci/slurm-up.sh. A multi-node cluster (its record `cluster.env` in
+# the state directory) is torn down by ci/slurm-nodes.sh: daemons by pid, every process left in
+# the nodes' namespaces, the namespaces, the bridge, its munged. A single node: slurmd,
+# slurmctld, then munged (only the daemons whose pid files ci/slurm-up.sh's state directory
+# holds, plus munged's own pid file).
 set -uo pipefail
 state=${QUALIFY_SLURM_STATE:-/var/lib/qualify-slurm}
+if [ -s "$state/cluster.env" ]; then
+  QUALIFY_SLURM_STATE=$state exec "$(dirname "$0")/slurm-nodes.sh" down
+fi
 stop() { # name, pidfile
   local name=$1 pidfile=$2 pid
   [ -s "$pidfile" ] || return 0

@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
-# Start a real single-node Slurm cluster on this machine, for the Slurm executor's tests and for
-# trying `qualify run --executor slurm` on a laptop. Runs as root (it starts munged, slurmctld and
-# slurmd directly, without systemd). Installs `slurm-wlm munge` with apt-get only when missing.
+# Start a real Slurm cluster on this machine, for the Slurm executor's tests and for trying
+# `qualify run --executor slurm` on a laptop. Runs as root (it starts munged, slurmctld and slurmd
+# directly, without systemd). Installs `slurm-wlm munge` with apt-get only when missing.
 #
-#   ci/slurm-up.sh            # configure + start; waits until the node is idle
-#   export SLURM_CONF=$(ci/slurm-up.sh)   # stdout is only the slurm.conf path
-#   ci/slurm-down.sh          # stop the daemons this script started
+#   ci/slurm-up.sh            # one node (this host); waits until the node is idle
+#   ci/slurm-up.sh --nodes 3  # three nodes in network namespaces on a private bridge
+#                             # (ci/slurm-nodes.sh: own munged, conf, port; see there)
+#   export SLURM_CONF=$(ci/slurm-up.sh --nodes 3)   # stdout is only the slurm.conf path
+#   ci/slurm-down.sh          # stop what this script started (either kind)
 #
 # Environment: QUALIFY_SLURM_STATE (default /var/lib/qualify-slurm) holds the generated
 # slurm.conf, logs, spool and pid files; SLURM_CONF is exported to that slurm.conf for clients
 # when it is not the system one (the script prints the line to use).
 set -euo pipefail
+
+nodes=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
+    --nodes=*) nodes=${1#--nodes=}; shift ;;
+    *) echo "usage: ci/slurm-up.sh [--nodes N]" >&2; exit 2 ;;
+  esac
+done
+case "$nodes" in
+  ''|*[!0-9]*|0) echo "slurm-up: --nodes takes a positive number, not '$nodes'" >&2; exit 2 ;;
+esac
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "slurm-up: run as root (munged, slurmctld and slurmd are started directly)" >&2
@@ -28,6 +42,18 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 state=${QUALIFY_SLURM_STATE:-/var/lib/qualify-slurm}
+if [ "$nodes" -gt 1 ]; then
+  if [ -s "$state/run/slurmctld.pid" ] && kill -0 "$(cat "$state/run/slurmctld.pid")" 2>/dev/null \
+     && [ ! -s "$state/cluster.env" ]; then
+    echo "slurm-up: a single-node cluster runs from $state; stop it (ci/slurm-down.sh) or set QUALIFY_SLURM_STATE" >&2
+    exit 2
+  fi
+  exec "$(dirname "$0")/slurm-nodes.sh" up "$nodes"
+fi
+if [ -s "$state/cluster.env" ]; then
+  echo "slurm-up: a multi-node cluster is recorded in $state; stop it (ci/slurm-down.sh) or set QUALIFY_SLURM_STATE" >&2
+  exit 2
+fi
 host=$(hostname -s)
 cpus=$(nproc --all)
 # RealMemory in MiB, a little below MemTotal so slurmd does not drain the node as "low memory".

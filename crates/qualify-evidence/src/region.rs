@@ -42,8 +42,9 @@ pub struct Tested {
 /// The largest topology the completed cells examined (the receipt's `tested.topology`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestedTopology {
-    /// Nodes of the largest allocation a completed cell ran in (1 for a local run: a `nodes`
-    /// axis value alone does not make a run multi-node).
+    /// Nodes of the largest allocation a completed cell ran in — with per-node observation the
+    /// nodes its ranks were seen on (1 for a local run: a `nodes` axis value alone does not
+    /// make a run multi-node).
     pub nodes: u64,
     /// Largest rank (task) count: a topology axis other than `nodes`, or a Slurm allocation's
     /// tasks.
@@ -52,11 +53,22 @@ pub struct TestedTopology {
     pub cores_per_node: u64,
 }
 
-/// Nodes and tasks of the Slurm allocation a cell ran in (`evidence.slurm`), if it did.
+/// Nodes and tasks of the Slurm allocation a cell ran in (`evidence.slurm`), if it did. When
+/// every node was observed (`evidence.nodes`), the nodes are those its ranks were seen on (the
+/// placement), not the nodes it asked for: an allocation of three nodes whose ranks ran on two
+/// examined two.
 fn allocation(cell: &Cell) -> Option<(u64, u64)> {
     let slurm = cell.result.evidence.get("slurm")?;
+    let asked = slurm.get("nodes")?.as_u64()?;
+    let reached = cell
+        .result
+        .evidence
+        .get("nodes")
+        .and_then(|n| n.get("nodes_reached"))
+        .and_then(Value::as_u64)
+        .map_or(asked, |r| r.clamp(1, asked.max(1)));
     Some((
-        slurm.get("nodes")?.as_u64()?,
+        reached,
         slurm.get("ntasks").and_then(Value::as_u64).unwrap_or(1),
     ))
 }

@@ -17,6 +17,7 @@ mod inspect;
 pub mod limits;
 mod memory;
 pub mod netns;
+pub mod observe;
 mod output;
 mod ranks;
 pub mod result;
@@ -39,6 +40,7 @@ use std::sync::atomic::AtomicBool;
 pub use backend::BackendChoice;
 pub use control::Control;
 pub use limits::{Limits, Progress, format_bytes, parse_cpus, parse_duration, parse_size};
+pub use observe::{Membership, NodeState, NodeWatch, Observation, Selector, Stuck};
 pub use result::{Enforcement, Flag, Outcome, ProbeResult, Strength, TimeoutKind};
 pub use sandbox::{Mode as SandboxMode, Network, Role, Sandbox, SandboxEnforcement};
 

@@ -241,8 +241,10 @@ impl Rules {
             Some(m) if self.runtime_library(m).is_some() => Owner::Runtime,
             Some(_) => Owner::User,
             // Without a module (a tool that printed none): a function a call rule names is the
-            // runtime's; anything else counts as user code.
+            // runtime's; the kernel's vDSO (`__vdso_clock_gettime`, mapped as `[vdso]`, which
+            // names no file) is the system's, as libc is; anything else counts as user code.
             None if f.name().is_some_and(|n| self.call_by_function(n).is_some()) => Owner::Runtime,
+            None if f.name().is_some_and(|n| n.starts_with("__vdso_")) => Owner::System,
             None => Owner::User,
         }
     }
@@ -447,6 +449,18 @@ mod tests {
                     f("main._omp_fn.0", "omp_barrier"),
                 ],
                 "call an OpenMP runtime call library syscall main._omp_fn.0",
+            ),
+            (
+                "the TCP transport's progress loop reads the clock through the vDSO (no file)",
+                vec![
+                    f("__vdso_clock_gettime", ""),
+                    f("clock_gettime@@GLIBC_2.17", "libc.so.6"),
+                    f("event_base_loop", "libevent_core-2.1.so.7"),
+                    f("opal_progress", "libopen-pal.so.40"),
+                    f("PMPI_Send", "libmpi.so.40"),
+                    f("main", exe),
+                ],
+                "call MPI_Send function event_base_loop main",
             ),
             (
                 "a yielding MPI rank spins in the runtime, not in sched_yield",

@@ -82,6 +82,43 @@ fn html_one_axis_is_a_strip_and_boundaries_are_listed() {
 }
 
 #[test]
+fn html_draws_a_multi_node_sweep_nodes_by_ranks_whatever_the_axis_order() {
+    // A workload axis first, then the topology: the map is still nodes ↓ × ranks →.
+    let mut cells = Vec::new();
+    for bytes in [10, 20] {
+        for nodes in [1, 2, 3] {
+            for ranks in [2, 3] {
+                let outcome = if nodes > 1 { "deadlock" } else { "ok" };
+                cells.push(json!({
+                    "params": {"bytes": bytes, "nodes": nodes, "ranks": ranks},
+                    "result": {"outcome": outcome, "detail": format!("node{nodes} rank 0: MPI_Recv")},
+                }));
+            }
+        }
+    }
+    let axis = |name: &str, kind: &str| json!({"name": name, "kind": kind, "values": []});
+    let r = json!({"predicate": {
+        "claim": {"level": "trial"},
+        "cells": cells,
+        "tested": {"axes": [axis("bytes", "workload"), axis("nodes", "topology"), axis("ranks", "topology")]},
+    }});
+    let html = qualify_render::html(&r);
+    assert_self_contained(&html);
+    assert!(
+        html.contains(r#"class="ptitle">ranks →</text>"#),
+        "columns are the ranks"
+    );
+    assert!(
+        html.contains(r#"class="ptitle">nodes ↓</text>"#),
+        "rows are the nodes"
+    );
+    assert!(
+        html.contains("Each square merges the cells over bytes"),
+        "the other axis is merged"
+    );
+}
+
+#[test]
 fn html_performance_plots_checks_predictions_and_gap() {
     let r = fixture("perf");
     let html = qualify_render::html(&r);

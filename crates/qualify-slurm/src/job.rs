@@ -52,6 +52,10 @@ pub struct CellJob {
     /// The sandbox the probe sets up on the node (`--sandbox`, `--network`, `--writable`,
     /// `--readable`, `--hide`, `--user`).
     pub sandbox: qualify_probe::Sandbox,
+    /// Observe every node of the allocation: the job runs `qualify agent coordinate` (per-node
+    /// agents, the launcher probed on the batch host, one merged result) instead of `qualify
+    /// probe`. For cells whose ranks run outside the batch host's process tree (a topology).
+    pub observe_nodes: bool,
 }
 
 /// The `qualify probe` flags for `sandbox`.
@@ -157,6 +161,8 @@ pub struct CellFiles {
     pub status: PathBuf,
     /// `qualify probe`'s stderr (setup errors).
     pub stderr: PathBuf,
+    /// The per-node agents' reports (cells that observe every node).
+    pub nodes: PathBuf,
 }
 
 impl CellFiles {
@@ -166,13 +172,15 @@ impl CellFiles {
             result: batch_dir.join(format!("cell-{task}.json")),
             status: batch_dir.join(format!("cell-{task}.rc")),
             stderr: batch_dir.join(format!("cell-{task}.err")),
+            nodes: batch_dir.join(format!("cell-{task}.nodes")),
         }
     }
 }
 
 /// The script one array task runs: enter the workdir, set the environment, run
-/// `qualify probe --json` under the cell's limits (watching the run's `lease`: the cell stops
-/// when the submitting qualify is gone), keep its exit status, and publish the result
+/// `qualify probe --json` (or, observing every node, `qualify agent coordinate --json` with the
+/// agents' reports in `cell-N.nodes/`) under the cell's limits (watching the run's `lease`: the
+/// cell stops when the submitting qualify is gone), keep its exit status, and publish the result
 /// atomically (write, then rename).
 pub fn cell_script(
     qualify: &Path,
@@ -181,9 +189,20 @@ pub fn cell_script(
     lease: Option<&Path>,
 ) -> String {
     let l = &job.limits;
-    let mut probe = vec![
-        shell_quote(&qualify.to_string_lossy()),
-        "probe".into(),
+    let mut probe = vec![shell_quote(&qualify.to_string_lossy())];
+    if job.observe_nodes {
+        probe.extend([
+            "agent".to_string(),
+            "coordinate".into(),
+            format!(
+                "--nodes-dir={}",
+                shell_quote(&files.nodes.to_string_lossy())
+            ),
+        ]);
+    } else {
+        probe.push("probe".into());
+    }
+    probe.extend([
         "--json".into(),
         format!(
             "--timeout={}ms",
@@ -192,7 +211,7 @@ pub fn cell_script(
         format!("--stall={}ms", (l.stall_seconds * 1000.0).round() as u64),
         format!("--progress={}", l.progress),
         format!("--backend={}", shell_quote(&job.backend)),
-    ];
+    ]);
     if let Some(m) = l.memory_bytes {
         probe.push(format!("--memory={m}"));
     }
@@ -266,6 +285,7 @@ mod tests {
             topology: Topology::default(),
             repeat: 3,
             sandbox: qualify_probe::Sandbox::default(),
+            observe_nodes: false,
         }
     }
 
@@ -339,5 +359,23 @@ mod tests {
             "{s}"
         );
         assert!(array_script(Path::new("/run/b0")).contains("cell-\"$SLURM_ARRAY_TASK_ID\".sh"));
+        assert!(s.contains("/bin/qualify probe --json"), "{s}");
+    }
+
+    #[test]
+    fn a_cell_observing_every_node_runs_the_coordinator() {
+        let files = CellFiles::new(Path::new("/run/b0"), 2);
+        let mut j = job(Some(1 << 20), 5.0, None);
+        j.observe_nodes = true;
+        let s = cell_script(Path::new("/bin/qualify"), &j, &files, None);
+        assert!(
+            s.contains("/bin/qualify agent coordinate --nodes-dir=/run/b0/cell-2.nodes --json"),
+            "{s}"
+        );
+        assert!(s.contains("--memory=1048576"), "{s}");
+        assert!(
+            s.contains("mv /run/b0/cell-2.json.partial /run/b0/cell-2.json"),
+            "{s}"
+        );
     }
 }

@@ -4,7 +4,9 @@
 //!
 //! Rules: the probe's result, when present, is the classification (it saw the process tree);
 //! Slurm's verdict is kept next to it in `evidence.slurm`, and where the two disagree (e.g. the
-//! probe finished `ok` but Slurm says OUT_OF_MEMORY) the detail line says so. Without a result,
+//! probe finished `ok` but Slurm says OUT_OF_MEMORY) the detail line says so — except that a
+//! failing result of a job Slurm ended NODE_FAIL is `interrupted` (a node of the allocation
+//! failed during the cell; the probe's outcome is kept in `evidence.slurm.probe_outcome`). Without a result,
 //! OUT_OF_MEMORY (or a FAILED job whose output carries slurmstepd's "Exceeded job memory limit",
 //! Slurm's memory kill without cgroups) becomes `oom_killed` and TIMEOUT `timeout` (the
 //! artifact's doing, decided by Slurm: enforcement `slurm`); NODE_FAIL, PREEMPTED, BOOT_FAIL,
@@ -195,9 +197,32 @@ pub fn reconcile(
     let state = verdict.state.as_ref();
     let mut slurm = verdict.to_json();
     match probe {
+        Some(mut r)
+            if state == Some(&JobState::NodeFail)
+                && !matches!(r.outcome, Outcome::Ok | Outcome::Interrupted) =>
+        {
+            // A node of the allocation failed while the cell ran: a failure seen then may be
+            // the node's doing (ranks cut off, a launcher losing its tasks), not the artifact's.
+            slurm["disagrees"] = json!(true);
+            slurm["probe_outcome"] = json!(r.outcome.as_str());
+            slurm["probe_detail"] = json!(r.detail);
+            r.detail = format!(
+                "Slurm says NODE_FAIL: a node of the allocation failed during the cell, so the probe's verdict ({}: {}) says nothing certain about the artifact (kept in evidence.slurm)",
+                r.outcome.as_str(),
+                r.detail
+            );
+            r.outcome = Outcome::Interrupted;
+            r.timeout_kind = None;
+            attach(&mut r.evidence, slurm);
+            r
+        }
         Some(mut r) => {
             let disagrees = match state {
-                None | Some(JobState::Completed) | Some(JobState::Failed) => false,
+                // Still completing (its steps being cleaned up) is no verdict of Slurm's.
+                None
+                | Some(JobState::Completed)
+                | Some(JobState::Failed)
+                | Some(JobState::Active(_)) => false,
                 Some(JobState::OutOfMemory) => r.outcome != Outcome::OomKilled,
                 Some(JobState::Timeout) => r.outcome != Outcome::Timeout,
                 Some(_) => true,
@@ -392,13 +417,54 @@ mod tests {
         assert_eq!(r.evidence["samples"], 3);
         assert!(r.detail.contains("Slurm says OUT_OF_MEMORY"));
 
-        let r = reconcile(
-            &verdict(Some(JobState::Completed)),
-            Some(probe(Outcome::Deadlock)),
-            &Limits::default(),
-        );
-        assert_eq!(r.outcome, Outcome::Deadlock);
-        assert!(r.evidence["slurm"].get("disagrees").is_none());
+        for state in [JobState::Completed, JobState::Active("COMPLETING".into())] {
+            let r = reconcile(
+                &verdict(Some(state)),
+                Some(probe(Outcome::Deadlock)),
+                &Limits::default(),
+            );
+            assert_eq!(r.outcome, Outcome::Deadlock);
+            assert!(
+                r.evidence["slurm"].get("disagrees").is_none(),
+                "{}",
+                r.detail
+            );
+            assert_eq!(r.detail, "probe");
+        }
+    }
+
+    #[test]
+    fn a_node_failure_makes_a_failing_result_not_evidence() {
+        let l = Limits::default();
+        // (probe outcome, Slurm state, expected outcome)
+        let cases = [
+            (Outcome::Crash, JobState::NodeFail, Outcome::Interrupted),
+            (Outcome::Deadlock, JobState::NodeFail, Outcome::Interrupted),
+            (
+                Outcome::ExitFailure,
+                JobState::NodeFail,
+                Outcome::Interrupted,
+            ),
+            (Outcome::Ok, JobState::NodeFail, Outcome::Ok),
+            (Outcome::Crash, JobState::Failed, Outcome::Crash),
+        ];
+        for (probe_outcome, state, want) in cases {
+            let r = reconcile(
+                &verdict(Some(state.clone())),
+                Some(probe(probe_outcome)),
+                &l,
+            );
+            assert_eq!(
+                r.outcome, want,
+                "{probe_outcome:?} under {state:?}: {}",
+                r.detail
+            );
+            if want == Outcome::Interrupted {
+                assert!(r.detail.starts_with("Slurm says NODE_FAIL"), "{}", r.detail);
+                assert_eq!(r.evidence["slurm"]["probe_outcome"], probe_outcome.as_str());
+                assert_eq!(r.evidence["samples"], 3, "the probe's evidence is kept");
+            }
+        }
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! `[executor]`: where cells run. `kind = "local"` (the default: the probe engine on this
 //! machine) or `kind = "slurm"` (one Slurm job per cell, in job arrays) with `partition`,
-//! `account`, `qos`, extra `sbatch_options` and a `pending_limit` after which a cell that has
-//! not started is reported as not started. Slurm-only keys under `kind = "local"` are errors.
+//! `account`, `qos`, extra `sbatch_options`, a `pending_limit` after which a cell that has
+//! not started is reported as not started, and a `launcher` that replaces `[artifact] launcher`
+//! under Slurm (e.g. `srun --mpi=pmix -n {ranks}` where the artifact says `mpirun -n {ranks}`).
+//! Slurm-only keys under `kind = "local"` are errors.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize, Serializer};
 use toml::{Spanned, Value};
 
-use crate::check::Checker;
+use crate::check::{Checker, PlaceholderUse};
 
 /// Which executor runs the cells.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -29,6 +31,9 @@ pub struct Executor {
     pub sbatch_options: Vec<String>,
     #[serde(rename = "pending_limit_seconds", serialize_with = "seconds")]
     pub pending_limit: Option<Duration>,
+    /// Replaces `[artifact] launcher` for cells run as Slurm jobs (a template like it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<String>,
 }
 
 fn seconds<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -44,9 +49,14 @@ pub(crate) struct RawExecutor {
     qos: Option<Spanned<String>>,
     sbatch_options: Option<Spanned<Vec<String>>>,
     pending_limit: Option<Spanned<Value>>,
+    launcher: Option<Spanned<String>>,
 }
 
-pub(crate) fn check(raw: RawExecutor, ck: &mut Checker<'_>) -> Executor {
+pub(crate) fn check(
+    raw: RawExecutor,
+    ck: &mut Checker<'_>,
+    uses: &mut Vec<PlaceholderUse>,
+) -> Executor {
     let kind = match &raw.kind {
         None => ExecutorKind::Local,
         Some(k) => match k.get_ref().as_str() {
@@ -69,6 +79,11 @@ pub(crate) fn check(raw: RawExecutor, ck: &mut Checker<'_>) -> Executor {
     let account = text(ck, &raw.account, "executor.account");
     let qos = text(ck, &raw.qos, "executor.qos");
     let pending_limit = raw.pending_limit.as_ref().and_then(|p| ck.duration(p));
+    let launcher = raw.launcher.as_ref().map(|l| {
+        let text = ck.non_empty(l, "executor.launcher");
+        uses.extend(ck.template(&text, l.span()));
+        text
+    });
     let mut sbatch_options = Vec::new();
     if let Some(opts) = &raw.sbatch_options {
         for o in opts.get_ref() {
@@ -98,6 +113,7 @@ pub(crate) fn check(raw: RawExecutor, ck: &mut Checker<'_>) -> Executor {
             raw.qos.as_ref().map(|s| s.span()),
             raw.sbatch_options.as_ref().map(|s| s.span()),
             raw.pending_limit.as_ref().map(|s| s.span()),
+            raw.launcher.as_ref().map(|s| s.span()),
         ];
         if let Some(span) = slurm_only.into_iter().flatten().next() {
             ck.error_help(
@@ -114,6 +130,7 @@ pub(crate) fn check(raw: RawExecutor, ck: &mut Checker<'_>) -> Executor {
         qos,
         sbatch_options,
         pending_limit,
+        launcher,
     }
 }
 
@@ -153,6 +170,60 @@ mod tests {
             "a string command runs under the shell, once per rank"
         );
         assert_eq!(spec.executor.kind, super::ExecutorKind::Local);
+    }
+
+    #[test]
+    fn an_executor_launcher_replaces_the_artifacts_under_slurm() {
+        let spec = Spec::parse(
+            "[artifact]\nname = \"a\"\ncommand = \"./ring 10\"\nlauncher = \"mpirun -n {ranks}\"\n[claim]\nlevel = \"trial\"\n[executor]\nkind = \"slurm\"\nlauncher = \"srun --mpi=pmix -n {ranks}\"\n[[axis]]\nname = \"ranks\"\nkind = \"topology\"\nvalues = [1, 2]\n",
+            "q.toml",
+        )
+        .unwrap();
+        let params = qualify_plan_params(2);
+        let local = spec.cell_probe(&params, qualify_probe::BackendChoice::Auto);
+        let slurm = spec.slurm_cell_probe(&params, qualify_probe::BackendChoice::Auto);
+        let words = |p: &qualify_probe::ProbeSpec| -> Vec<String> {
+            p.argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(
+            words(&local),
+            ["mpirun", "-n", "2", "/bin/sh", "-c", "./ring 10"]
+        );
+        assert_eq!(
+            words(&slurm),
+            [
+                "srun",
+                "--mpi=pmix",
+                "-n",
+                "2",
+                "/bin/sh",
+                "-c",
+                "./ring 10"
+            ]
+        );
+        let err = Spec::parse(
+            &format!("{BASE}[executor]\nkind = \"slurm\"\nlauncher = \"srun -n {{tasks}}\"\n"),
+            "q.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("placeholder `{tasks}` has no axis"), "{err}");
+        let err = Spec::parse(
+            &format!("{BASE}[executor]\nlauncher = \"srun\"\n"),
+            "q.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("applies to Slurm only"), "{err}");
+    }
+
+    fn qualify_plan_params(ranks: i64) -> qualify_model::Params {
+        let mut p = qualify_model::Params::new();
+        p.insert("ranks".to_string(), qualify_model::Value::Int(ranks));
+        p
     }
 
     #[test]

@@ -207,6 +207,26 @@ impl Spec {
         }
     }
 
+    /// [`Spec::cell_probe`] for a cell run as a Slurm job: `[executor] launcher`, when given,
+    /// in place of `[artifact] launcher`.
+    pub fn slurm_cell_probe(
+        &self,
+        params: &Params,
+        backend: qualify_probe::BackendChoice,
+    ) -> qualify_probe::ProbeSpec {
+        let mut probe = self.cell_probe(params, backend);
+        if let Some(launcher) = &self.executor.launcher {
+            let skip = self.artifact.launcher_argv(params).len();
+            let mut argv: Vec<std::ffi::OsString> = crate::template::render(launcher, params)
+                .split_whitespace()
+                .map(Into::into)
+                .collect();
+            argv.extend(probe.argv.into_iter().skip(skip));
+            probe.argv = argv;
+        }
+        probe
+    }
+
     /// The probe limits of the cell whose axis values are `params`: `[limits]` (or the probe's
     /// defaults), with the memory ceiling taken from the memory axis's value when there is one.
     pub fn limits_for(&self, params: &Params) -> qualify_probe::Limits {
@@ -279,7 +299,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
     }
     let executor = raw
         .executor
-        .map(|e| executor::check(e, &mut ck))
+        .map(|e| executor::check(e, &mut ck, &mut checked.uses))
         .unwrap_or_default();
     let sandbox = raw
         .sandbox
@@ -477,10 +497,13 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
                 );
             }
         }
+        // A topology axis named `nodes` sizes the Slurm allocation (`--nodes`).
+        let sizes_allocation = |a: &Axis| a.kind == AxisKind::Topology && a.name == "nodes";
         for a in axes.iter().filter(|a| {
-            !a.axis.sets_memory_ceiling()
-                && !matches!(a.axis.kind, AxisKind::Load | AxisKind::Fault)
-                && !used.contains(a.axis.name.as_str())
+            !(a.axis.sets_memory_ceiling()
+                || matches!(a.axis.kind, AxisKind::Load | AxisKind::Fault)
+                || sizes_allocation(&a.axis)
+                || used.contains(a.axis.name.as_str()))
         }) {
             ck.error_help(
                 a.name_span.clone(),
@@ -489,7 +512,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
                     a.axis.name, a.axis.name
                 ),
                 format!(
-                    "put {{{}}} where the command takes this value, or remove the axis (only kind = \"memory\", \"load\" and \"fault\" axes need no placeholder: they set the memory ceiling, the offered load, a dependency's fault)",
+                    "put {{{}}} where the command takes this value, or remove the axis (only kind = \"memory\", \"load\" and \"fault\" axes and a topology axis named `nodes` need no placeholder: they set the memory ceiling, the offered load, a dependency's fault, the Slurm allocation's nodes)",
                     a.axis.name
                 ),
             );

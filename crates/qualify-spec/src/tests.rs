@@ -649,7 +649,7 @@ fn axes_must_be_used() {
         "axis `threads` is not used: no `{threads}` placeholder in artifact.command or artifact.env",
     );
     assert!(
-        e.contains("only kind = \"memory\", \"load\" and \"fault\" axes need no placeholder"),
+        e.contains("only kind = \"memory\", \"load\" and \"fault\" axes and a topology axis named `nodes` need no placeholder"),
         "{e}"
     );
 
@@ -980,4 +980,15 @@ fn contradictions_between_sections_are_errors() {
             "max_exponent along `n` is never judged: a scaling model needs 5 distinct values and the axis has 3"
         )
     );
+}
+
+#[test]
+fn a_nodes_topology_axis_needs_no_placeholder_other_topology_axes_do() {
+    let text =
+        format!("{BASE}\n[[axis]]\nname = \"nodes\"\nkind = \"topology\"\nvalues = [1, 2]\n");
+    Spec::parse(&text, "q.toml").expect("`nodes` sizes the allocation");
+    let text =
+        format!("{BASE}\n[[axis]]\nname = \"ranks\"\nkind = \"topology\"\nvalues = [1, 2]\n");
+    let e = error(&text);
+    assert!(e.contains("axis `ranks` is not used"), "{e}");
 }

@@ -3,6 +3,7 @@
 //! subcommand (`*_cmd`); `run_cmd` is the main job, a pipeline of named stages. Every subcommand
 //! returns `Result<ExitCode, CliError>` and errors are printed here, once ([`error`]).
 
+mod agent_cmd;
 mod error;
 mod gate_cmd;
 mod gate_signature;
@@ -49,6 +50,9 @@ enum Command {
     Report(report_cmd::ReportArgs),
     /// Read the ledger of receipts: list, show, stats, verify, controls.
     Ledger(ledger_cmd::LedgerArgs),
+    /// Per-node observation of multi-node cells (started by qualify's own job scripts).
+    #[command(hide = true)]
+    Agent(agent_cmd::AgentArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify_cmd::run(args),
         Command::Report(args) => report_cmd::run(args),
         Command::Ledger(args) => ledger_cmd::run(args),
+        Command::Agent(args) => agent_cmd::run(args),
     };
     done.unwrap_or_else(|e| error::report(&e))
 }

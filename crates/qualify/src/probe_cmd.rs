@@ -38,6 +38,24 @@ pub struct ProbeArgs {
     /// Enforcement backend: auto, cgroup2, cgroup1, rlimit.
     #[arg(long, value_name = "BACKEND", default_value = "auto")]
     backend: BackendChoice,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
+    /// Print one JSON object on stdout instead of the human summary.
+    #[arg(long)]
+    json: bool,
+    /// Stop the probe (`interrupted`) when this lease file stops changing for 10 s, says
+    /// `ended` or disappears: how a Slurm job ends when the `qualify run` that submitted it is gone.
+    #[arg(long, value_name = "FILE")]
+    lease: Option<std::path::PathBuf>,
+    /// The command to probe, after `--`.
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+/// The sandbox flags shared by `qualify probe` and `qualify agent coordinate` (the Slurm
+/// executor passes a cell's sandbox to the node as these flags).
+#[derive(Args, Debug)]
+pub struct SandboxArgs {
     /// The sandbox: on (as strong as the host allows, each missing layer stated), off, or
     /// required (exit 2 naming a layer that cannot be enforced).
     #[arg(long, value_name = "MODE", default_value = "on")]
@@ -59,16 +77,28 @@ pub struct ProbeArgs {
     /// As root: the user the program runs as (default: the current directory's owner, or nobody).
     #[arg(long, value_name = "USER")]
     user: Option<String>,
-    /// Print one JSON object on stdout instead of the human summary.
-    #[arg(long)]
-    json: bool,
-    /// Stop the probe (`interrupted`) when this lease file stops changing for 10 s, says
-    /// `ended` or disappears: how a Slurm job ends when the `qualify run` that submitted it is gone.
-    #[arg(long, value_name = "FILE")]
-    lease: Option<std::path::PathBuf>,
-    /// The command to probe, after `--`.
-    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
-    command: Vec<OsString>,
+}
+
+impl SandboxArgs {
+    pub fn to_sandbox(&self) -> qualify_probe::Sandbox {
+        match self.sandbox {
+            qualify_probe::SandboxMode::Off => qualify_probe::Sandbox::off(),
+            mode => {
+                let mut s = qualify_probe::Sandbox {
+                    mode,
+                    network: self.network.clone(),
+                    writable: self.writable.clone(),
+                    readable: self.readable.clone(),
+                    user: self.user.clone(),
+                    ..qualify_probe::Sandbox::default()
+                };
+                for (role, path) in &self.hide {
+                    s.hide(*role, path.clone());
+                }
+                s
+            }
+        }
+    }
 }
 
 pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
@@ -84,23 +114,7 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         stall_seconds: args.stall.as_secs_f64(),
         progress: args.progress,
     };
-    let sandbox = match args.sandbox {
-        qualify_probe::SandboxMode::Off => qualify_probe::Sandbox::off(),
-        mode => {
-            let mut s = qualify_probe::Sandbox {
-                mode,
-                network: args.network,
-                writable: args.writable,
-                readable: args.readable,
-                user: args.user,
-                ..qualify_probe::Sandbox::default()
-            };
-            for (role, path) in args.hide {
-                s.hide(role, path);
-            }
-            s
-        }
-    };
+    let sandbox = args.sandbox.to_sandbox();
     let spec = ProbeSpec {
         argv: args.command,
         workdir: None,

@@ -168,6 +168,51 @@ fn the_nodes_gap_uses_the_topology_examined_not_the_axis_declared() {
     assert_eq!((topo.nodes, topo.ranks, topo.cores_per_node), (2, 4, 2));
     assert!(receipt.predicate.gap.iter().all(|g| g.name != "nodes"));
 
+    // Observed on every node: the allocation asked for 2 nodes, the ranks ran on one — one
+    // node examined, the gap stays.
+    for c in &mut r.cells {
+        c.result.evidence["nodes"] =
+            json!({"nodes_reached": 1, "placement": {"node1": [0, 1, 2, 3]}});
+    }
+    let receipt = build(&r);
+    let topo = receipt
+        .predicate
+        .tested
+        .topology
+        .clone()
+        .expect("tested.topology");
+    assert_eq!((topo.nodes, topo.ranks), (1, 4));
+    assert_eq!(find(&receipt.predicate.gap, "nodes").tested, json!(1));
+    // Reached both: the gap closes.
+    let last = r.cells.len() - 1;
+    r.cells[last].result.evidence["nodes"]["nodes_reached"] = json!(2);
+    let receipt = build(&r);
+    assert_eq!(
+        receipt
+            .predicate
+            .tested
+            .topology
+            .clone()
+            .expect("topology")
+            .nodes,
+        2
+    );
+    assert!(receipt.predicate.gap.iter().all(|g| g.name != "nodes"));
+    // An interrupted cell (a node lost) examined nothing.
+    r.cells[last].result.outcome = Outcome::Interrupted;
+    let receipt = build(&r);
+    assert_eq!(
+        receipt
+            .predicate
+            .tested
+            .topology
+            .clone()
+            .expect("topology")
+            .nodes,
+        1
+    );
+    r.cells[last].result.outcome = Outcome::Ok;
+
     // The same ranks run locally (no allocation): one node examined, the gap stays.
     for c in &mut r.cells {
         c.result.evidence = Value::Null;

@@ -145,6 +145,12 @@ pub struct Finding {
     /// The last sample's stacks, as `{"tool", "stacks": {pid: text}}`.
     #[serde(skip)]
     pub stacks: Value,
+    /// An ambiguous finding whose only gap is that ranks of a world run outside the tree (or
+    /// the world's size is unknown): every thread in an allowed role, memory read and still.
+    /// Watching one node of a multi-node job, that is the node's part of a deadlock
+    /// (`crate::observe`); other nodes must say the same of theirs.
+    #[serde(skip)]
+    pub only_worlds_missing: bool,
 }
 
 /// What an examination concluded.
@@ -482,6 +488,7 @@ pub fn judge(
         .filter(|w| !w.complete())
         .map(World::gap)
         .collect();
+    let world_gaps = gaps.len();
     if let Some(why) = &last.memory.unreadable {
         gaps.push(format!(
             "memory could not be compared between samples ({why}), so data may be moving"
@@ -514,6 +521,7 @@ pub fn judge(
     }
     let ranks_map = rank_calls(&threads);
     let deadlock = others.is_empty() && gaps.is_empty();
+    let only_worlds_missing = others.is_empty() && world_gaps > 0 && gaps.len() == world_gaps;
     let why = if deadlock {
         deadlock_why(&threads, &ranks_map, still, tool, &how, &last.memory)
     } else {
@@ -546,6 +554,7 @@ pub fn judge(
         threads,
         waits: last.waits.clone(),
         stacks: json!({ "tool": tool, "stacks": stacks }),
+        only_worlds_missing,
     });
     if deadlock {
         Conclusion::Deadlock(finding)

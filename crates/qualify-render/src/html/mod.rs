@@ -61,7 +61,7 @@ pub fn render(v: &View) -> String {
     layers::layers(&mut h, v);
     let cells = v.cells();
     let order = v.axis_order();
-    envelope::envelope(&mut h, &cells, &order);
+    envelope::envelope(&mut h, &cells, &v.map_axis_order());
     boundaries::boundaries(&mut h, v);
     boundaries::claimed(&mut h, v);
     service::service(&mut h, v);

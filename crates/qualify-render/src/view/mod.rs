@@ -178,6 +178,24 @@ impl<'a> View<'a> {
         names
     }
 
+    /// [`View::axis_order`] for the envelope's map: a topology axis named `nodes` and the next
+    /// topology axis (the ranks) first, so a multi-node sweep is drawn nodes × ranks whatever
+    /// other axes precede them in the spec.
+    pub fn map_axis_order(&self) -> Vec<String> {
+        let order = self.axis_order();
+        let topo = |n: &String| self.axis_kind(n).as_deref() == Some("topology");
+        let nodes = order.iter().find(|n| *n == "nodes" && topo(n)).cloned();
+        let ranks = order.iter().find(|n| *n != "nodes" && topo(n)).cloned();
+        match (nodes, ranks) {
+            (Some(nodes), Some(ranks)) => {
+                let mut out = vec![nodes.clone(), ranks.clone()];
+                out.extend(order.into_iter().filter(|n| *n != nodes && *n != ranks));
+                out
+            }
+            _ => order,
+        }
+    }
+
     /// The kind (`workload`, `concurrency`, …) of an axis, if recorded.
     pub fn axis_kind(&self, axis: &str) -> Option<String> {
         arr(self.get(&["tested", "axes"]))

@@ -157,8 +157,10 @@ impl CellRunner<'_> {
                 })
             }
             Executor::Slurm(slurm) => {
+                let probe = self.spec.slurm_cell_probe(params, self.backend);
                 let topology = super::topology::of(self.spec, params);
-                super::slurm::run_cell(slurm, &probe, topology, 1)
+                let observe = super::topology::observe_nodes(self.spec);
+                super::slurm::run_cell(slurm, &probe, topology, 1, observe)
             }
         }
     }
@@ -170,14 +172,16 @@ impl qualify_plan::CellRunner for CellRunner<'_> {
         match self.executor {
             Executor::Local => self.run_local(params, &probe),
             Executor::Slurm(slurm) => {
+                let probe = self.spec.slurm_cell_probe(params, self.backend);
                 let topology = super::topology::of(self.spec, params);
+                let observe = super::topology::observe_nodes(self.spec);
                 // With [performance] the rounds repeat the cell, one job per run.
                 let repeat = if self.spec.performance.is_some() {
                     1
                 } else {
                     self.repeat
                 };
-                super::slurm::run_cell(slurm, &probe, topology, repeat)
+                super::slurm::run_cell(slurm, &probe, topology, repeat, observe)
             }
         }
     }

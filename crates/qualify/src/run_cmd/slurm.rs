@@ -55,12 +55,15 @@ pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, CliErro
         .map_err(|e| CliError::input_only(e.to_string()))
 }
 
-/// Run one cell's probe spec as a Slurm job (`repeat` runs inside the job, as `--repeat`).
+/// Run one cell's probe spec as a Slurm job (`repeat` runs inside the job, as `--repeat`);
+/// with `observe_nodes`, every node of the allocation is watched by a qualify agent and the
+/// verdict is their merge (`qualify agent coordinate`).
 pub fn run_cell(
     executor: &SlurmExecutor,
     spec: &ProbeSpec,
     topology: Topology,
     repeat: u64,
+    observe_nodes: bool,
 ) -> ProbeResult {
     let job = CellJob {
         argv: spec
@@ -97,6 +100,7 @@ pub fn run_cell(
             }
             sb
         },
+        observe_nodes,
     };
     executor.run(job)
 }

@@ -222,8 +222,30 @@ fn failure_map(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str
                 .insert(param_text(v));
         }
     }
-    let axes: Vec<&str> = record
-        .axes
+    // A multi-node sweep is drawn nodes × ranks: the topology axis named `nodes` and the next
+    // topology axis first, then the rest in the spec's order.
+    let topology = |a: &&ev::AxisDecl| a.kind == ev::AxisKind::Topology;
+    let mut ordered: Vec<&ev::AxisDecl> = Vec::new();
+    if let (Some(n), Some(r)) = (
+        record
+            .axes
+            .iter()
+            .filter(topology)
+            .find(|a| a.name == "nodes"),
+        record
+            .axes
+            .iter()
+            .filter(topology)
+            .find(|a| a.name != "nodes"),
+    ) {
+        ordered.extend([n, r]);
+    }
+    for a in &record.axes {
+        if !ordered.iter().any(|o| o.name == a.name) {
+            ordered.push(a);
+        }
+    }
+    let axes: Vec<&str> = ordered
         .iter()
         .map(|a| a.name.as_str())
         .filter(|n| values.get(*n).is_some_and(|v| v.len() > 1))

@@ -1,7 +1,8 @@
 //! Topology axes (kind `topology`) of a cell: an axis named `nodes` gives the node count, any
 //! other topology axis (e.g. `ranks`, `tasks`) the task/rank count. They size the Slurm
-//! allocation (`--nodes`, `--ntasks`) and, locally, decide oversubscription: more ranks than
-//! this process may run on is flagged `oversubscribed` whatever the probe's own sampling saw.
+//! allocation (`--nodes`, `--ntasks`), make a Slurm cell observed on every node of it
+//! ([`observe_nodes`]) and, locally, decide oversubscription: more ranks than this process may
+//! run on is flagged `oversubscribed` whatever the probe's own sampling saw.
 
 use qualify_probe::{Flag, Outcome, ProbeResult};
 use qualify_slurm::Topology;
@@ -33,6 +34,13 @@ pub fn of(spec: &Spec, params: &plan::Params) -> Topology {
     }
     t.ntasks = t.ntasks.max(t.nodes);
     t
+}
+
+/// Whether a Slurm cell of this spec is observed on every node of its allocation (per-node
+/// agents, `qualify agent coordinate`): when the spec has a topology axis, whose ranks the
+/// launcher starts as job steps outside the batch host's process tree.
+pub fn observe_nodes(spec: &Spec) -> bool {
+    spec.axes.iter().any(|a| a.kind == AxisKind::Topology)
 }
 
 /// Flag `oversubscribed` when a local cell ran more ranks than the CPUs it was allowed.
