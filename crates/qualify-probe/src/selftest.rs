@@ -112,9 +112,17 @@ pub fn run(
     spec.limits.stall_seconds = 10.0;
     let r = crate::supervise::run_with(&spec, cancel, Some(&builtin));
     drop(listener);
+    // A create that succeeded escaped only if the file reached the host's filesystem: outside a
+    // workdir under /tmp it lands in the sandbox's own tmpfs, which vanished with the cell.
+    let on_host = targets.outside.symlink_metadata().is_ok();
     let _ = std::fs::remove_file(&targets.outside);
     let r = r?;
     let mut t = parse(&r.stdout_tail, &builtin, targets);
+    if !on_host && t.write_outside.result == "created the file" {
+        t.write_outside.blocked = true;
+        t.write_outside.result =
+            "created only in the sandbox's private filesystem (nothing reached the host)".into();
+    }
     let mut enforcement = r.enforcement.sandbox.clone();
     if let Some(e) = enforcement.as_mut() {
         downgrade(e, &t);

@@ -359,3 +359,41 @@ fn a_program_in_a_hidden_path_is_refused_with_the_fix() {
     assert!(err.contains("--readable"), "{err}");
     let _ = Path::new(&tool);
 }
+
+#[test]
+fn a_run_in_a_directory_under_tmp_passes_its_self_test() {
+    // Outside a workdir directly under /tmp the self-test's file lands in the sandbox's own
+    // tmpfs: nothing reaches the host, so it is no escape and no layer is downgraded.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: the mount layer needs root");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("qualify-selftest-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a directory under /tmp");
+    let dir = TestDir(dir.canonicalize().expect("canonicalize"));
+    std::fs::write(
+        dir.0.join("qualify.toml"),
+        "[artifact]\nname = \"t\"\ncommand = \"true\"\n\n[claim]\nlevel = \"functional\"\n\n[functional]\ncommand = \"true\"\n",
+    )
+    .expect("write the spec");
+    let _probing = common::probe_guard();
+    let out = Command::new(QUALIFY)
+        .args(["run", "--json"])
+        .current_dir(&dir.0)
+        .output()
+        .expect("run qualify");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("self-test wrote outside"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("receipt JSON");
+    let t = &v["predicate"]["sandbox"]["self_test"];
+    assert_eq!(t["write_outside"]["blocked"], true, "{t}");
+    assert!(
+        t["write_outside"]["result"]
+            .as_str()
+            .is_some_and(|r| r.contains("nothing reached the host")),
+        "{t}"
+    );
+    assert_eq!(t["enforcement"]["filesystem"]["enforced"], "kernel", "{t}");
+}
