@@ -86,8 +86,9 @@ def hyperfine(argv):
 
 def probe(argv):
     t = time.perf_counter()
+    # spin lives in `work`, under /tmp, which the sandbox makes private: readable there.
     p = subprocess.run([qualify, "probe", "--backend", backend_flag, "--repeat", str(runs), "--json",
-                        "--"] + argv,
+                        "--readable", work, "--"] + argv,
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     cost = time.perf_counter() - t
     d = json.loads(p.stdout)

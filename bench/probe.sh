@@ -92,6 +92,7 @@ for b in ["auto"] + backends:
         ext, wall, outcomes = [], [], set()
         for _ in range(reps):
             dt, p = timed([qualify, "probe", "--backend", b, "--json", "--stall", f"{stall}s",
+                           "--readable", os.path.dirname(lockorder),
                            "--timeout", "120s", "--", lockorder])
             try:
                 r = json.loads(p.stdout)

@@ -53,7 +53,10 @@ exchange = [ "mpirun", "--oversubscribe", "-n", "2", f"{work}/exchange", "100000
 spinlock = [f"{work}/spinlock"]
 
 def probe(stall, cmd, env=None):
-    p = subprocess.run([qualify, "probe", "--json", "--stall", f"{stall}s", "--timeout", "120s", "--", *cmd],
+    # The programs and Open MPI's session files live in `work` (under /tmp, which the sandbox
+    # makes private): the probe gets it writable.
+    p = subprocess.run([qualify, "probe", "--json", "--writable", work, "--stall", f"{stall}s",
+                        "--timeout", "120s", "--", *cmd],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     r = json.loads(p.stdout)
     if r["outcome"] != "deadlock":
