@@ -57,7 +57,9 @@ def probe(stall, cmd, env=None):
     # makes private): the probe gets it writable.
     p = subprocess.run([qualify, "probe", "--json", "--writable", work, "--stall", f"{stall}s",
                         "--timeout", "120s", "--", *cmd],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    if not p.stdout.strip():
+        sys.exit(f"qualify probe gave no result (exit {p.returncode}): {p.stderr.decode(errors='replace').strip()}")
     r = json.loads(p.stdout)
     if r["outcome"] != "deadlock":
         sys.exit(f"expected a deadlock, got {r['outcome']}: {r['detail']}")
