@@ -97,7 +97,7 @@ spec() { # mode program values limit startup
     cat <<EOF
 [artifact]
 name = "accuracy-$2"
-command = "$WORK/complexity $2 {n} $5"
+command = "./complexity $2 {n} $5"
 
 [claim]
 level = "trial"
@@ -131,6 +131,8 @@ for prog in $PROGRAMS; do
             bin="$QUALIFY"; [[ "$mode" == old ]] && bin="$OLD_QUALIFY"
             dir="$WORK/$prog-$mode-$i"
             mkdir -p "$dir"
+            # The program sits in the cell's workdir: the sandbox keeps the rest of /tmp private.
+            cp "$WORK/complexity" "$dir/"
             spec "$mode" "$prog" "$values" "$limit" "$startup" >"$dir/qualify.toml"
             start=$(date +%s.%N)
             # Exit status 1 (claim not supported: no [functional]) is expected.

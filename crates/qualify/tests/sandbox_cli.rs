@@ -397,3 +397,45 @@ fn a_run_in_a_directory_under_tmp_passes_its_self_test() {
     );
     assert_eq!(t["enforcement"]["filesystem"]["enforced"], "kernel", "{t}");
 }
+
+#[test]
+fn a_spec_command_whose_program_the_sandbox_hides_is_a_setup_error() {
+    // The command string runs as `sh -c "…"`: the shell is visible, the program it names under
+    // the private /tmp is not. Without the check every cell would "exit 127" as if the artifact
+    // had failed.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: the mount layer needs root");
+        return;
+    }
+    let tmp = std::env::temp_dir().join(format!("qualify-hidden-prog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).expect("create a directory under /tmp");
+    let tmp = TestDir(tmp.canonicalize().expect("canonicalize"));
+    let prog = tmp.0.join("prog");
+    std::fs::copy("/bin/true", &prog).expect("copy a program");
+    let w = common::test_dir("sandbox", "hidden-in-script");
+    std::fs::write(
+        w.join("qualify.toml"),
+        format!(
+            "[artifact]\nname = \"t\"\ncommand = \"{} --n 3\"\n\n[claim]\nlevel = \"functional\"\n\n[functional]\ncommand = \"true\"\n",
+            prog.display()
+        ),
+    )
+    .expect("write the spec");
+    let _probing = common::probe_guard();
+    let out = Command::new(QUALIFY)
+        .args(["run", "--no-ledger"])
+        .current_dir(&*w)
+        .output()
+        .expect("run qualify");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "`{}` is {}, which the sandbox hides (the sandbox's /tmp is private)",
+            prog.display(),
+            prog.display()
+        )) && stderr.contains("[sandbox] readable"),
+        "{stderr}"
+    );
+}

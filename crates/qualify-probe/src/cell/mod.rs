@@ -284,6 +284,7 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         && l.builtin.is_none()
     {
         sb.check_visible(&resolved, workdir, &name)?;
+        sb.check_command(&spec.argv, workdir)?;
     }
 
     // The environment: qualify's, then the spec's, then the tag and extras (last one wins).

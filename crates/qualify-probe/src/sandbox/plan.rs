@@ -814,6 +814,64 @@ impl Plan {
         Ok(())
     }
 
+    /// Refuse a command whose program the sandbox hides although `argv[0]` is visible: the
+    /// first word of a shell script (`sh -c "/tmp/x/prog …"`, how a spec's command string runs)
+    /// and executable files named in the arguments (`mpirun -n 2 /tmp/x/prog`). Inside the
+    /// sandbox they would fail as "not found" (127), which reads as the artifact's failure.
+    /// Only paths (a word with a `/`) that exist on the host are checked.
+    pub(crate) fn check_command(
+        &self,
+        argv: &[std::ffi::OsString],
+        workdir: Option<&Path>,
+    ) -> Result<(), ProbeError> {
+        use std::os::unix::fs::PermissionsExt;
+        let shell = |a: &std::ffi::OsString| {
+            Path::new(a)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| matches!(n, "sh" | "bash" | "dash" | "zsh" | "ksh"))
+        };
+        let mut words: Vec<String> = Vec::new();
+        for (i, a) in argv.iter().enumerate().skip(1) {
+            if a == "-c" && shell(&argv[i - 1]) {
+                if let Some(script) = argv.get(i + 1).and_then(|s| s.to_str()) {
+                    let first = script
+                        .split_whitespace()
+                        .find(|w| *w != "exec" && !w.contains('='));
+                    if let Some(w) = first {
+                        words.push(w.to_string());
+                    }
+                }
+                continue;
+            }
+            let p = Path::new(a);
+            let abs = match (p.is_relative(), workdir) {
+                (true, Some(w)) => w.join(p),
+                _ => p.to_path_buf(),
+            };
+            if a.to_string_lossy().contains('/')
+                && std::fs::metadata(&abs)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            {
+                words.push(a.to_string_lossy().into_owned());
+            }
+        }
+        for w in words {
+            if !w.contains('/') {
+                continue;
+            }
+            let p = Path::new(&w);
+            let abs = match (p.is_relative(), workdir) {
+                (true, Some(d)) => d.join(p),
+                _ => p.to_path_buf(),
+            };
+            if abs.exists() {
+                self.check_visible(&abs, workdir, &w)?;
+            }
+        }
+        Ok(())
+    }
+
     /// A failed step, for people.
     pub(crate) fn describe_step(&self, stage: Stage, index: u32) -> String {
         if stage == Stage::Mount
