@@ -461,7 +461,7 @@ values = [1, 2]
 
 #[test]
 fn run_killed_during_a_service_cell_closes_the_service_and_its_port() {
-    let py = common::corpus_src().join("service.py");
+    let py = common::py("service.py");
     // The control without the init is left to the probe and run scenarios: run beside the
     // other tests of this file, the surviving service and its background sleep were found
     // dead within 300 ms of qualify's SIGKILL (not reproduced alone; under investigation), so
@@ -491,8 +491,7 @@ timeout = "1s"
 
 [[load.request]]
 path = "/x/{{seq}}"
-"#,
-            py = py.display()
+"#
         );
         std::fs::write(dir.join("qualify.toml"), spec).unwrap();
         let mut child = start(

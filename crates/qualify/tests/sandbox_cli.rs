@@ -413,29 +413,39 @@ fn a_spec_command_whose_program_the_sandbox_hides_is_a_setup_error() {
     let tmp = TestDir(tmp.canonicalize().expect("canonicalize"));
     let prog = tmp.0.join("prog");
     std::fs::copy("/bin/true", &prog).expect("copy a program");
-    let w = common::test_dir("sandbox", "hidden-in-script");
-    std::fs::write(
-        w.join("qualify.toml"),
-        format!(
-            "[artifact]\nname = \"t\"\ncommand = \"{} --n 3\"\n\n[claim]\nlevel = \"functional\"\n\n[functional]\ncommand = \"true\"\n",
-            prog.display()
+    // An interpreter's script is the program too, also when it is not the script's first command.
+    let script = tmp.0.join("svc.py");
+    std::fs::write(&script, "print('up')\n").expect("write a script");
+    for (command, hidden) in [
+        (format!("{} --n 3", prog.display()), &prog),
+        (
+            format!("sleep 1 & python3 {} 8080; wait", script.display()),
+            &script,
         ),
-    )
-    .expect("write the spec");
-    let _probing = common::probe_guard();
-    let out = Command::new(QUALIFY)
-        .args(["run", "--no-ledger"])
-        .current_dir(&*w)
-        .output()
-        .expect("run qualify");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains(&format!(
-            "`{}` is {}, which the sandbox hides (the sandbox's /tmp is private)",
-            prog.display(),
-            prog.display()
-        )) && stderr.contains("[sandbox] readable"),
-        "{stderr}"
-    );
+    ] {
+        let w = common::test_dir("sandbox", "hidden-in-script");
+        std::fs::write(
+            w.join("qualify.toml"),
+            format!(
+                "[artifact]\nname = \"t\"\ncommand = \"{command}\"\n\n[claim]\nlevel = \"functional\"\n\n[functional]\ncommand = \"true\"\n",
+            ),
+        )
+        .expect("write the spec");
+        let _probing = common::probe_guard();
+        let out = Command::new(QUALIFY)
+            .args(["run", "--no-ledger"])
+            .current_dir(&*w)
+            .output()
+            .expect("run qualify");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "`{}` is {}, which the sandbox hides (the sandbox's /tmp is private)",
+                hidden.display(),
+                hidden.display()
+            )) && stderr.contains("[sandbox] readable"),
+            "{command}: {stderr}"
+        );
+    }
 }

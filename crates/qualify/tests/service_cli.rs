@@ -76,7 +76,7 @@ fn outcome(c: &Value) -> &str {
 }
 
 fn service_py() -> PathBuf {
-    common::corpus_src().join("service.py")
+    PathBuf::from(common::py("service.py"))
 }
 
 /// A spec driving `service.py` in `mode` at `rate` req/s for `seconds`.

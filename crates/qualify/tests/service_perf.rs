@@ -105,7 +105,7 @@ reference = 0.5
 lower = -1
 upper = 1
 "#,
-        py = common::corpus_src().join("service.py").display()
+        py = common::py("service.py")
     );
     std::fs::write(dir.join("qualify.toml"), spec).unwrap();
     let o = Command::new(QUALIFY)

@@ -814,57 +814,38 @@ impl Plan {
         Ok(())
     }
 
-    /// Refuse a command whose program the sandbox hides although `argv[0]` is visible: the
-    /// first word of a shell script (`sh -c "/tmp/x/prog …"`, how a spec's command string runs)
-    /// and executable files named in the arguments (`mpirun -n 2 /tmp/x/prog`). Inside the
-    /// sandbox they would fail as "not found" (127), which reads as the artifact's failure.
-    /// Only paths (a word with a `/`) that exist on the host are checked.
+    /// Refuse a command whose program the sandbox hides although `argv[0]` is visible: any
+    /// program a shell script starts (`sh -c "sleep 9 & /tmp/x/prog …"`, how a spec's command
+    /// string runs), the script an interpreter runs (`python3 /tmp/x/svc.py`) and executable
+    /// files named in the arguments (`mpirun -n 2 /tmp/x/prog`). Inside the sandbox they would
+    /// fail as "not found" (127 or 2), which reads as the artifact's failure. Only paths (a word
+    /// with a `/`) that exist on the host are checked.
     pub(crate) fn check_command(
         &self,
         argv: &[std::ffi::OsString],
         workdir: Option<&Path>,
     ) -> Result<(), ProbeError> {
         use std::os::unix::fs::PermissionsExt;
-        let shell = |a: &std::ffi::OsString| {
-            Path::new(a)
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| matches!(n, "sh" | "bash" | "dash" | "zsh" | "ksh"))
-        };
-        let mut words: Vec<String> = Vec::new();
-        for (i, a) in argv.iter().enumerate().skip(1) {
-            if a == "-c" && shell(&argv[i - 1]) {
-                if let Some(script) = argv.get(i + 1).and_then(|s| s.to_str()) {
-                    let first = script
-                        .split_whitespace()
-                        .find(|w| *w != "exec" && !w.contains('='));
-                    if let Some(w) = first {
-                        words.push(w.to_string());
-                    }
-                }
-                continue;
-            }
-            let p = Path::new(a);
-            let abs = match (p.is_relative(), workdir) {
-                (true, Some(w)) => w.join(p),
+        let resolve = |w: &str| {
+            let p = Path::new(w);
+            match (p.is_relative(), workdir) {
+                (true, Some(d)) => d.join(p),
                 _ => p.to_path_buf(),
-            };
-            if a.to_string_lossy().contains('/')
-                && std::fs::metadata(&abs)
-                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            {
-                words.push(a.to_string_lossy().into_owned());
             }
-        }
-        for w in words {
+        };
+        let executable = |w: &str| {
+            std::fs::metadata(resolve(w))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        };
+        let argv: Vec<String> = argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        for w in programs_named(&argv, executable) {
             if !w.contains('/') {
                 continue;
             }
-            let p = Path::new(&w);
-            let abs = match (p.is_relative(), workdir) {
-                (true, Some(d)) => d.join(p),
-                _ => p.to_path_buf(),
-            };
+            let abs = resolve(&w);
             if abs.exists() {
                 self.check_visible(&abs, workdir, &w)?;
             }
@@ -1196,6 +1177,127 @@ unsafe fn run_step(step: &MountStep, slots: &mut [i32; MAX_SLOTS]) -> Result<(),
                     std::mem::size_of::<MountAttr>(),
                 ))
             }
+        }
+    }
+}
+
+/// Whether `word` names a shell (its `-c` argument is a script).
+fn is_shell(word: &str) -> bool {
+    let name = Path::new(word).file_name().and_then(|n| n.to_str());
+    name.is_some_and(|n| matches!(n, "sh" | "bash" | "dash" | "zsh" | "ksh"))
+}
+
+/// Whether `word` names an interpreter whose first operand is the program it runs.
+fn is_interpreter(word: &str) -> bool {
+    let name = Path::new(word)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    is_shell(name)
+        || matches!(
+            base,
+            "python" | "pypy" | "perl" | "ruby" | "node" | "Rscript" | "lua" | "php" | "tclsh"
+        )
+}
+
+/// The words of `argv` that name a program the command will run, besides `argv[0]`: for a
+/// shell's `-c` script, the first word of every command in it (after `exec`, `env`, `nohup` and
+/// assignments); for an interpreter, its script (the first operand); elsewhere, arguments
+/// `executable` says are executable files (a launcher's program).
+fn programs_named(argv: &[String], executable: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(first) = argv.first() else {
+        return out;
+    };
+    if is_shell(first) {
+        if let Some(i) = argv.iter().position(|a| a == "-c") {
+            if let Some(script) = argv.get(i + 1) {
+                out.extend(script_programs(script));
+            }
+            return out;
+        }
+    }
+    if is_interpreter(first) {
+        if let Some(script) = argv[1..].iter().find(|a| !a.starts_with('-')) {
+            out.push(script.clone());
+        }
+        return out;
+    }
+    out.extend(
+        argv[1..]
+            .iter()
+            .filter(|a| a.contains('/') && executable(a))
+            .cloned(),
+    );
+    out
+}
+
+/// The programs a shell script starts: the first word of each command (split at `;`, `&`, `|`,
+/// newlines and parentheses) and, for an interpreter, its script.
+fn script_programs(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for command in script.split(['\n', ';', '&', '|', '(', ')']) {
+        let words: Vec<&str> = command
+            .split_whitespace()
+            .map(|w| w.trim_matches(['"', '\'']))
+            .collect();
+        let mut rest = words
+            .iter()
+            .skip_while(|w| {
+                matches!(**w, "exec" | "env" | "nohup" | "then" | "do" | "else" | "!")
+                    || (w.contains('=') && !w.starts_with('/'))
+            })
+            .copied();
+        let Some(program) = rest.next() else {
+            continue;
+        };
+        out.push(program.to_string());
+        if is_interpreter(program) && !is_shell(program) {
+            if let Some(s) = rest.find(|w| !w.starts_with('-')) {
+                out.push(s.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::programs_named;
+
+    fn named(argv: &[&str]) -> Vec<String> {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        programs_named(&argv, |w| w.ends_with("/prog"))
+    }
+
+    #[test]
+    fn the_programs_a_command_runs_are_found_behind_shells_interpreters_and_launchers() {
+        let cases: &[(&[&str], &[&str])] = &[
+            (&["/bin/true"], &[]),
+            (&["sh", "-c", "/tmp/x/prog --n 3"], &["/tmp/x/prog"]),
+            (&["sh", "-c", "exec /tmp/x/prog"], &["/tmp/x/prog"]),
+            (&["sh", "-c", "A=1 B=/x /tmp/x/prog"], &["/tmp/x/prog"]),
+            (
+                &["sh", "-c", "sleep 300 & python3 /tmp/s.py {port}; exit $?"],
+                &["sleep", "python3", "/tmp/s.py", "exit"],
+            ),
+            (
+                &["bash", "-c", "make && './run' | tee log"],
+                &["make", "./run", "tee"],
+            ),
+            (&["python3", "-u", "/tmp/s.py", "8080"], &["/tmp/s.py"]),
+            (&["python3.11", "/tmp/s.py"], &["/tmp/s.py"]),
+            (&["perl", "/tmp/s.pl"], &["/tmp/s.pl"]),
+            (&["bash", "/tmp/run.sh"], &["/tmp/run.sh"]),
+            (
+                &["mpirun", "-n", "2", "/tmp/x/prog", "/tmp/data"],
+                &["/tmp/x/prog"],
+            ),
+            (&["sh", "-c", ""], &[]),
+        ];
+        for (argv, want) in cases {
+            assert_eq!(named(argv), *want, "{argv:?}");
         }
     }
 }

@@ -47,6 +47,22 @@ pub fn corpus_bin() -> &'static Path {
             assert!(status.success(), "cc failed for {}", src.display());
             std::fs::rename(&tmp, out.join(&name)).expect("rename compiled program");
         }
+        // The scripts go beside the programs: a checkout under /tmp is hidden from the cells
+        // (the sandbox's /tmp is private), the target directory is not (`.ci/run` keeps it
+        // outside /tmp).
+        for e in std::fs::read_dir(corpus_src()).expect("read corpus/") {
+            let src = e.expect("corpus entry").path();
+            if src.extension().is_some_and(|e| e == "py") {
+                let name = src.file_name().expect("a file name");
+                let tmp = out.join(format!(
+                    ".{}.{}",
+                    name.to_string_lossy(),
+                    std::process::id()
+                ));
+                std::fs::copy(&src, &tmp).expect("copy a corpus script");
+                std::fs::rename(&tmp, out.join(name)).expect("rename a corpus script");
+            }
+        }
         out
     })
 }
@@ -58,9 +74,11 @@ pub fn bin(name: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// Path of a corpus Python script (run it with `python3`).
+/// Path of a corpus Python script (run it with `python3`), beside the compiled programs.
 pub fn py(name: &str) -> String {
-    corpus_src().join(name).to_string_lossy().into_owned()
+    let p = corpus_bin().join(name);
+    assert!(p.exists(), "corpus script {name} missing");
+    p.to_string_lossy().into_owned()
 }
 
 /// A scratch path for this test run (pid files and the like).
