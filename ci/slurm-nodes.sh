@@ -26,6 +26,8 @@
 # resolve its own name, which a hosts file bind-mounted in its own mount namespace provides
 # without editing /etc/hosts.
 set -euo pipefail
+# shellcheck source=ci/slurm-policy.sh
+source "$(dirname "$0")/slurm-policy.sh"
 
 state=${QUALIFY_SLURM_STATE:-/var/lib/qualify-slurm}
 port=${QUALIFY_SLURM_PORT:-6827}
@@ -221,27 +223,8 @@ SlurmctldPidFile=$state/run/slurmctld.pid
 SlurmdPidFile=$state/run/slurmd-%n.pid
 SlurmctldLogFile=$state/log/slurmctld.log
 SlurmdLogFile=$state/log/slurmd-%n.log
-# No cgroups: qualify's probe and agents watch and enforce inside the allocation.
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-JobAcctGatherType=jobacct_gather/linux
-JobAcctGatherFrequency=task=5
-JobAcctGatherParams=OverMemoryKill
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=$state/log/jobcomp.txt
-MinJobAge=900
-MaxJobCount=100000
-MaxArraySize=100001
-ReturnToService=2
-SchedulerType=sched/backfill
-SchedulerParameters=sched_min_interval=0,batch_sched_delay=0
-SlurmctldTimeout=30
 SlurmdTimeout=30
-InactiveLimit=0
-KillWait=5
+$(slurm_policy_conf "$state")
 CONF
   for n in "${node_list[@]}"; do
     echo "NodeName=$n NodeAddr=$(node_addr "$n") NodeHostname=$n CPUs=$cpus RealMemory=$real_mem State=UNKNOWN" >> "$state/slurm.conf"

@@ -13,6 +13,8 @@
 # slurm.conf, logs, spool and pid files; SLURM_CONF is exported to that slurm.conf for clients
 # when it is not the system one (the script prints the line to use).
 set -euo pipefail
+# shellcheck source=ci/slurm-policy.sh
+source "$(dirname "$0")/slurm-policy.sh"
 
 nodes=1
 while [ $# -gt 0 ]; do
@@ -89,30 +91,8 @@ SlurmctldLogFile=$state/log/slurmctld.log
 SlurmdLogFile=$state/log/slurmd.log
 SlurmctldPort=6817
 SlurmdPort=6818
-# No cgroups needed: qualify's probe enforces ceilings itself inside the allocation.
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-JobAcctGatherType=jobacct_gather/linux
-JobAcctGatherFrequency=task=5
-JobAcctGatherParams=OverMemoryKill
-# Final states: no slurmdbd here, so sacct has nothing; completed jobs stay visible to
-# squeue/scontrol for MinJobAge seconds and every end is appended to the jobcomp file.
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=$state/log/jobcomp.txt
-MinJobAge=900
-MaxJobCount=100000
-MaxArraySize=100001
-ReturnToService=2
-SchedulerType=sched/backfill
-# Schedule as soon as a job ends (many short array tasks): no deferral, no minimum interval.
-SchedulerParameters=sched_min_interval=0,batch_sched_delay=0
-SlurmctldTimeout=30
 SlurmdTimeout=60
-InactiveLimit=0
-KillWait=5
+$(slurm_policy_conf "$state")
 NodeName=$host CPUs=$cpus RealMemory=$real_mem State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF

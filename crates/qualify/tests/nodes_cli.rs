@@ -10,11 +10,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+#[allow(unused_macros)]
+mod common;
 
 const QUALIFY: &str = env!("CARGO_BIN_EXE_qualify");
 const NODES: usize = 3;
@@ -27,13 +29,7 @@ fn shared() -> RwLockReadGuard<'static, ()> {
 }
 
 fn skip_note(why: &str) {
-    use std::io::Write;
-    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
-    if !said.iter().any(|s| s == why) {
-        let _ = writeln!(std::io::stderr().lock(), "nodes_cli: skipping: {why}");
-        said.push(why.to_string());
-    }
+    common::skip_note("nodes_cli", why);
 }
 
 fn required() -> bool {
@@ -94,36 +90,11 @@ fn cluster() -> Option<Vec<String>> {
     }
 }
 
-/// A fresh directory for one test, removed when it passes.
-struct Dir(PathBuf);
-
-impl std::ops::Deref for Dir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-fn scratch(name: &str) -> Dir {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("nodes_cli")
-        .join(format!(
-            "{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-    let _ = std::fs::remove_dir_all(&dir);
+/// A fresh directory for one test (with `shm/` for Open MPI's segments), removed when it passes.
+fn scratch(name: &str) -> common::TestDir {
+    let dir = common::test_dir("nodes_cli", name);
     std::fs::create_dir_all(dir.join("shm")).expect("create scratch dir");
-    Dir(dir.canonicalize().expect("canonicalize scratch dir"))
+    dir
 }
 
 /// Compile an MPI program into `dir`.
@@ -178,56 +149,10 @@ sbatch_options = ["--overcommit"]
     )
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    receipt: Value,
-}
-
-impl Out {
-    fn context(&self) -> String {
-        format!(
-            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-
-    fn cells(&self) -> &Vec<Value> {
-        self.receipt["predicate"]["cells"]
-            .as_array()
-            .unwrap_or_else(|| panic!("no cells in the receipt\n{}", self.context()))
-    }
-}
+type Out = common::Receipted;
 
 fn run(dir: &Path, spec: &str) -> Out {
-    std::fs::write(dir.join("qualify.toml"), spec).expect("write spec");
-    let out = Command::new(QUALIFY)
-        .args([
-            "run",
-            "qualify.toml",
-            "--receipt",
-            "receipt.json",
-            "--no-ledger",
-        ])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run qualify");
-    finish(dir, out)
-}
-
-fn finish(dir: &Path, out: std::process::Output) -> Out {
-    let mut o = Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        receipt: Value::Null,
-    };
-    let text = std::fs::read_to_string(dir.join("receipt.json"))
-        .unwrap_or_else(|e| panic!("no receipt: {e}\n{}", o.context()));
-    o.receipt = serde_json::from_str(&text).expect("receipt is JSON");
-    o
+    common::run_spec(dir, spec, &["--no-ledger"])
 }
 
 fn outcome(cell: &Value) -> &str {
@@ -600,7 +525,7 @@ fn a_node_that_dies_during_a_cell_interrupts_it_and_examines_nothing() {
         .output()
         .expect("ci/slurm-nodes.sh kill");
     let out = child.wait_with_output().expect("wait for qualify");
-    let out = finish(&dir, out);
+    let out = common::receipted(&dir, out);
     assert!(
         reported,
         "{victim}'s agent never reported ranks\n{}",

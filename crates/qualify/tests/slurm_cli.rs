@@ -10,24 +10,16 @@
 #[allow(unused_macros)]
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 const QUALIFY: &str = env!("CARGO_BIN_EXE_qualify");
 
-/// Say once per reason, on the real stderr (not captured by the test harness), why tests skip.
 fn skip_note(why: &str) {
-    use std::io::Write;
-    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
-    if !said.iter().any(|s| s == why) {
-        let _ = writeln!(std::io::stderr().lock(), "slurm_cli: skipping: {why}");
-        said.push(why.to_string());
-    }
+    common::skip_note("slurm_cli", why);
 }
 
 /// Whether the Slurm tests can run; prints the reason when they skip.
@@ -54,82 +46,16 @@ fn slurm() -> bool {
     up
 }
 
-/// A fresh directory for one test, removed when it passes.
-struct Dir(PathBuf);
-
-impl std::ops::Deref for Dir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
+type Dir = common::TestDir;
+type Out = common::Receipted;
 
 fn scratch(name: &str) -> Dir {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("slurm_cli")
-        .join(format!(
-            "{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch dir");
-    Dir(dir.canonicalize().expect("canonicalize scratch dir"))
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    receipt: Value,
-}
-
-impl Out {
-    fn context(&self) -> String {
-        format!(
-            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-
-    fn cells(&self) -> &Vec<Value> {
-        self.receipt["predicate"]["cells"]
-            .as_array()
-            .unwrap_or_else(|| panic!("no cells in the receipt\n{}", self.context()))
-    }
+    common::test_dir("slurm_cli", name)
 }
 
 /// `qualify run qualify.toml --receipt receipt.json EXTRA…` in `dir`.
 fn run(dir: &Path, spec: &str, extra: &[&str]) -> Out {
-    std::fs::write(dir.join("qualify.toml"), spec).expect("write spec");
-    let receipt = dir.join("receipt.json");
-    let out = Command::new(QUALIFY)
-        .args(["run", "qualify.toml", "--receipt"])
-        .arg(&receipt)
-        .args(extra)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run qualify");
-    let mut o = Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        receipt: Value::Null,
-    };
-    let text = std::fs::read_to_string(&receipt)
-        .unwrap_or_else(|e| panic!("no receipt: {e}\n{}", o.context()));
-    o.receipt = serde_json::from_str(&text).expect("receipt is JSON");
-    o
+    common::run_spec(dir, spec, extra)
 }
 
 fn outcome(cell: &Value) -> &str {

@@ -567,3 +567,71 @@ pub fn assert_no_leftover_cgroups() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// `qualify run` with a receipt.
+
+/// Say once per test binary and reason, on the real stderr (not captured by the harness), why
+/// tests skip.
+pub fn skip_note(suite: &str, why: &str) {
+    use std::io::Write;
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.iter().any(|s| s == why) {
+        let _ = writeln!(std::io::stderr().lock(), "{suite}: skipping: {why}");
+        said.push(why.to_string());
+    }
+}
+
+/// One finished `qualify run` and the receipt it wrote.
+pub struct Receipted {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub receipt: Value,
+}
+
+impl Receipted {
+    /// The exit status and output, for a failure message.
+    pub fn context(&self) -> String {
+        format!(
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+
+    /// The receipt's cells (panics, with the context, when it has none).
+    pub fn cells(&self) -> &Vec<Value> {
+        self.receipt["predicate"]["cells"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no cells in the receipt\n{}", self.context()))
+    }
+}
+
+/// Write `spec` to `dir/qualify.toml` and run `qualify run qualify.toml --receipt receipt.json
+/// EXTRA…` there to completion; panics when no receipt was written.
+pub fn run_spec(dir: &Path, spec: &str, extra: &[&str]) -> Receipted {
+    std::fs::write(dir.join("qualify.toml"), spec).expect("write spec");
+    let out = Command::new(QUALIFY)
+        .args(["run", "qualify.toml", "--receipt", "receipt.json"])
+        .args(extra)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run qualify");
+    receipted(dir, out)
+}
+
+/// A finished `qualify run` in `dir` with the receipt it wrote to `dir/receipt.json`.
+pub fn receipted(dir: &Path, out: std::process::Output) -> Receipted {
+    let mut o = Receipted {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        receipt: Value::Null,
+    };
+    let text = std::fs::read_to_string(dir.join("receipt.json"))
+        .unwrap_or_else(|e| panic!("no receipt: {e}\n{}", o.context()));
+    o.receipt = serde_json::from_str(&text).expect("receipt is JSON");
+    o
+}
