@@ -58,16 +58,7 @@ impl Inspect for Live {
     }
 
     fn environ(&mut self, pid: i32) -> Vec<(String, String)> {
-        let Ok(data) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            return Vec::new();
-        };
-        data.split(|b| *b == 0)
-            .filter_map(|entry| {
-                let text = String::from_utf8_lossy(entry);
-                let (k, v) = text.split_once('=')?;
-                Some((k.to_string(), v.to_string()))
-            })
-            .collect()
+        crate::observe::environ(pid)
     }
 
     fn own_env(&self, name: &str) -> Option<String> {

@@ -14,24 +14,8 @@ use crate::error::{CliError, exit};
 
 #[derive(Args, Debug)]
 pub struct ProbeArgs {
-    /// Memory ceiling for the whole process tree (e.g. 256M, 256MiB, 1G).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    memory: Option<u64>,
-    /// CPU ceiling in cores (fractional allowed, e.g. 0.5).
-    #[arg(long, value_name = "N", value_parser = parse_cpus)]
-    cpus: Option<f64>,
-    /// Maximum number of tasks (processes + threads) in the tree.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pids: Option<u64>,
-    /// Deadline for the run (e.g. 30s, 2m).
-    #[arg(long, value_name = "DURATION", default_value = "600s", value_parser = parse_duration)]
-    timeout: std::time::Duration,
-    /// Window without any motion (deadlock) or progress (livelock) before the run is ended.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
-    stall: std::time::Duration,
-    /// Which signal counts as progress: none, output, heartbeat (exports QUALIFY_HEARTBEAT).
-    #[arg(long, value_name = "SIGNAL", default_value = "none")]
-    progress: Progress,
+    #[command(flatten)]
+    limits: LimitArgs,
     /// Run N times and compare stdout digests.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10000))]
     repeat: u64,
@@ -50,6 +34,43 @@ pub struct ProbeArgs {
     /// The command to probe, after `--`.
     #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<OsString>,
+}
+
+/// The ceilings and stop rules shared by `qualify probe` and `qualify agent coordinate` (where
+/// the memory ceiling holds per node, and the rest for the launcher's tree).
+#[derive(Args, Debug)]
+pub struct LimitArgs {
+    /// Memory ceiling for the whole process tree (e.g. 256M, 256MiB, 1G).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+    /// CPU ceiling in cores (fractional allowed, e.g. 0.5).
+    #[arg(long, value_name = "N", value_parser = parse_cpus)]
+    pub cpus: Option<f64>,
+    /// Maximum number of tasks (processes + threads) in the tree.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pids: Option<u64>,
+    /// Deadline for the run (e.g. 30s, 2m).
+    #[arg(long, value_name = "DURATION", default_value = "600s", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+    /// Window without any motion (deadlock) or progress (livelock) before the run is ended.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub stall: std::time::Duration,
+    /// Which signal counts as progress: none, output, heartbeat (exports QUALIFY_HEARTBEAT).
+    #[arg(long, value_name = "SIGNAL", default_value = "none")]
+    pub progress: Progress,
+}
+
+impl LimitArgs {
+    pub fn to_limits(&self) -> Limits {
+        Limits {
+            memory_bytes: self.memory,
+            cpus: self.cpus,
+            pids: self.pids,
+            timeout_seconds: self.timeout.as_secs_f64(),
+            stall_seconds: self.stall.as_secs_f64(),
+            progress: self.progress,
+        }
+    }
 }
 
 /// The sandbox flags shared by `qualify probe` and `qualify agent coordinate` (the Slurm
@@ -106,14 +127,7 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
     if let Some(lease) = &args.lease {
         qualify_slurm::lease::watch(lease.clone(), cancel.clone());
     }
-    let limits = Limits {
-        memory_bytes: args.memory,
-        cpus: args.cpus,
-        pids: args.pids,
-        timeout_seconds: args.timeout.as_secs_f64(),
-        stall_seconds: args.stall.as_secs_f64(),
-        progress: args.progress,
-    };
+    let limits = args.limits.to_limits();
     let sandbox = args.sandbox.to_sandbox();
     let spec = ProbeSpec {
         argv: args.command,

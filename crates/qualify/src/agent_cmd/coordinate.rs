@@ -16,10 +16,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use qualify_nodes::{AgentReport, NodeView, Settings, Stop};
-use qualify_probe::{
-    BackendChoice, Limits, Outcome, ProbeResult, ProbeSpec, Progress, parse_cpus, parse_duration,
-    parse_size,
-};
+use qualify_probe::{BackendChoice, Outcome, ProbeResult, ProbeSpec, parse_duration};
 
 use crate::error::{CliError, exit};
 
@@ -27,26 +24,16 @@ use crate::error::{CliError, exit};
 const TICK: Duration = Duration::from_millis(100);
 
 #[derive(Args, Debug)]
+#[command(mut_arg("memory", |a| a.help(
+    "Memory ceiling per node (the agents enforce it on each node's processes of the job; the launcher's tree here is probed under it too)"
+)))]
 pub struct CoordinateArgs {
     /// The cell's directory for the agents' reports (shared by every node).
     #[arg(long, value_name = "DIR")]
     nodes_dir: PathBuf,
-    /// Memory ceiling per node (the agents enforce it on each node's processes of the job; the
-    /// launcher's own tree here is probed under it too).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    memory: Option<u64>,
-    /// CPU ceiling in cores (the launcher's tree here).
-    #[arg(long, value_name = "N", value_parser = parse_cpus)]
-    cpus: Option<f64>,
-    /// Maximum number of tasks in the launcher's tree here.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pids: Option<u64>,
-    #[arg(long, value_name = "DURATION", default_value = "600s", value_parser = parse_duration)]
-    timeout: Duration,
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
-    stall: Duration,
-    #[arg(long, value_name = "SIGNAL", default_value = "none")]
-    progress: Progress,
+    /// The ceilings: `--memory` per node (its help says so), the rest for the launcher's tree.
+    #[command(flatten)]
+    limits: crate::probe_cmd::LimitArgs,
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10000))]
     repeat: u64,
     #[arg(long, value_name = "BACKEND", default_value = "auto")]
@@ -123,15 +110,15 @@ fn start_agents(
         .arg(exe)
         .args(["agent", "observe", "--dir"])
         .arg(dir)
-        .arg(format!("--stall={}ms", args.stall.as_millis()))
+        .arg(format!("--stall={}ms", args.limits.stall.as_millis()))
         .arg(format!("--select=SLURM_JOB_ID={job}"))
         .arg("--present=SLURM_STEP_ID")
         .arg("--exclude-own=SLURM_STEP_ID")
         .arg(format!(
             "--max-time={}s",
-            (args.timeout.as_secs_f64() * args.repeat as f64 + 120.0).ceil() as u64
+            (args.limits.timeout.as_secs_f64() * args.repeat as f64 + 120.0).ceil() as u64
         ));
-    if let Some(m) = args.memory {
+    if let Some(m) = args.limits.memory {
         cmd.arg(format!("--memory={m}"));
     }
     cmd.stdin(Stdio::null())
@@ -306,7 +293,7 @@ fn run_once(
     }
     let settings = Settings {
         node_timeout: args.node_timeout.as_secs_f64(),
-        stall: args.stall.as_secs_f64(),
+        stall: args.limits.stall.as_secs_f64(),
     };
     let probe_cancel: qualify_probe::CancelToken = Arc::new(AtomicBool::new(false));
     let launched = {
@@ -389,14 +376,7 @@ pub fn run(args: CoordinateArgs) -> Result<ExitCode, CliError> {
         argv: args.command.clone(),
         workdir: None,
         env: Vec::new(),
-        limits: Limits {
-            memory_bytes: args.memory,
-            cpus: args.cpus,
-            pids: args.pids,
-            timeout_seconds: args.timeout.as_secs_f64(),
-            stall_seconds: args.stall.as_secs_f64(),
-            progress: args.progress,
-        },
+        limits: args.limits.to_limits(),
         backend: args.backend,
         control: None,
         sandbox: args.sandbox.to_sandbox(),
