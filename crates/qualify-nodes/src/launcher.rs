@@ -13,6 +13,7 @@
 //! mpirun noticed that process rank 1 with PID 0 on node node2 exited on signal 11 (Segmentation fault).
 //! ```
 
+use qualify_probe::{is_crash_signal, signal_name};
 use serde::Serialize;
 
 /// How a task ended.
@@ -28,7 +29,7 @@ pub enum How {
 impl How {
     /// A signal a program raises when it crashes (as the probe's `crash` outcome).
     pub fn is_crash(&self) -> bool {
-        matches!(self, How::Signal { signal } if CRASH_SIGNALS.contains(&signal.as_str()))
+        matches!(self, How::Signal { signal } if is_crash_name(signal))
     }
 
     /// What the launcher or the scheduler does to the other tasks after a failure: killed by
@@ -38,9 +39,7 @@ impl How {
         const STOPS: [&str; 5] = ["SIGKILL", "SIGTERM", "SIGINT", "SIGHUP", "SIGPIPE"];
         match self {
             How::Signal { signal } => STOPS.contains(&signal.as_str()),
-            How::Exit { code } => {
-                *code > 128 && STOPS.contains(&signal_number_name(code - 128).as_str())
-            }
+            How::Exit { code } => *code > 128 && STOPS.contains(&signal_name(code - 128).as_str()),
         }
     }
 
@@ -48,12 +47,13 @@ impl How {
     /// signal (as the probe says of a local run).
     pub fn wrapper_hint(&self) -> Option<String> {
         match self {
-            How::Exit { code } if *code > 128 => {
-                let name = signal_number_name(code - 128);
-                CRASH_SIGNALS
-                    .contains(&name.as_str())
-                    .then(|| format!("128+{}: a {name} behind a wrapper shell?", code - 128))
-            }
+            How::Exit { code } if *code > 128 => is_crash_signal(code - 128).then(|| {
+                format!(
+                    "128+{}: a {} behind a wrapper shell?",
+                    code - 128,
+                    signal_name(code - 128)
+                )
+            }),
             _ => None,
         }
     }
@@ -66,8 +66,10 @@ impl How {
     }
 }
 
-/// Signals of a crash (the probe's `crash` outcome uses the same set).
-pub const CRASH_SIGNALS: [&str; 5] = ["SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL"];
+/// Whether the signal named `name` is a crash signal (the probe's `crash` outcome's set).
+fn is_crash_name(name: &str) -> bool {
+    (1..32).any(|n| is_crash_signal(n) && signal_name(n) == name)
+}
 
 /// One launcher line about tasks that ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -111,26 +113,6 @@ fn signal_of(text: &str) -> Option<&'static str> {
         "File size limit exceeded" => "SIGXFSZ",
         _ => return None,
     })
-}
-
-fn signal_number_name(n: i32) -> String {
-    let name = match n {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        4 => "SIGILL",
-        5 => "SIGTRAP",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        13 => "SIGPIPE",
-        14 => "SIGALRM",
-        15 => "SIGTERM",
-        _ => return format!("signal {n}"),
-    };
-    name.to_string()
 }
 
 /// `5`, `2-3`, `0,2-4` → task ids.
@@ -188,7 +170,7 @@ fn mpirun_line(line: &str) -> Option<TaskEnd> {
         node: node.to_string(),
         tasks: vec![rank.parse().ok()?],
         how: How::Signal {
-            signal: signal_number_name(n),
+            signal: signal_name(n),
         },
         line: line.trim().to_string(),
     })

@@ -38,6 +38,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub use backend::BackendChoice;
+pub use classify::{is_crash_signal, signal_name};
 pub use control::Control;
 pub use limits::{Limits, Progress, format_bytes, parse_cpus, parse_duration, parse_size};
 pub use observe::{Membership, NodeState, NodeWatch, Observation, Selector, Stuck};

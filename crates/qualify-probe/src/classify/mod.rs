@@ -381,6 +381,12 @@ const CRASH_SIGNALS: [i32; 5] = [
     libc::SIGILL,
 ];
 
+/// Whether `sig` is one a program raises when it crashes (the `crash` outcome).
+pub fn is_crash_signal(sig: i32) -> bool {
+    CRASH_SIGNALS.contains(&sig)
+}
+
+/// `SIGSEGV` for 11; `signal N` for a number this platform does not name.
 pub fn signal_name(sig: i32) -> String {
     nix::sys::signal::Signal::try_from(sig)
         .map(|s| s.as_str().to_string())
