@@ -1203,33 +1203,32 @@ fn is_interpreter(word: &str) -> bool {
 
 /// The words of `argv` that name a program the command will run, besides `argv[0]`: for a
 /// shell's `-c` script, the first word of every command in it (after `exec`, `env`, `nohup` and
-/// assignments); for an interpreter, its script (the first operand); elsewhere, arguments
-/// `executable` says are executable files (a launcher's program).
+/// assignments); for an interpreter, its script (the first operand); and the first argument
+/// `executable` says is an executable file (a launcher's program: `mpirun -n 2 ./prog`), looked
+/// into as above when it is a shell or an interpreter (`mpirun -n 2 /bin/sh -c …`).
 fn programs_named(argv: &[String], executable: impl Fn(&str) -> bool) -> Vec<String> {
     let mut out = Vec::new();
-    let Some(first) = argv.first() else {
-        return out;
-    };
-    if is_shell(first) {
-        if let Some(i) = argv.iter().position(|a| a == "-c") {
-            if let Some(script) = argv.get(i + 1) {
+    for (i, a) in argv.iter().enumerate() {
+        let launched = i > 0 && a.contains('/') && executable(a);
+        if launched {
+            out.push(a.clone());
+        }
+        if is_shell(a) && argv.get(i + 1).is_some_and(|c| c == "-c") {
+            if let Some(script) = argv.get(i + 2) {
                 out.extend(script_programs(script));
             }
-            return out;
+            break;
+        }
+        if is_interpreter(a) {
+            if let Some(script) = argv[i + 1..].iter().find(|w| !w.starts_with('-')) {
+                out.push(script.clone());
+            }
+            break;
+        }
+        if launched {
+            break; // the launcher's program: the rest are its arguments
         }
     }
-    if is_interpreter(first) {
-        if let Some(script) = argv[1..].iter().find(|a| !a.starts_with('-')) {
-            out.push(script.clone());
-        }
-        return out;
-    }
-    out.extend(
-        argv[1..]
-            .iter()
-            .filter(|a| a.contains('/') && executable(a))
-            .cloned(),
-    );
     out
 }
 
@@ -1295,6 +1294,14 @@ mod tests {
                 &["/tmp/x/prog"],
             ),
             (&["sh", "-c", ""], &[]),
+            (
+                &["mpirun", "-n", "2", "/bin/sh", "-c", "/tmp/x/prog 10"],
+                &["/tmp/x/prog"],
+            ),
+            (
+                &["srun", "-n", "2", "/tmp/x/prog", "python3", "/tmp/s.py"],
+                &["/tmp/x/prog"],
+            ),
         ];
         for (argv, want) in cases {
             assert_eq!(named(argv), *want, "{argv:?}");
