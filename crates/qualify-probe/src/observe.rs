@@ -190,27 +190,14 @@ impl Membership {
 }
 
 /// A rank's identity from its environment, by the rules table's rank variables.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Rank {
-    pub runtime: String,
-    pub rank: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub size: Option<u32>,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub job: String,
-}
+pub use crate::ranks::RankId as Rank;
 
 /// The rank a process with environment `env` is (`None` for a process that is no rank, or whose
 /// rank variable it merely inherited from this process's own environment).
 pub fn rank_of(env: &[(String, String)]) -> Option<Rank> {
     let rules = RULES.as_ref().ok()?;
     let own = |name: &str| std::env::var(name).ok();
-    ranks::identify(rules, env, &own).map(|r| Rank {
-        runtime: r.runtime,
-        rank: r.rank,
-        size: r.size,
-        job: r.job,
-    })
+    ranks::identify(rules, env, &own)
 }
 
 /// One process of the node at one sample.

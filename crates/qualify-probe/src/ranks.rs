@@ -10,13 +10,15 @@ use serde::Serialize;
 use crate::rules::Rules;
 
 /// One process's place in an MPI world.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RankId {
     pub runtime: String,
     pub rank: u32,
     /// Ranks in the world, when the environment says.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u32>,
     /// Tells two worlds apart (job id, namespace); empty when unknown.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub job: String,
 }
 
