@@ -53,25 +53,27 @@ fn stop_path(dir: &std::path::Path) -> std::path::PathBuf {
     dir.join("stop")
 }
 
-fn rusage_cpu(who: libc::c_int) -> f64 {
-    // SAFETY: zeroed rusage is a valid out-parameter.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: plain syscall with a valid pointer.
-    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
-        return 0.0;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+/// Seconds in a `timeval`.
+fn seconds(t: libc::timeval) -> f64 {
+    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
+}
+
+/// User + system CPU seconds of `who` (0 when the kernel does not say).
+fn rusage_cpu(who: nix::sys::resource::UsageWho) -> f64 {
+    nix::sys::resource::getrusage(who).map_or(0.0, |u| {
+        seconds(*u.user_time().as_ref()) + seconds(*u.system_time().as_ref())
+    })
 }
 
 /// This process's own CPU seconds (user + system, all threads).
 fn own_cpu_seconds() -> f64 {
-    rusage_cpu(libc::RUSAGE_SELF)
+    rusage_cpu(nix::sys::resource::UsageWho::RUSAGE_SELF)
 }
 
 /// This process's CPU seconds and those of the children it reaped (an agent's stack samplers).
 fn cpu_with_children() -> f64 {
-    rusage_cpu(libc::RUSAGE_SELF) + rusage_cpu(libc::RUSAGE_CHILDREN)
+    rusage_cpu(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        + rusage_cpu(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
 }
 
 fn unix_now() -> f64 {

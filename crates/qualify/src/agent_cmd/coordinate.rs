@@ -228,8 +228,7 @@ fn reap(pid: i32) -> Option<f64> {
     // SAFETY: plain syscall with valid pointers.
     let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
     if r == pid {
-        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        return Some(tv(ru.ru_utime) + tv(ru.ru_stime));
+        return Some(super::seconds(ru.ru_utime) + super::seconds(ru.ru_stime));
     }
     (r < 0).then_some(0.0)
 }
