@@ -213,9 +213,7 @@ fn tokens(line: &str) -> Vec<Token> {
             }
             '&' | '|' => {
                 end_word(&mut out, &mut word, &mut in_word, &mut redirect);
-                if chars.peek() == Some(&c) {
-                    chars.next();
-                } else if c == '|' && chars.peek() == Some(&'&') {
+                if chars.peek() == Some(&c) || (c == '|' && chars.peek() == Some(&'&')) {
                     chars.next();
                 }
                 out.push(Token::Break);

@@ -2,7 +2,8 @@
 //! `tool_call` (`tool`, `command`, `exit_code`, `ok`, `duration`), `edit` (`file`, `path` or
 //! `files`), `test_run` (`command`; `ok`/`passed`, or `status`/`outcome`/`result` = `failed`,
 //! …), `error`, `repair`, `message` (`role`, `text`: a user's is a prompt) — and a time
-//! `ts`/`timestamp`/`time` (RFC 3339 or Unix seconds); any event may name its `model`. Events of
+//! `ts`/`timestamp`/`time` (RFC 3339 or Unix seconds); any event may name its `model` and its
+//! `agent` (with `agent_version`), and count `input_tokens` and `output_tokens`. Events of
 //! other types are counted as not understood.
 
 use serde_json::{Map, Value};
@@ -49,6 +50,15 @@ pub fn parse(text: &str) -> Result<Session, Located> {
         if let Some(m) = o.get("model").and_then(Value::as_str) {
             s.model(m);
         }
+        let n = |k: &str| o.get(k).and_then(Value::as_u64);
+        s.tokens.add(&crate::session::Tokens {
+            input: n("input_tokens"),
+            output: n("output_tokens"),
+            ..Default::default()
+        });
+        if let Some(a) = o.get("agent").and_then(Value::as_str) {
+            s.set_agent(a, o.get("agent_version").and_then(Value::as_str));
+        }
         let text = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
         match kind {
             "tool_call" => {
@@ -92,10 +102,8 @@ pub fn parse(text: &str) -> Result<Session, Located> {
             }),
             "error" => s.steps.push(Step::Error),
             "repair" => s.steps.push(Step::Repair { at }),
-            "message" => {
-                if text("role").as_deref() == Some("user") {
-                    s.prompt(&text("text").or_else(|| text("content")).unwrap_or_default());
-                }
+            "message" if text("role").as_deref() == Some("user") => {
+                s.prompt(&text("text").or_else(|| text("content")).unwrap_or_default());
             }
             _ => {}
         }

@@ -111,14 +111,14 @@ pub fn parse(text: &str) -> Result<Session, Located> {
         match serde_json::from_str::<Request>(text.trim_start_matches('\u{feff}')) {
             Ok(r) => vec![r],
             Err(whole) => {
-                let one_line = text.trim().lines().count() <= 1;
-                if one_line
-                    || !text
+                // JSON Lines of requests: several lines, the first a JSON value of its own.
+                let lines = text.trim().lines().count() > 1
+                    && text
                         .trim_start()
                         .lines()
                         .next()
-                        .is_some_and(|l| serde_json::from_str::<Value>(l).is_ok())
-                {
+                        .is_some_and(|l| serde_json::from_str::<Value>(l).is_ok());
+                if !lines {
                     return Err(Located::json(&whole));
                 }
                 jsonl::<Request>(text)
