@@ -30,7 +30,7 @@ pub use claim::ClaimLevel;
 pub use faults::FaultRecord;
 pub use gap::{Gap, WaiverUse};
 pub use holdout::{HoldoutCheck, HoldoutRun, Secrecy};
-pub use layers::process::{GitSummary, ProcessRecord, TraceSummary};
+pub use layers::process::{DevRecord, DevelopmentCoverage, GitSummary, ProcessRecord};
 pub use layers::{Layer, LayerName, LayerStatus, Layers};
 pub use policy::{Evidence, GateVerdict, evaluate, required_layers};
 pub use receipt::{
