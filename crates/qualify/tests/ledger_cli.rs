@@ -818,10 +818,29 @@ fn transfer_session_shows_the_failures_lie_outside_what_development_ran() {
             session.to_str().unwrap(),
             "--receipt",
             "r.json",
-            "--no-ledger",
         ],
     );
     assert_eq!(o.code, 1, "the trial claim is refused: {}", o.context());
+    // The ledger keeps the development summary: the failures appeared where development never
+    // went.
+    let stats = stdout_json(&qualify(&dir, &["ledger", "stats", "--json"]));
+    let d = &stats["development"][0];
+    assert_eq!(d["artifact"], "transfer", "{stats}");
+    assert_eq!(
+        (
+            d["failing_cells"].as_i64(),
+            d["outside"].as_i64(),
+            d["inside"].as_i64()
+        ),
+        (Some(4), Some(4), Some(0))
+    );
+    let text = qualify(&dir, &["ledger", "stats"]);
+    assert!(
+        text.stdout
+            .contains("4 failing cell(s): 4 where development never went, 0 where it did"),
+        "{}",
+        text.context()
+    );
     let r = read_json(&dir.join("r.json"));
     let p = &r["predicate"]["layers"]["process"];
     assert_eq!(p["status"], "closed", "{p}");
@@ -861,7 +880,10 @@ fn transfer_session_shows_the_failures_lie_outside_what_development_ran() {
         "{model}"
     );
     assert!(
-        row("tools")["detail"].as_str().unwrap().contains("Bash ×5, Edit ×1, Read ×1"),
+        row("tools")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Bash ×5, Edit ×1, Read ×1"),
         "{}",
         row("tools")
     );
