@@ -664,16 +664,36 @@ fn traceability(record: &RunRecord, tested: &Tested) -> Vec<TraceItem> {
         recorded,
         detail,
     };
-    let artifact = match &record.artifact.executable {
-        Some(e) => item("artifact", true, format!("{} sha256:{}", e.path, e.sha256)),
-        None => item(
-            "artifact",
-            false,
-            format!(
-                "no executable of `{}` could be found and hashed",
-                record.artifact.name
-            ),
-        ),
+    let a = &record.artifact;
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(e) = &a.executable {
+        parts.push(format!("{} sha256:{}", e.path, e.sha256));
+    }
+    if let Some(t) = &a.tree {
+        parts.push(format!(
+            "workdir {}/ sha256:{} ({} {} file(s))",
+            t.path.trim_end_matches('/'),
+            t.sha256,
+            t.files,
+            if t.method == "git" { "git-tracked" } else { "regular" }
+        ));
+    }
+    if let Some(i) = &a.interpreter {
+        parts.push(format!(
+            "run by the interpreter `{}`{} (a tool of the environment, not a subject)",
+            i.command,
+            i.path.as_deref().map(|p| format!(" at {p}")).unwrap_or_default()
+        ));
+    }
+    let artifact = if a.executable.is_some() || a.tree.is_some() {
+        item("artifact", true, parts.join("; "))
+    } else {
+        let mut detail = format!("no file of `{}` could be found and hashed", a.name);
+        for p in parts {
+            detail.push_str("; ");
+            detail.push_str(&p);
+        }
+        item("artifact", false, detail)
     };
     let fp = record.environment.as_ref();
     let mut tools = match fp.map(|f| &f.tools) {

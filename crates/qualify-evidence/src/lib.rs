@@ -40,7 +40,8 @@ pub use receipt::{
 pub use receipt_file::{Receipt, ReceiptError, check, parse};
 pub use record::{
     ArtifactRecord, AxisDecl, AxisDomain, AxisKind, Cell, Dimension, FileDigest, FunctionalRecord,
-    FunctionalRun, JunitCounts, Machine, Params, RunRecord, Target, Waiver,
+    FunctionalRun, Interpreter, JunitCounts, Machine, Params, RunRecord, Target, TreeDigest,
+    Waiver,
 };
 
 #[cfg(test)]

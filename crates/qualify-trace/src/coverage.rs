@@ -49,7 +49,7 @@ impl SpecView {
 }
 
 /// Interpreters whose first non-option argument is the artifact's own file.
-fn is_interpreter(program: &str) -> bool {
+pub fn is_interpreter(program: &str) -> bool {
     let p = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     matches!(
         p,

@@ -129,6 +129,9 @@ pub struct FingerprintInputs {
     pub spec_sha256: String,
     pub qualify_version: String,
     pub backend: String,
+    /// More `--version` commands recorded after the spec's or default tools, when not already
+    /// among them: the interpreter the artifact's command runs (`python3 --version`).
+    pub extra_tools: Vec<String>,
 }
 
 /// Collect the fingerprint of this machine and process.
@@ -139,7 +142,7 @@ pub fn collect(inputs: &FingerprintInputs) -> Fingerprint {
             v.to_string_lossy().into_owned(),
         )
     }));
-    let tools = match &inputs.tools {
+    let mut tools: Vec<ToolVersion> = match &inputs.tools {
         Some(list) => list
             .iter()
             .map(|c| tool_version(c, &inputs.workdir))
@@ -150,6 +153,11 @@ pub fn collect(inputs: &FingerprintInputs) -> Fingerprint {
             .filter(|t| t.status != "not found")
             .collect(),
     };
+    for extra in &inputs.extra_tools {
+        if !tools.iter().any(|t| &t.command == extra) {
+            tools.push(tool_version(extra, &inputs.workdir));
+        }
+    }
     Fingerprint {
         os: os(),
         architecture: std::env::consts::ARCH.to_string(),
@@ -680,7 +688,11 @@ mod tests {
             spec_sha256: "ab".into(),
             qualify_version: "0.0.0".into(),
             backend: "rlimit".into(),
+            extra_tools: vec!["sh -c true".into(), "true --version".into()],
         });
+        // An extra tool already listed is not recorded twice.
+        assert_eq!(fp.tools.len(), 3);
+        assert_eq!(fp.tools[2].command, "true --version");
         assert_eq!(fp.lockfiles.len(), 2);
         assert_eq!(fp.lockfiles[0].sha256, sha256_hex(b"lock"));
         assert_eq!(fp.tools[0].status, "ok");

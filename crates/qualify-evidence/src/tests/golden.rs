@@ -131,6 +131,12 @@ pub fn rich_record() -> RunRecord {
         ]),
         secrecy: None,
     };
+    r.artifact.tree = Some(crate::record::TreeDigest {
+        path: "/work/gemm".to_string(),
+        sha256: "9".repeat(64),
+        method: "git".to_string(),
+        files: 12,
+    });
     r.process = ProcessRecord {
         trace: Some(dev_record()),
         git: Some(GitSummary {
