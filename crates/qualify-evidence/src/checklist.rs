@@ -675,14 +675,21 @@ fn traceability(record: &RunRecord, tested: &Tested) -> Vec<TraceItem> {
             t.path.trim_end_matches('/'),
             t.sha256,
             t.files,
-            if t.method == "git" { "git-tracked" } else { "regular" }
+            if t.method == "git" {
+                "git-tracked"
+            } else {
+                "regular"
+            }
         ));
     }
     if let Some(i) = &a.interpreter {
         parts.push(format!(
             "run by the interpreter `{}`{} (a tool of the environment, not a subject)",
             i.command,
-            i.path.as_deref().map(|p| format!(" at {p}")).unwrap_or_default()
+            i.path
+                .as_deref()
+                .map(|p| format!(" at {p}"))
+                .unwrap_or_default()
         ));
     }
     let artifact = if a.executable.is_some() || a.tree.is_some() {
