@@ -859,6 +859,12 @@ fn transfer_session_shows_the_failures_lie_outside_what_development_ran() {
     assert_eq!(threads["examined"], json!([1, 2, 4]));
     assert_eq!(threads["failed"], json!([2, 4]));
     assert!(o.stdout.contains(sentence), "{}", o.context());
+    // The terminal's failure map says it too.
+    assert!(
+        o.stdout.contains("development ran: threads 1  rounds 10"),
+        "{}",
+        o.context()
+    );
     // The checklist's examined facts say it, per axis beside what qualify examined.
     let examined = r["predicate"]["checklist"]["examined_facts"].to_string();
     assert!(
