@@ -12,8 +12,8 @@ pub mod scaling;
 pub mod stats;
 
 pub use analyze::{
-    AxisInput, AxisRole, BaselineInput, CellInput, Check, Expect, ExpectKind, Input, MetricDef,
-    Performance, Reference, Repeat, Rounds, Verdict, analyze,
+    AxisInput, AxisRole, BaselineInput, CellInput, Check, Expect, ExpectKind, Input, MachineShare,
+    MetricDef, Performance, Reference, Repeat, Rounds, Verdict, analyze,
 };
 pub use model::{Fit, fit};
 pub use scaling::Better;

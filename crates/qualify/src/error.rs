@@ -75,6 +75,10 @@ pub enum CliError {
     /// nothing was produced from the input.
     #[error("{message}")]
     Refused { message: String },
+    /// qualify was asked to stop before it produced anything (e.g. while it waited for another
+    /// run's lock): nothing was written.
+    #[error("{message}")]
+    Interrupted { message: String },
 }
 
 fn suffix(fix: &Option<String>) -> String {
@@ -130,6 +134,7 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::NotFound { .. } | CliError::Refused { .. } => exit::REFUSED,
+            CliError::Interrupted { .. } => exit::INTERRUPTED,
             _ => exit::USAGE,
         }
     }
@@ -141,6 +146,7 @@ impl CliError {
             CliError::Spec(e) => e.to_string(),
             CliError::NotFound { message } => format!("qualify: {message}"),
             CliError::Refused { message } => format!("qualify: REFUSED: {message}"),
+            CliError::Interrupted { message } => format!("qualify: {message}"),
             other => format!("qualify: error: {other}"),
         }
     }

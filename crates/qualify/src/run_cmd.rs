@@ -15,8 +15,13 @@
 //! 7. [`record`] — the receipt appended to the ledger.
 //! 8. [`summary`] — the layer table, failure map, boundaries, gap and verdict on stdout.
 //!
+//! A run holds its workdir's lock from the build until the receipt is written (under Slurm,
+//! the build only), and a measuring run the machine's measurement lock for its region
+//! ([`lock`]): concurrent runs wait for each other instead of racing.
+//!
 //! Exit status: 0 the receipt supports the spec's claim, 1 it does not, 2 spec or setup error,
-//! 130 interrupted (a receipt marked incomplete is still written).
+//! 130 interrupted (a receipt marked incomplete is still written; nothing is written when the
+//! run was still waiting for a lock).
 
 mod analysis;
 mod build;
@@ -28,6 +33,7 @@ mod faults;
 mod holdout;
 mod host;
 mod junit_counts;
+mod lock;
 mod perf_summary;
 mod prepare;
 mod process_inputs;
@@ -108,6 +114,10 @@ pub struct RunArgs {
     /// Run every cell N times and compare stdout digests (overrides [reproducibility] repeat).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeat: Option<u64>,
+    /// Exit 2 at once, naming the holder, when another run holds this workdir (or, for a run
+    /// that measures, the machine's measurement lock) instead of waiting for it.
+    #[arg(long)]
+    no_wait: bool,
 }
 
 /// What every stage reads: the spec, the flags, the cancellation token, and where to talk.
@@ -117,6 +127,8 @@ pub struct Context<'a> {
     pub cancel: &'a CancelToken,
     /// When the run started (after the spec loaded).
     pub started: std::time::SystemTime,
+    /// This run, as the locks and the machine's run registry name it.
+    pub holder: lock::Holder,
 }
 
 impl Context<'_> {
@@ -147,11 +159,27 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         args: &args,
         cancel: &cancel,
         started: std::time::SystemTime::now(),
+        holder: lock::Holder::me(&args.spec),
     };
+    let _registered = lock::register(&ctx.holder);
     let mut prepared = prepare::prepare(&ctx)?;
     let sandboxed = sandbox::self_test(&ctx)?;
     prepared.sandbox = sandboxed.record.clone();
+    let workdir = &spec.artifact.workdir;
+    let workdir_lock = lock::hold(
+        &ctx,
+        &lock::workdir_lock_path(workdir),
+        &format!("the workdir {}", workdir.display()),
+    )?;
     let built = build::build(&ctx)?;
+    // Slurm jobs may wait in the queue for hours: the workdir is held for the build only.
+    let workdir_lock = match slurm::kind(args.executor, &spec) {
+        qualify_spec::ExecutorKind::Slurm => {
+            drop(workdir_lock);
+            None
+        }
+        qualify_spec::ExecutorKind::Local => Some(workdir_lock),
+    };
     let mut checked = checks::run(&ctx, &prepared, built)?;
     if checked.holdout.checks.is_some() || checked.holdout.required {
         checked.holdout.secrecy = Some(sandboxed.secrecy(&spec));
@@ -159,6 +187,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let probed = region::probe(&ctx, &mut prepared.controls, &checked.next)?;
     let analysed = analysis::analyse(&ctx, &prepared, &checked, &probed);
     let sealed = seal::seal(&ctx, &prepared, checked, probed, analysed)?;
+    drop(workdir_lock);
     record::record(&ctx, &mut prepared, &sealed)?;
     summary::print(&ctx, &sealed);
     Ok(sealed.exit_code())

@@ -4,7 +4,8 @@
 //! its interval), `partial` with no checks, inconclusive checks, too few samples or cells whose
 //! metrics could not be measured, `not_run` without `[performance]`. Predictions at the target
 //! are listed under `untested`: they are models, never evidence. Cells whose runs were noisy
-//! (`stats[].noise`) are named under `cannot_establish`: their estimates rest on scattered runs.
+//! (`stats[].noise`) are named under `cannot_establish`: their estimates rest on scattered runs,
+//! and so are other qualify runs that used the machine while it measured (`rounds.machine`).
 
 use serde_json::{Value, json};
 
@@ -196,6 +197,39 @@ pub fn assess(record: &RunRecord) -> Layer {
     let mut layer = Layer::new(LayerName::Performance, status, summary, untested, evidence);
     layer.cannot_establish.extend(noisy);
     layer
+        .cannot_establish
+        .extend(shared_machine(rounds.and_then(|r| r.get("machine"))));
+    if let Some(m) = rounds.and_then(|r| r.get("machine"))
+        && let Some(e) = layer.evidence.as_object_mut()
+    {
+        e.insert("machine".into(), m.clone());
+    }
+    layer
+}
+
+/// What the run could not rule out about the machine it measured on: other qualify runs
+/// active beside it, or no watch kept at all.
+fn shared_machine(machine: Option<&Value>) -> Option<String> {
+    let m = machine?;
+    if !m.get("watched").and_then(Value::as_bool).unwrap_or(false) {
+        return Some(
+            "measurements free of other qualify runs on this machine: the registry of active runs was not watched"
+                .to_string(),
+        );
+    }
+    let runs: Vec<&str> = m
+        .get("concurrent_runs")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if runs.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "measurements free of other work: {} other qualify run(s) used this machine while cells were measured: {}",
+        runs.len(),
+        runs.join("; ")
+    ))
 }
 
 fn is_noisy(s: &Value) -> bool {
@@ -328,6 +362,48 @@ mod tests {
         assert_eq!(l.evidence["seed"], 42);
         // The layer's own limits stay listed.
         assert!(l.cannot_establish.iter().any(|c| c == "correctness"));
+    }
+
+    #[test]
+    fn other_runs_on_the_machine_are_named_and_an_unwatched_machine_is_not_called_quiet() {
+        let machine = |m: Value| {
+            with(
+                json!({"checks": [check("held", 5)], "rounds": {"rounds": 3, "seed": 1, "machine": m}}),
+            )
+        };
+        let quiet = machine(json!({"from": 1.0, "to": 2.0, "exclusive": true, "watched": true}));
+        assert!(
+            !quiet
+                .cannot_establish
+                .iter()
+                .any(|c| c.contains("qualify run")),
+            "{:?}",
+            quiet.cannot_establish
+        );
+        assert_eq!(quiet.evidence["machine"]["exclusive"], true);
+        let shared = machine(
+            json!({"from": 1.0, "to": 2.0, "exclusive": true, "watched": true,
+            "concurrent_runs": ["pid 4242 (/w/qualify.toml)"]}),
+        );
+        assert!(
+            shared.cannot_establish.iter().any(|c| c.contains(
+                "1 other qualify run(s) used this machine while cells were measured: pid 4242 (/w/qualify.toml)"
+            )),
+            "{:?}",
+            shared.cannot_establish
+        );
+        let blind = machine(json!({"from": 1.0, "to": 2.0, "exclusive": true, "watched": false}));
+        assert!(
+            blind
+                .cannot_establish
+                .iter()
+                .any(|c| c.contains("was not watched")),
+            "{:?}",
+            blind.cannot_establish
+        );
+        // Receipts from before the field read as before.
+        let old = with(json!({"checks": [check("held", 5)], "rounds": {"rounds": 3, "seed": 1}}));
+        assert!(old.evidence.get("machine").is_none());
     }
 
     #[test]

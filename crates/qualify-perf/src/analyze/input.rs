@@ -106,6 +106,26 @@ pub struct Rounds {
     pub wall_seconds: f64,
     /// How the rounds were executed (the order of round 1, the shuffles, the executor).
     pub schedule: String,
+    /// How the machine was shared while the region was measured (`None`: not recorded, e.g.
+    /// under Slurm, whose scheduler places the runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineShare>,
+}
+
+/// Whether other qualify runs used the machine while a run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineShare {
+    /// When measuring began and ended, in seconds since the Unix epoch.
+    pub from: f64,
+    pub to: f64,
+    /// The run held the machine's measurement lock: no other measuring qualify run overlapped.
+    pub exclusive: bool,
+    /// The registry of active qualify runs was watched (else nothing is known of other runs).
+    pub watched: bool,
+    /// Other qualify runs seen active on the machine while measuring (`pid N (spec)`): they did
+    /// not measure, but they used its CPUs, memory and caches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concurrent_runs: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

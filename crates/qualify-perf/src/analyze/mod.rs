@@ -19,8 +19,8 @@ mod predictions;
 
 pub use fits::{MIN_NOISE, MODEL_RESAMPLES, PLAUSIBLE_SHARE};
 pub use input::{
-    AxisInput, AxisRole, BaselineInput, CellInput, Expect, ExpectKind, Input, MetricDef, Reference,
-    Repeat, Rounds,
+    AxisInput, AxisRole, BaselineInput, CellInput, Expect, ExpectKind, Input, MachineShare,
+    MetricDef, Reference, Repeat, Rounds,
 };
 pub use noise::{NOISY_SPREAD, SPREAD_ESTIMATOR};
 pub use output::{

@@ -136,6 +136,7 @@ fn mixed_case(scale: f64) -> Input {
             stopped: "max_repeat reached (4 runs)".to_string(),
             wall_seconds: 1.5,
             schedule: "round 1: the plan's order; later rounds shuffled".to_string(),
+            machine: None,
         }),
     }
 }

@@ -56,8 +56,28 @@ pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<
         }
         qualify_spec::ExecutorKind::Local => Executor::Local,
     };
+    // A measuring run has the machine to itself among qualify runs, and says who else ran.
+    let measuring =
+        matches!(executor, Executor::Local) && (spec.performance.is_some() || ctx.repeat() > 1);
+    let measurement = if measuring {
+        let held = super::lock::hold(
+            ctx,
+            &super::lock::measure_lock_path(),
+            "the machine's measurement lock",
+        )?;
+        Some((held, super::lock::Watcher::start(ctx.holder.clone())))
+    } else {
+        None
+    };
     let runner = CellRunner::new(ctx, &executor);
-    let (execution, rounds) = execute(ctx, &the_plan, planned, &runner, controls, &executor);
+    let (execution, mut rounds) = execute(ctx, &the_plan, planned, &runner, controls, &executor);
+    if let Some((held, watcher)) = measurement {
+        let share = watcher.finish(true);
+        drop(held);
+        if let Some(r) = &mut rounds {
+            r.machine = Some(share);
+        }
+    }
     if let Executor::Slurm(slurm) = &executor
         && let Some(e) = slurm.setup_error()
     {

@@ -129,6 +129,7 @@ pub fn run(
         stopped,
         wall_seconds: started.elapsed().as_secs_f64(),
         schedule: schedule(p.warmup, slurm),
+        machine: None,
     })
 }
 

@@ -1,10 +1,10 @@
 //! The sandbox of `qualify run`: the paths every probe of the artifact hides besides the homes
-//! (the held-out directory, the signing key, qualify's state: `.qualify/`, the ledger), set on
-//! the spec before anything runs so that every probe spec built from it carries them; and the
-//! self-test at the start of the run, whose attempts (read a canary in the state directory,
-//! list the held-out checks, create a file outside the workdir, reach a listener on the host's
-//! loopback, signal qualify) are recorded in the receipt and decide whether the held-out
-//! checks' secrecy was kernel-enforced.
+//! (the held-out directory, the signing key, qualify's state: `.qualify/` here and in the
+//! workdir, the ledger), set on the spec before anything runs so that every probe spec built
+//! from it carries them; and the self-test at the start of the run, whose attempts (read a
+//! canary in the state directory, list the held-out checks, create a file outside the workdir,
+//! reach a listener on the host's loopback, signal qualify) are recorded in the receipt and
+//! decide whether the held-out checks' secrecy was kernel-enforced.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -47,6 +47,10 @@ pub fn hide_run_paths(spec: &mut Spec, args: &RunArgs) {
     // The state directory exists from the start, so that it can be hidden from the first probe.
     let _ = std::fs::create_dir_all(STATE);
     hide(Role::State, PathBuf::from(STATE));
+    // The workdir's own state (its run lock), when the workdir is not the current directory.
+    let workdir_state = spec.artifact.workdir.join(STATE);
+    let _ = std::fs::create_dir_all(&workdir_state);
+    hide(Role::State, workdir_state);
     if !args.no_ledger {
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let mut p = args.ledger.clone().into_os_string();
