@@ -158,6 +158,37 @@ fn examined(record: &RunRecord, tested: &Tested, claimed: &[ClaimedAxis]) -> Vec
     for b in &record.boundaries {
         out.push(format!("boundary: {}", boundary_text(b)));
     }
+    if let Some(dev) = crate::layers::process::development(record) {
+        let per_axis: Vec<String> = dev
+            .axes
+            .iter()
+            .map(|a| {
+                let vals = |v: &[crate::record::ParamValue]| {
+                    if v.is_empty() {
+                        "none".to_string()
+                    } else {
+                        v.iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                };
+                format!(
+                    "{}: development {}, qualify {}, failed at {}",
+                    a.axis,
+                    vals(&a.development),
+                    vals(&a.examined),
+                    vals(&a.failed)
+                )
+            })
+            .collect();
+        let axes = if per_axis.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", per_axis.join("; "))
+        };
+        out.push(format!("development (trace): {}{axes}", dev.sentence));
+    }
     for c in claimed.iter().filter(|c| c.bound.is_some()) {
         out.push(format!("claimed region: {}", c.claims));
         if let Some(h) = &c.headroom {
@@ -548,6 +579,83 @@ impl FaultSentences {
     }
 }
 
+/// The development agent and the tools it called, from the trace.
+fn agent_tools(t: &crate::layers::process::DevRecord) -> String {
+    let agents: Vec<String> = t
+        .agents
+        .iter()
+        .map(|a| match &a.version {
+            Some(v) => format!("{} {v}", a.name),
+            None => a.name.clone(),
+        })
+        .collect();
+    let mut tools: Vec<(&String, &u64)> = t.tools.iter().collect();
+    tools.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    format!(
+        "development agent (trace): {}; its tools: {}",
+        if agents.is_empty() {
+            "not named".to_string()
+        } else {
+            agents.join(", ")
+        },
+        if tools.is_empty() {
+            "none recorded".to_string()
+        } else {
+            tools
+                .iter()
+                .map(|(k, n)| format!("{k} ×{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    )
+}
+
+/// Models named and prompts digested, from the trace; `no` with the reason.
+fn model_and_prompts(record: &RunRecord) -> TraceItem {
+    let item = |recorded: bool, detail: String| TraceItem {
+        item: "model_and_prompts".to_string(),
+        recorded,
+        detail,
+    };
+    let Some(t) = &record.process.trace else {
+        return item(
+            false,
+            "no development trace was supplied (--trace)".to_string(),
+        );
+    };
+    let files: Vec<String> = t
+        .sources
+        .iter()
+        .map(|s| format!("{} ({}) sha256:{}", s.path, s.format, s.sha256))
+        .collect();
+    let prompts = match t.prompts.len() {
+        0 => "no prompt recorded".to_string(),
+        n => format!("{n} prompt(s) kept as sha256 digests (text not kept)"),
+    };
+    if t.models.is_empty() {
+        return item(
+            false,
+            format!(
+                "the trace names no model; {prompts}; trace {}",
+                files.join("; ")
+            ),
+        );
+    }
+    let models: Vec<String> = t
+        .models
+        .iter()
+        .map(|m| format!("{} ({} call(s))", m.name, m.calls))
+        .collect();
+    item(
+        true,
+        format!(
+            "models: {}; {prompts}; trace {}",
+            models.join(", "),
+            files.join("; ")
+        ),
+    )
+}
+
 /// Every row reads the record the receipt itself carries — the environment fingerprint, the
 /// process trace, the cells — so no row can contradict the layers or the fingerprint.
 fn traceability(record: &RunRecord, tested: &Tested) -> Vec<TraceItem> {
@@ -556,19 +664,46 @@ fn traceability(record: &RunRecord, tested: &Tested) -> Vec<TraceItem> {
         recorded,
         detail,
     };
-    let artifact = match &record.artifact.executable {
-        Some(e) => item("artifact", true, format!("{} sha256:{}", e.path, e.sha256)),
-        None => item(
-            "artifact",
-            false,
-            format!(
-                "no executable of `{}` could be found and hashed",
-                record.artifact.name
-            ),
-        ),
+    let a = &record.artifact;
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(e) = &a.executable {
+        parts.push(format!("{} sha256:{}", e.path, e.sha256));
+    }
+    if let Some(t) = &a.tree {
+        parts.push(format!(
+            "workdir {}/ sha256:{} ({} {} file(s))",
+            t.path.trim_end_matches('/'),
+            t.sha256,
+            t.files,
+            if t.method == "git" {
+                "git-tracked"
+            } else {
+                "regular"
+            }
+        ));
+    }
+    if let Some(i) = &a.interpreter {
+        parts.push(format!(
+            "run by the interpreter `{}`{} (a tool of the environment, not a subject)",
+            i.command,
+            i.path
+                .as_deref()
+                .map(|p| format!(" at {p}"))
+                .unwrap_or_default()
+        ));
+    }
+    let artifact = if a.executable.is_some() || a.tree.is_some() {
+        item("artifact", true, parts.join("; "))
+    } else {
+        let mut detail = format!("no file of `{}` could be found and hashed", a.name);
+        for p in parts {
+            detail.push_str("; ");
+            detail.push_str(&p);
+        }
+        item("artifact", false, detail)
     };
     let fp = record.environment.as_ref();
-    let tools = match fp.map(|f| &f.tools) {
+    let mut tools = match fp.map(|f| &f.tools) {
         Some(tools) if !tools.is_empty() => {
             let listed: Vec<String> = tools
                 .iter()
@@ -610,6 +745,9 @@ fn traceability(record: &RunRecord, tested: &Tested) -> Vec<TraceItem> {
             ),
         ),
     };
+    if let Some(t) = &record.process.trace {
+        tools.detail.push_str(&format!("; {}", agent_tools(t)));
+    }
     let environment = match fp {
         Some(f) => item(
             "environment",
@@ -692,21 +830,7 @@ fn traceability(record: &RunRecord, tested: &Tested) -> Vec<TraceItem> {
             "dependency versions and lockfile digests are not recorded".to_string(),
         ),
     };
-    let model = match &record.process.trace {
-        Some(t) => item(
-            "model_and_prompts",
-            true,
-            format!(
-                "development trace {} sha256:{} ({} event(s))",
-                t.path, t.sha256, t.events
-            ),
-        ),
-        None => item(
-            "model_and_prompts",
-            false,
-            "no development trace was supplied".to_string(),
-        ),
-    };
+    let model = model_and_prompts(record);
     let cells = record.cells.len();
     vec![
         artifact,

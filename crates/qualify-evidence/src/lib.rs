@@ -30,7 +30,7 @@ pub use claim::ClaimLevel;
 pub use faults::FaultRecord;
 pub use gap::{Gap, WaiverUse};
 pub use holdout::{HoldoutCheck, HoldoutRun, Secrecy};
-pub use layers::process::{GitSummary, ProcessRecord, TraceSummary};
+pub use layers::process::{DevRecord, DevelopmentCoverage, GitSummary, ProcessRecord};
 pub use layers::{Layer, LayerName, LayerStatus, Layers};
 pub use policy::{Evidence, GateVerdict, evaluate, required_layers};
 pub use receipt::{
@@ -40,7 +40,8 @@ pub use receipt::{
 pub use receipt_file::{Receipt, ReceiptError, check, parse};
 pub use record::{
     ArtifactRecord, AxisDecl, AxisDomain, AxisKind, Cell, Dimension, FileDigest, FunctionalRecord,
-    FunctionalRun, JunitCounts, Machine, Params, RunRecord, Target, Waiver,
+    FunctionalRun, Interpreter, JunitCounts, Machine, Params, RunRecord, Target, TreeDigest,
+    Waiver,
 };
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The receipt: an in-toto Statement v1 whose subjects are the artifact executable (when known)
+//! The receipt: an in-toto Statement v1 whose subjects are the artifact's own files — its
+//! program or the script its interpreter runs, and a digest of its workdir's files (`DIR/`) —
 //! and the spec, and whose predicate (`https://qualify.dev/receipt/v0.1`) holds the claim verdict,
 //! the five layers, target, tested region, gap, waivers, checklist, boundaries and cells. Also owns
 //! the receipt's serialization, digest and default file name.
@@ -176,9 +177,15 @@ pub fn build(record: &RunRecord) -> Statement {
         sandbox: record.sandbox.clone(),
     };
     predicate.claim = policy::evaluate(&predicate, record.claim);
-    let mut subject = Vec::with_capacity(2);
+    let mut subject = Vec::with_capacity(3);
     if let Some(exe) = &record.artifact.executable {
         subject.push(Subject::sha256(exe));
+    }
+    if let Some(tree) = &record.artifact.tree {
+        subject.push(Subject::sha256(&FileDigest {
+            path: format!("{}/", tree.path.trim_end_matches('/')),
+            sha256: tree.sha256.clone(),
+        }));
     }
     subject.push(Subject::sha256(&record.spec));
     Statement {

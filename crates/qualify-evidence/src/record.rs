@@ -67,12 +67,39 @@ pub struct RunRecord {
     pub finished: SystemTime,
 }
 
-/// The artifact under qualification.
+/// The artifact under qualification: its own files, never its interpreter's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ArtifactRecord {
     pub name: String,
-    /// The executable that ran, when one could be found and hashed.
+    /// The artifact's own file that ran, when one could be found and hashed: the program
+    /// (the built binary), or the script an interpreter runs (`front.py` of `python3 front.py`).
     pub executable: Option<FileDigest>,
+    /// The interpreter the command runs the script with; a tool of the environment (its
+    /// version is in the fingerprint's tools), not a subject.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<Interpreter>,
+    /// A digest of the workdir's files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<TreeDigest>,
+}
+
+/// The interpreter an artifact's command names (`python3`), as found on `PATH`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interpreter {
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// One digest over a directory's files: sha256 of the `sha256sum`-style lines (`<sha256>  <path>`,
+/// paths relative to the directory, sorted bytewise) of its git-tracked files (`method: git`),
+/// or of all its regular files but `.git/` and `.qualify/` (`method: files`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeDigest {
+    pub path: String,
+    pub sha256: String,
+    pub method: String,
+    pub files: u64,
 }
 
 /// A file and its sha256 (lowercase hex).

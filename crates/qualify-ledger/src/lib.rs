@@ -8,7 +8,8 @@
 //! runs of the same artifact re-run. [`Ledger::stats`] does the accounting: accepted runs per
 //! artifact and claim level, failures by outcome, escapes (incidents an accepted receipt's claim
 //! covered) and the escape rate, repeating failure signatures, time from a failure's first
-//! sighting to its first pass.
+//! sighting to its first pass, and for runs with a development trace how often failures appeared
+//! where development never went versus where it did.
 //!
 //! The crate reads receipts as generic JSON (only the fields it indexes), so it depends on no
 //! other qualify crate. Every write is one transaction: a killed writer leaves the ledger as it
@@ -30,7 +31,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use incident::{Incident, NewIncident, RecordedIncident};
-pub use receipt::{IndexedCell, IndexedReceipt, signature};
+pub use receipt::{IndexedCell, IndexedDevelopment, IndexedReceipt, signature};
 pub use stats::Stats;
 
 /// The ledger's default location, relative to the current directory.
@@ -260,6 +261,26 @@ impl Ledger {
         )
         .map_err(sql)?;
         let seq = tx.last_insert_rowid();
+        if let Some(d) = &indexed.development {
+            tx.execute(
+                "INSERT INTO development (receipt_seq, artifact, formats, commands, artifact_runs, \
+                 failing_cells, outside, inside, unknown, summary) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    seq,
+                    indexed.artifact,
+                    d.formats,
+                    d.commands,
+                    d.artifact_runs,
+                    d.failing_cells,
+                    d.outside,
+                    d.inside,
+                    d.unknown,
+                    d.summary,
+                ],
+            )
+            .map_err(sql)?;
+        }
         let mut new_controls = 0;
         for (idx, cell) in indexed.cells.iter().enumerate() {
             tx.execute(

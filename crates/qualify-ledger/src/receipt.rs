@@ -1,6 +1,7 @@
 //! What the ledger indexes from a receipt: artifact name, claim level, supported flag, start and
 //! finish, and per cell its parameters, outcome, limits, control and boundary marks, and a stable
-//! failure signature (`deadlock@threads=4,rounds=10`). Receipts are read as generic JSON so the
+//! failure signature (`deadlock@threads=4,rounds=10`), and the development record's summary
+//! when the run had a trace. Receipts are read as generic JSON so the
 //! ledger keeps working across receipt additions; a DSSE envelope is unwrapped first.
 
 use serde_json::Value;
@@ -15,6 +16,60 @@ pub struct IndexedReceipt {
     pub started: Option<String>,
     pub finished: Option<String>,
     pub cells: Vec<IndexedCell>,
+    /// The development record's summary, when the run had a trace.
+    pub development: Option<IndexedDevelopment>,
+}
+
+/// What the ledger keeps of a receipt's development record
+/// (`predicate.layers.process.evidence`): the trace's formats and counts, and where the failing
+/// cells lie relative to what development ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedDevelopment {
+    /// `claude-code,codex`.
+    pub formats: String,
+    pub commands: i64,
+    pub artifact_runs: i64,
+    pub failing_cells: i64,
+    pub outside: i64,
+    pub inside: i64,
+    pub unknown: i64,
+    /// The coverage sentence.
+    pub summary: String,
+}
+
+impl IndexedDevelopment {
+    fn parse(predicate: &Value) -> Option<IndexedDevelopment> {
+        let evidence = predicate.pointer("/layers/process/evidence")?;
+        let trace = evidence.get("trace").filter(|t| t.is_object())?;
+        let coverage = evidence.get("coverage").filter(|c| c.is_object())?;
+        let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_i64).unwrap_or(0);
+        let mut formats: Vec<&str> = trace
+            .get("sources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.get("format").and_then(Value::as_str))
+            .collect();
+        formats.sort_unstable();
+        formats.dedup();
+        Some(IndexedDevelopment {
+            formats: formats.join(","),
+            commands: n(trace, "commands_total"),
+            artifact_runs: trace
+                .pointer("/coverage/artifact_runs")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+            failing_cells: n(coverage, "failing_cells"),
+            outside: n(coverage, "outside"),
+            inside: n(coverage, "inside"),
+            unknown: n(coverage, "unknown"),
+            summary: coverage
+                .get("sentence")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        })
+    }
 }
 
 /// One cell's indexed fields.
@@ -129,6 +184,7 @@ impl IndexedReceipt {
                 .and_then(Value::as_str)
                 .map(str::to_string),
             cells,
+            development: IndexedDevelopment::parse(predicate),
         })
     }
 }

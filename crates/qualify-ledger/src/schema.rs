@@ -5,12 +5,15 @@
 //! `cells` (every cell of every receipt), `failures` (the failing ones, with their signature),
 //! `controls` (one per artifact and failing parameter set), and since version 2 `incidents`
 //! (failures observed outside qualify) and `chain` (one hash chain over receipts and incidents,
-//! in the order they were recorded; version 1's receipt chain becomes its first entries).
+//! in the order they were recorded; version 1's receipt chain becomes its first entries), and
+//! since version 3 `development` (per receipt with a development trace: its formats, commands,
+//! runs of the artifact, and its failing cells outside, inside or not placeable relative to
+//! what development ran).
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 /// Why the schema could not be brought up to date.
 #[derive(Debug)]
@@ -103,6 +106,22 @@ const STEPS: &[&str] = &[
         recorded_at INTEGER NOT NULL
      );
      CREATE INDEX incidents_by_artifact ON incidents (artifact);",
+    // 2 → 3: the development record's summary per receipt (receipts with a `--trace`): what
+    // development ran, and how many failing cells lie outside or inside it. Earlier receipts
+    // have no development coverage to index.
+    "CREATE TABLE development (
+        receipt_seq INTEGER PRIMARY KEY REFERENCES receipts(seq),
+        artifact TEXT NOT NULL,
+        formats TEXT NOT NULL,
+        commands INTEGER NOT NULL,
+        artifact_runs INTEGER NOT NULL,
+        failing_cells INTEGER NOT NULL,
+        outside INTEGER NOT NULL,
+        inside INTEGER NOT NULL,
+        unknown INTEGER NOT NULL,
+        summary TEXT NOT NULL
+     );
+     CREATE INDEX development_by_artifact ON development (artifact);",
 ];
 
 /// The migration steps, for tests that build an older database.

@@ -2,7 +2,10 @@
 //! accepted, failures by outcome class, escapes (incidents an accepted receipt had claimed) and
 //! the escape rate; failure signatures seen in two or more cells (a control
 //! failing again counts here); and for each failure signature, the time from its first sighting to
-//! the first later pass of the same parameters (same artifact, outcome `ok`).
+//! the first later pass of the same parameters (same artifact, outcome `ok`); and per artifact,
+//! over its receipts with a development trace, how many failing cells lay where development
+//! never went, where it did, or could not be placed (the seed's question: did the tests examine
+//! the conditions that failed?).
 
 use std::collections::BTreeMap;
 
@@ -20,6 +23,27 @@ pub struct Stats {
     pub time_to_pass: Vec<TimeToPass>,
     /// Failures observed outside qualify, oldest first.
     pub incidents: Vec<crate::Incident>,
+    /// Per artifact, failures against what development ran (receipts with a trace only).
+    pub development: Vec<DevelopmentStats>,
+}
+
+/// One artifact's failing cells against what development ran, over its receipts that had a
+/// development trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DevelopmentStats {
+    pub artifact: String,
+    /// Receipts with a development trace, and of those the ones with a failing cell.
+    pub receipts: i64,
+    pub receipts_with_failures: i64,
+    pub failing_cells: i64,
+    /// Failing cells on a value development never ran.
+    pub outside: i64,
+    /// Failing cells whose every value development ran.
+    pub inside: i64,
+    /// Failing cells that could not be placed.
+    pub unknown: i64,
+    /// The latest receipt's coverage sentence.
+    pub latest: String,
 }
 
 /// One artifact at one claim level.
@@ -212,11 +236,34 @@ pub(crate) fn compute(conn: &Connection) -> rusqlite::Result<Stats> {
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
 
+    let mut stmt = conn.prepare(
+        "SELECT d.artifact, COUNT(*), SUM(d.failing_cells > 0), SUM(d.failing_cells), \
+         SUM(d.outside), SUM(d.inside), SUM(d.unknown), \
+         (SELECT e.summary FROM development e WHERE e.artifact = d.artifact \
+          ORDER BY e.receipt_seq DESC LIMIT 1) \
+         FROM development d GROUP BY d.artifact ORDER BY d.artifact",
+    )?;
+    let development = stmt
+        .query_map([], |r| {
+            Ok(DevelopmentStats {
+                artifact: r.get(0)?,
+                receipts: r.get(1)?,
+                receipts_with_failures: r.get(2)?,
+                failing_cells: r.get(3)?,
+                outside: r.get(4)?,
+                inside: r.get(5)?,
+                unknown: r.get(6)?,
+                latest: r.get(7)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+
     Ok(Stats {
         receipts,
         groups: groups.into_values().collect(),
         repeating,
         time_to_pass,
         incidents,
+        development,
     })
 }

@@ -360,3 +360,74 @@ fn a_version_1_ledger_is_migrated_with_its_chain() {
     assert_eq!(next.seq, 4);
     assert_eq!(l.verify().unwrap().broken, None);
 }
+
+/// A receipt whose process layer carries a development record: `failing` failing cells, of
+/// which `outside` lie where development never went and `inside` where it did.
+fn developed_receipt(nonce: u32, failing: i64, outside: i64, inside: i64) -> String {
+    let mut v: Value =
+        serde_json::from_str(&receipt(nonce, false, &[("deadlock", 2, false)])).unwrap();
+    v["predicate"]["layers"] = json!({
+        "process": {
+            "status": "closed",
+            "evidence": {
+                "trace": {
+                    "sources": [{"format": "claude-code"}, {"format": "codex"}, {"format": "claude-code"}],
+                    "commands_total": 12,
+                    "coverage": {"artifact_runs": 3}
+                },
+                "coverage": {
+                    "failing_cells": failing,
+                    "outside": outside,
+                    "inside": inside,
+                    "unknown": failing - outside - inside,
+                    "sentence": format!("sentence {nonce}")
+                }
+            }
+        }
+    });
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+#[test]
+fn development_summaries_are_kept_and_accounted_per_artifact() {
+    let (_dir, mut l) = open();
+    l.append(&developed_receipt(1, 4, 4, 0)).unwrap();
+    l.append(&developed_receipt(2, 3, 1, 1)).unwrap();
+    l.append(&developed_receipt(3, 0, 0, 0)).unwrap();
+    // A receipt without a trace is not counted.
+    l.append(&receipt(4, false, &[("deadlock", 2, false)]))
+        .unwrap();
+    let parsed = IndexedReceipt::parse(&developed_receipt(1, 4, 4, 0)).unwrap();
+    let d = parsed.development.unwrap();
+    assert_eq!(d.formats, "claude-code,codex");
+    assert_eq!((d.commands, d.artifact_runs), (12, 3));
+    let stats = l.stats().unwrap();
+    assert_eq!(stats.development.len(), 1);
+    let s = &stats.development[0];
+    assert_eq!(s.artifact, "transfer");
+    assert_eq!((s.receipts, s.receipts_with_failures), (3, 2));
+    assert_eq!(
+        (s.failing_cells, s.outside, s.inside, s.unknown),
+        (7, 5, 1, 1)
+    );
+    assert_eq!(s.latest, "sentence 3");
+    assert_eq!(l.verify().unwrap().broken, None);
+}
+
+#[test]
+fn a_version_2_ledger_gains_the_development_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (2);",
+        )
+        .unwrap();
+        conn.execute_batch(schema::STEPS_FOR_TESTS[0]).unwrap();
+        conn.execute_batch(schema::STEPS_FOR_TESTS[1]).unwrap();
+    }
+    let mut l = Ledger::open(&path).unwrap();
+    l.append(&developed_receipt(1, 2, 2, 0)).unwrap();
+    assert_eq!(l.stats().unwrap().development[0].outside, 2);
+}

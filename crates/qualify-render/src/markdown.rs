@@ -1,5 +1,5 @@
 //! GitHub-flavoured Markdown for CI job summaries: verdict, layer table, cells that did not end
-//! ok, boundaries, the claimed region, service cells under load, dependency faults, performance (the rounds, checks with
+//! ok, development coverage (what development ran beside what qualify examined), boundaries, the claimed region, service cells under load, dependency faults, performance (the rounds, checks with
 //! their verdicts, models with their plausible terms, noisy cells, predictions; when the receipt
 //! has them), the target gap. One function per section, each formatting the rows of
 //! [`crate::view`].
@@ -28,6 +28,7 @@ pub fn render(v: &View) -> String {
     header(&mut m, v);
     layers(&mut m, v);
     cells(&mut m, v);
+    development(&mut m, v);
     boundaries(&mut m, v);
     claimed(&mut m, v);
     service(&mut m, v);
@@ -113,6 +114,45 @@ fn cells(m: &mut String, v: &View) {
     }
     if failing.len() > MAX_FAILING {
         let _ = writeln!(m, "\n… and {} more.", failing.len() - MAX_FAILING);
+    }
+}
+
+fn development(m: &mut String, v: &View) {
+    let Some(d) = v.development() else {
+        return;
+    };
+    let _ = writeln!(m, "\n### Development coverage\n\n{}", md_cell(&d.sentence));
+    if d.axes.is_empty() {
+        return;
+    }
+    m.push_str("\n| axis | development ran | qualify examined | failed at |\n|---|---|---|---|\n");
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "—".to_string()
+        } else {
+            md_cell(&v.join(", "))
+        }
+    };
+    for a in &d.axes {
+        let dev = if a.development.is_empty() && !a.in_template {
+            "— (not in the command template)".to_string()
+        } else {
+            list(&a.development)
+        };
+        let _ = writeln!(
+            m,
+            "| {} | {dev} | {} | {} |",
+            md_cell(&a.axis),
+            list(&a.examined),
+            list(&a.failed)
+        );
+    }
+    if d.failing > 0 {
+        let _ = writeln!(
+            m,
+            "\nFailing cells: {} where development never went, {} where it did, {} not placeable.",
+            d.outside, d.inside, d.unknown
+        );
     }
 }
 

@@ -839,3 +839,47 @@ fn a_cell_without_latency_is_named_not_drawn() {
         unavailable.fill
     )));
 }
+
+/// The development-coverage strip under the failure map (HTML) and its table (Markdown): the
+/// values development ran beside the values qualify examined and the ones that failed, with the
+/// coverage sentence; a receipt without a trace shows neither.
+#[test]
+fn development_coverage_is_drawn_beside_the_failure_map() {
+    let mut r = fixture("transfer");
+    r["predicate"]["layers"]["process"]["evidence"]["coverage"] = json!({
+        "axes": [
+            {"axis": "threads", "in_template": true, "development": [1], "examined": [1, 2, 4], "failed": [2, 4], "examined_only": [2, 4]},
+            {"axis": "rounds", "in_template": true, "development": [10], "examined": [10, 100], "failed": [10, 100], "examined_only": [100]}
+        ],
+        "failing_cells": 4, "outside": 4, "inside": 0, "unknown": 0,
+        "sentence": "development ran only threads = 1 and rounds = 10; the envelope's 4 failure(s) (deadlock at threads ≥ 2) lie outside anything development exercised"
+    });
+    let html = qualify_render::html(&r);
+    assert_self_contained(&html);
+    let strip = html
+        .find("aria-label=\"development coverage\"")
+        .expect("the strip");
+    let map = html.find("aria-label=\"envelope heatmap\"").unwrap();
+    let failing = html.find("Cells that did not end ok").unwrap();
+    assert!(
+        map < strip && strip < failing,
+        "the strip sits under the failure map"
+    );
+    assert!(
+        html.contains("threads = 1: development ran it; qualify examined it, no cell failed there")
+    );
+    assert!(html.contains(
+        "threads = 4: development never ran it; qualify examined it and a cell failed there"
+    ));
+    assert!(html.contains("lie outside anything development exercised"));
+    let md = qualify_render::markdown(&r);
+    assert!(md.contains("### Development coverage"), "{md}");
+    assert!(md.contains("| threads | 1 | 1, 2, 4 | 2, 4 |"), "{md}");
+    assert!(
+        md.contains("4 where development never went, 0 where it did"),
+        "{md}"
+    );
+    let plain = fixture("transfer");
+    assert!(!qualify_render::html(&plain).contains("development coverage"));
+    assert!(!qualify_render::markdown(&plain).contains("Development coverage"));
+}

@@ -129,6 +129,9 @@ pub struct FingerprintInputs {
     pub spec_sha256: String,
     pub qualify_version: String,
     pub backend: String,
+    /// More `--version` commands recorded after the spec's or default tools, when not already
+    /// among them: the interpreter the artifact's command runs (`python3 --version`).
+    pub extra_tools: Vec<String>,
 }
 
 /// Collect the fingerprint of this machine and process.
@@ -139,7 +142,7 @@ pub fn collect(inputs: &FingerprintInputs) -> Fingerprint {
             v.to_string_lossy().into_owned(),
         )
     }));
-    let tools = match &inputs.tools {
+    let mut tools: Vec<ToolVersion> = match &inputs.tools {
         Some(list) => list
             .iter()
             .map(|c| tool_version(c, &inputs.workdir))
@@ -150,6 +153,11 @@ pub fn collect(inputs: &FingerprintInputs) -> Fingerprint {
             .filter(|t| t.status != "not found")
             .collect(),
     };
+    for extra in &inputs.extra_tools {
+        if !tools.iter().any(|t| &t.command == extra) {
+            tools.push(tool_version(extra, &inputs.workdir));
+        }
+    }
     Fingerprint {
         os: os(),
         architecture: std::env::consts::ARCH.to_string(),
@@ -206,6 +214,125 @@ pub fn redact_env(
     }
     redacted.sort();
     (env, redacted)
+}
+
+/// A command line with its secrets replaced by [`REDACTED`], by the rules the environment uses:
+/// the value of an assignment whose name looks secret (`API_TOKEN=…`, `export DB_PASSWORD=…`),
+/// of an option whose name looks secret (`--token …`, `--password=…`, `-H "Authorization:
+/// Bearer …"`), and the password of a URL (`postgres://app:…@db`). Returns the text and
+/// whether anything was replaced. Words are found by whitespace; quoting is kept as written.
+pub fn redact_command(command: &str) -> (String, bool) {
+    let mut out = String::with_capacity(command.len());
+    let mut changed = false;
+    // The next word is the value of a secret option (or header).
+    let mut secret_next = false;
+    let mut rest = command;
+    while !rest.is_empty() {
+        let space = rest
+            .find(|c: char| !c.is_whitespace())
+            .unwrap_or(rest.len());
+        out.push_str(&rest[..space]);
+        rest = &rest[space..];
+        if rest.is_empty() {
+            break;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        rest = &rest[end..];
+        let bare = word.trim_matches(|c| c == '"' || c == '\'');
+        if secret_next {
+            // `Authorization: Bearer <token>`: keep the scheme, redact what follows it.
+            let scheme = matches!(
+                bare.to_ascii_lowercase().as_str(),
+                "bearer" | "basic" | "token" | "digest"
+            );
+            if scheme {
+                out.push_str(word);
+                continue;
+            }
+            secret_next = false;
+            changed = true;
+            out.push_str(&quoted_like(word, REDACTED));
+            continue;
+        }
+        let (redacted, next) = redact_word(word, bare);
+        changed |= redacted.as_deref().is_some_and(|r| r != word);
+        secret_next = next;
+        out.push_str(redacted.as_deref().unwrap_or(word));
+    }
+    (out, changed)
+}
+
+/// One word: its redacted form (if it changes) and whether the next word is a secret value.
+fn redact_word(word: &str, bare: &str) -> (Option<String>, bool) {
+    if let Some((name, _)) = bare.split_once('=') {
+        let flag = name.trim_start_matches('-');
+        let is_name = !flag.is_empty()
+            && flag
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if is_name && is_secret_name(&flag.replace('-', "_")) {
+            return (
+                Some(quoted_like(word, &format!("{name}={REDACTED}"))),
+                false,
+            );
+        }
+    }
+    if has_url_credentials(bare) {
+        return (Some(redact_url_passwords(word)), false);
+    }
+    if let Some(flag) = bare.strip_prefix('-') {
+        let flag = flag.trim_start_matches('-');
+        if !flag.is_empty() && flag.len() > 1 && is_secret_name(&flag.replace('-', "_")) {
+            return (None, true);
+        }
+    }
+    if let Some(header) = bare.strip_suffix(':')
+        && is_secret_name(&header.replace('-', "_"))
+    {
+        return (None, true);
+    }
+    (None, false)
+}
+
+/// `replacement` with the quotes `word` opened and closed with.
+fn quoted_like(word: &str, replacement: &str) -> String {
+    let lead: String = word
+        .chars()
+        .take_while(|c| *c == '"' || *c == '\'')
+        .collect();
+    let trail: String = word
+        .chars()
+        .rev()
+        .take_while(|c| *c == '"' || *c == '\'')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    if lead.len() >= word.len() {
+        return replacement.to_string();
+    }
+    format!("{lead}{replacement}{trail}")
+}
+
+/// Every `scheme://user:password@` in `text` with the password redacted.
+fn redact_url_passwords(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        out.push_str(&rest[..at + 3]);
+        rest = &rest[at + 3..];
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let authority = &rest[..authority_end];
+        if let Some((userinfo, host)) = authority.rsplit_once('@')
+            && let Some((user, _)) = userinfo.split_once(':')
+        {
+            out.push_str(&format!("{user}:{REDACTED}@{host}"));
+            rest = &rest[authority_end..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
@@ -442,6 +569,41 @@ mod tests {
     }
 
     #[test]
+    fn commands_lose_secret_values_like_the_environment() {
+        let cases = [
+            (
+                "API_TOKEN=abc123 ./deploy --x 1",
+                "API_TOKEN=<redacted> ./deploy --x 1",
+            ),
+            (
+                "export DB_PASSWORD=hunter2 && make",
+                "export DB_PASSWORD=<redacted> && make",
+            ),
+            (
+                "curl --token s3cr3t https://h/x",
+                "curl --token <redacted> https://h/x",
+            ),
+            ("tool --api-key=zz9 run", "tool --api-key=<redacted> run"),
+            (
+                "curl -H \"Authorization: Bearer abc.def\" http://h",
+                "curl -H \"Authorization: Bearer <redacted>\" http://h",
+            ),
+            (
+                "psql postgres://app:pw1@db:5432/x -c 'select 1'",
+                "psql postgres://app:<redacted>@db:5432/x -c 'select 1'",
+            ),
+        ];
+        for (input, want) in cases {
+            let (got, changed) = redact_command(input);
+            assert_eq!(got, want, "{input}");
+            assert!(changed, "{input}");
+        }
+        let plain = "./transfer --threads 1 --rounds 10";
+        assert_eq!(redact_command(plain), (plain.to_string(), false));
+        assert!(!redact_command("make --keep-going n=1 -j4").1);
+    }
+
+    #[test]
     fn redaction_replaces_values_and_lists_names() {
         let vars = vec![
             (
@@ -526,7 +688,11 @@ mod tests {
             spec_sha256: "ab".into(),
             qualify_version: "0.0.0".into(),
             backend: "rlimit".into(),
+            extra_tools: vec!["sh -c true".into(), "true --version".into()],
         });
+        // An extra tool already listed is not recorded twice.
+        assert_eq!(fp.tools.len(), 3);
+        assert_eq!(fp.tools[2].command, "true --version");
         assert_eq!(fp.lockfiles.len(), 2);
         assert_eq!(fp.lockfiles[0].sha256, sha256_hex(b"lock"));
         assert_eq!(fp.tools[0].status, "ok");

@@ -383,6 +383,25 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
                         .unwrap_or_default()
                 ));
             }
+            out.push_str(
+                "\nfailures against what development ran (receipts with a development trace):\n",
+            );
+            if stats.development.is_empty() {
+                out.push_str("  no receipt had a development trace (qualify run --trace)\n");
+            }
+            for d in &stats.development {
+                out.push_str(&format!(
+                    "  {}: {} receipt(s), {} with failures; {} failing cell(s): {} where development never went, {} where it did, {} not placeable\n    latest: {}\n",
+                    d.artifact,
+                    d.receipts,
+                    d.receipts_with_failures,
+                    d.failing_cells,
+                    d.outside,
+                    d.inside,
+                    d.unknown,
+                    d.latest
+                ));
+            }
             out.push_str("\nfrom first failure to first pass:\n");
             if stats.time_to_pass.is_empty() {
                 out.push_str("  no failures recorded\n");

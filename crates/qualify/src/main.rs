@@ -13,6 +13,7 @@ mod ledger_cmd;
 mod probe_cmd;
 mod report_cmd;
 mod run_cmd;
+mod subjects;
 mod verify_cmd;
 
 use std::process::ExitCode;

@@ -90,9 +90,16 @@ pub struct RunArgs {
     /// and outcomes are recorded.
     #[arg(long, value_name = "DIR")]
     holdout: Option<PathBuf>,
-    /// A development trace (JSON Lines) for the process layer.
-    #[arg(long, value_name = "FILE")]
-    trace: Option<PathBuf>,
+    /// A development trace for the process layer: an agent session (Claude Code, Codex,
+    /// OpenCode, OpenHands, SWE-agent, OpenTelemetry GenAI as OTLP JSON, or qualify's own
+    /// JSON Lines), detected by content. Repeat it, or name a directory: all files make one
+    /// record.
+    #[arg(long, value_name = "FILE|DIR")]
+    trace: Vec<PathBuf>,
+    /// Read every trace file as this format instead of detecting it: claude-code, codex,
+    /// opencode, openhands, swe-agent, otel, native.
+    #[arg(long, value_name = "FORMAT", requires = "trace")]
+    trace_format: Option<qualify_trace::Format>,
     /// Summarise the workdir's git history since REV (`git log REV..HEAD`) for the process layer.
     #[arg(long, value_name = "REV")]
     since: Option<String>,

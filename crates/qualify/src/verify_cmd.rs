@@ -1,7 +1,8 @@
 //! `qualify verify RECEIPT --key PUB [--artifact PATH]`: check a signed receipt on its own, the
 //! way a third party would: the DSSE envelope's payload type, the signature over the PAE with the
 //! given public key, the payload being an in-toto Statement, and with `--artifact` that a
-//! subject's sha256 equals the file's. Prints one line per check; the first failing check is
+//! subject's sha256 equals the file's (the program or the script an interpreter runs), or a
+//! directory's tree digest (the workdir, `crate::subjects::tree_digest`). Prints one line per check; the first failing check is
 //! named. Exit 0 all checks passed, 1 a check failed, 2 the receipt or key cannot be read.
 
 use std::path::PathBuf;
@@ -27,7 +28,9 @@ pub struct VerifyArgs {
     /// The signer's public key (PREFIX.pub from `qualify keygen`).
     #[arg(long, value_name = "PUB")]
     key: PathBuf,
-    /// Also check that the receipt's subject digest matches this file.
+    /// Also check that a subject of the receipt matches this: the artifact's program or
+    /// script (a file), or its workdir (a directory: the digest of its files, computed as
+    /// `qualify run` does).
     #[arg(long, value_name = "PATH")]
     artifact: Option<PathBuf>,
 }
@@ -42,6 +45,15 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, CliError> {
         ))
     })?;
     let artifact = match &args.artifact {
+        Some(path) if path.is_dir() => {
+            let tree = crate::subjects::tree_digest(path).map_err(|e| {
+                CliError::input_only(format!(
+                    "cannot digest the directory {}: {e}",
+                    path.display()
+                ))
+            })?;
+            Some((path, tree.sha256))
+        }
         Some(path) => {
             let bytes = std::fs::read(path).map_err(|e| {
                 CliError::input_only(format!("cannot read artifact {}: {e}", path.display()))

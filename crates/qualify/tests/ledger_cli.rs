@@ -643,43 +643,60 @@ fn process_layer_from_trace_and_git_history() {
         "not_run"
     );
 
+    // qualify's own format: a failing test run, an edit, a passing one (a repair), and the
+    // artifact run by hand with n = 1 — plus an event type no reader knows.
+    let events = concat!(
+        "{\"type\":\"plan\",\"ts\":\"2026-11-30T00:00:00Z\",\"model\":\"test-model\"}\n",
+        "{\"type\":\"test_run\",\"command\":\"true\",\"ts\":\"2026-11-30T00:01:00Z\",\"ok\":false}\n",
+        "\n",
+        "{\"type\":\"edit\",\"file\":\"main.c\",\"ts\":\"2026-11-30T00:02:00Z\"}\n",
+        "{\"type\":\"test_run\",\"command\":\"true\",\"ts\":1795996980,\"ok\":true}\n",
+        "{\"type\":\"tool_call\",\"tool\":\"shell\",\"command\":\"echo 1\",\"exit_code\":0,\"ts\":\"2026-11-30T00:04:00Z\"}\n",
+    );
     std::fs::write(
         dir.join("trace.jsonl"),
-        concat!(
-            "{\"type\":\"plan\",\"ts\":\"2026-11-30T00:00:00Z\"}\n",
-            "{\"type\":\"edit\",\"ts\":\"2026-11-30T00:01:00Z\"}\n",
-            "\n",
-            "{\"type\":\"test_run\",\"ts\":\"2026-11-30T00:02:00Z\",\"ok\":false}\n",
-            "{\"type\":\"repair\",\"ts\":\"2026-11-30T00:03:00Z\"}\n",
-            "{\"type\":\"test_run\",\"ts\":1795996980,\"ok\":true}\n",
-            "{\"type\":\"telepathy\",\"ts\":\"2026-11-30T00:04:00Z\"}\n",
-        ),
+        format!("{events}{{\"type\":\"telepathy\",\"ts\":\"2026-11-30T00:04:00Z\"}}\n"),
     )
     .unwrap();
+    std::fs::write(dir.join("whole.jsonl"), events).unwrap();
     let trace = dir.join("trace.jsonl");
-    let o = qualify(
-        &work,
-        &[
-            "run",
-            "--trace",
-            trace.to_str().unwrap(),
-            "--receipt",
-            "t.json",
-            "--no-ledger",
-        ],
+    let run = |file: &str, receipt: &str| {
+        let o = qualify(
+            &work,
+            &[
+                "run",
+                "--trace",
+                dir.join(file).to_str().unwrap(),
+                "--receipt",
+                receipt,
+                "--no-ledger",
+            ],
+        );
+        assert_eq!(o.code, 0, "{}", o.context());
+        layer(&read_json(&work.join(receipt)))
+    };
+    // Read in part: partial, with the share understood.
+    let p = run("trace.jsonl", "t.json");
+    assert_eq!(p["status"], "partial", "{p}");
+    assert!(
+        p["summary"].as_str().unwrap().contains("83% understood"),
+        "{p}"
     );
-    assert_eq!(o.code, 0, "{}", o.context());
-    let p = layer(&read_json(&work.join("t.json")));
-    assert_eq!(p["status"], "closed", "{p}");
+    assert!(p["untested"].to_string().contains("telepathy ×1"), "{p}");
     let t = &p["evidence"]["trace"];
     assert_eq!(t["events"], 6);
-    assert_eq!(t["counts"]["telepathy"], 1);
-    assert_eq!(t["unknown_types"], json!(["telepathy"]));
-    assert_eq!(t["test_runs"], 2);
-    assert_eq!(t["failed_test_runs"], 1);
-    assert_eq!(t["repairs"], 1);
+    assert_eq!(t["understood"], 5);
+    assert_eq!(t["sources"][0]["format"], "native");
+    assert_eq!(t["sources"][0]["unknown"]["telepathy"], 1);
+    assert_eq!(t["runs"]["test"]["runs"], 2);
+    assert_eq!(t["runs"]["test"]["failed"], 1);
+    assert_eq!(t["repairs"].as_array().unwrap().len(), 1);
     assert_eq!(t["span_seconds"], 240.0);
-    assert_eq!(t["sha256"], sha256_file(&trace).as_str());
+    assert_eq!(t["sources"][0]["sha256"], sha256_file(&trace).as_str());
+    assert_eq!(t["coverage"]["axes"][0]["values"], json!([1]));
+    // Every entry understood and the artifact's values recovered: closed.
+    let p = run("whole.jsonl", "w.json");
+    assert_eq!(p["status"], "closed", "{p}");
     assert!(
         p["supports"]
             .as_str()
@@ -688,6 +705,13 @@ fn process_layer_from_trace_and_git_history() {
         "{p}"
     );
     assert!(p["supports"].as_str().unwrap().contains("repair"), "{p}");
+    assert!(
+        p["summary"]
+            .as_str()
+            .unwrap()
+            .contains("development ran only n = 1; no completed cell failed"),
+        "{p}"
+    );
     assert!(
         p["cannot_establish"]
             .as_array()
@@ -775,6 +799,196 @@ fn process_layer_from_trace_and_git_history() {
     let o = qualify(&work, &["run", "--since", "no-such-rev", "--no-ledger"]);
     assert_eq!(o.code, 2, "{}", o.context());
     assert!(o.stderr.contains("--since no-such-rev"), "{}", o.context());
+}
+
+/// The transfer example with the session in which the agent only ever ran one thread
+/// (`examples/transfer/session.jsonl`, a Claude Code transcript): the process layer states
+/// that the deadlocks lie where development never went.
+#[test]
+fn transfer_session_shows_the_failures_lie_outside_what_development_ran() {
+    let dir = scratch("transfer-session");
+    copy_example("transfer", &dir);
+    let session =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/transfer/session.jsonl");
+    let o = qualify(
+        &dir,
+        &[
+            "run",
+            "--trace",
+            session.to_str().unwrap(),
+            "--receipt",
+            "r.json",
+        ],
+    );
+    assert_eq!(o.code, 1, "the trial claim is refused: {}", o.context());
+    // The ledger keeps the development summary: the failures appeared where development never
+    // went.
+    let stats = stdout_json(&qualify(&dir, &["ledger", "stats", "--json"]));
+    let d = &stats["development"][0];
+    assert_eq!(d["artifact"], "transfer", "{stats}");
+    assert_eq!(
+        (
+            d["failing_cells"].as_i64(),
+            d["outside"].as_i64(),
+            d["inside"].as_i64()
+        ),
+        (Some(4), Some(4), Some(0))
+    );
+    let text = qualify(&dir, &["ledger", "stats"]);
+    assert!(
+        text.stdout
+            .contains("4 failing cell(s): 4 where development never went, 0 where it did"),
+        "{}",
+        text.context()
+    );
+    let r = read_json(&dir.join("r.json"));
+    let p = &r["predicate"]["layers"]["process"];
+    assert_eq!(p["status"], "closed", "{p}");
+    let sentence = p["evidence"]["coverage"]["sentence"].as_str().unwrap();
+    assert_eq!(
+        sentence,
+        "development ran only threads = 1 and rounds = 10; the envelope's 4 failure(s) (deadlock at threads ≥ 2) lie outside anything development exercised"
+    );
+    let c = &p["evidence"]["coverage"];
+    assert_eq!(
+        (c["failing_cells"].as_u64(), c["outside"].as_u64()),
+        (Some(4), Some(4))
+    );
+    let threads = &c["axes"][0];
+    assert_eq!(threads["development"], json!([1]));
+    assert_eq!(threads["examined"], json!([1, 2, 4]));
+    assert_eq!(threads["failed"], json!([2, 4]));
+    assert!(o.stdout.contains(sentence), "{}", o.context());
+    // The terminal's failure map says it too.
+    assert!(
+        o.stdout.contains("development ran: threads 1  rounds 10"),
+        "{}",
+        o.context()
+    );
+    // The checklist's examined facts say it, per axis beside what qualify examined.
+    let examined = r["predicate"]["checklist"]["examined_facts"].to_string();
+    assert!(
+        examined.contains("threads: development 1, qualify 1, 2, 4, failed at 2, 4"),
+        "{examined}"
+    );
+    // Traceability from the record: the model is named, the prompt only digested.
+    let rows = r["predicate"]["checklist"]["traceability"]
+        .as_array()
+        .unwrap();
+    let row = |name: &str| rows.iter().find(|t| t["item"] == name).unwrap().clone();
+    let model = row("model_and_prompts");
+    assert_eq!(model["recorded"], true, "{model}");
+    assert!(
+        model["detail"]
+            .as_str()
+            .unwrap()
+            .contains("claude-sonnet-4-5"),
+        "{model}"
+    );
+    assert!(
+        row("tools")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Bash ×5, Edit ×1, Read ×1"),
+        "{}",
+        row("tools")
+    );
+    let text = std::fs::read_to_string(dir.join("r.json")).unwrap();
+    assert!(
+        !text.contains("loses money"),
+        "the prompt's text reached the receipt"
+    );
+}
+
+/// Traces that cannot be read are usage errors that name the file and the formats; a trace of
+/// another agent than the spec's artifact is read, but leaves the layer partial.
+#[test]
+fn unreadable_or_unmatched_traces() {
+    let dir = scratch("trace-errors");
+    tiny_spec(&dir, "", "trial");
+    let work = dir.join("work");
+    std::fs::write(dir.join("notes.json"), "{\"hello\": 1}\n").unwrap();
+    let o = qualify(
+        &work,
+        &[
+            "run",
+            "--trace",
+            dir.join("notes.json").to_str().unwrap(),
+            "--no-ledger",
+        ],
+    );
+    assert_eq!(o.code, 2, "{}", o.context());
+    for f in [
+        "claude-code",
+        "codex",
+        "opencode",
+        "openhands",
+        "swe-agent",
+        "otel",
+        "native",
+    ] {
+        assert!(o.stderr.contains(f), "{f}: {}", o.context());
+    }
+    let o = qualify(
+        &work,
+        &[
+            "run",
+            "--trace",
+            dir.join("missing").to_str().unwrap(),
+            "--no-ledger",
+        ],
+    );
+    assert_eq!(o.code, 2, "{}", o.context());
+    let o = qualify(
+        &work,
+        &[
+            "run",
+            "--trace-format",
+            "teletype",
+            "--trace",
+            "x",
+            "--no-ledger",
+        ],
+    );
+    assert_eq!(o.code, 2, "{}", o.context());
+    // A directory of sessions: one record. Neither runs `echo`, the artifact: partial.
+    let traces = dir.join("sessions");
+    std::fs::create_dir_all(traces.join("nested")).unwrap();
+    std::fs::write(
+        traces.join("a.jsonl"),
+        "{\"type\":\"tool_call\",\"tool\":\"shell\",\"command\":\"make\",\"exit_code\":0}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        traces.join("nested/b.jsonl"),
+        "{\"type\":\"tool_call\",\"tool\":\"shell\",\"command\":\"ls -la\",\"exit_code\":0}\n",
+    )
+    .unwrap();
+    let o = qualify(
+        &work,
+        &[
+            "run",
+            "--trace",
+            traces.to_str().unwrap(),
+            "--receipt",
+            "d.json",
+            "--no-ledger",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.context());
+    let p = read_json(&work.join("d.json"))["predicate"]["layers"]["process"].clone();
+    assert_eq!(p["status"], "partial", "{p}");
+    assert_eq!(
+        p["evidence"]["trace"]["sources"].as_array().unwrap().len(),
+        2
+    );
+    assert!(
+        p["evidence"]["coverage"]["sentence"]
+            .as_str()
+            .unwrap()
+            .starts_with("no recorded command ran `echo`"),
+        "{p}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -505,3 +505,94 @@ fn gap_and_waivers_reach_the_receipt_and_the_gate_output() {
         "{g}"
     );
 }
+
+/// The receipt names the artifact, not its interpreter: `python3 job.py {n}` gets as subjects
+/// the script and a digest of the workdir's files, while `python3` goes into the environment's
+/// tools; `verify --artifact` accepts the script or the workdir, not the interpreter.
+#[test]
+fn subjects_are_the_artifacts_own_files_not_its_interpreter() {
+    let dir = scratch("subjects");
+    let dir = &dir.0;
+    expect(&qualify(dir, &["keygen", "--out", "k"]), 0);
+    let work = dir.join("work");
+    std::fs::create_dir_all(work.join("lib")).unwrap();
+    std::fs::write(
+        work.join("job.py"),
+        "import sys\nprint(int(sys.argv[1]) * 2)\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("lib/helper.py"), "X = 1\n").unwrap();
+    std::fs::write(
+        dir.join("qualify.toml"),
+        "[artifact]\nname = \"job\"\ncommand = [\"python3\", \"-u\", \"job.py\", \"{n}\"]\nworkdir = \"work\"\n\n[claim]\nlevel = \"trial\"\n\n[[axis]]\nname = \"n\"\nkind = \"workload\"\nvalues = [1]\n",
+    )
+    .unwrap();
+    expect(
+        &qualify(
+            dir,
+            &["run", "--sign", "k", "--receipt", "r.json", "--no-ledger"],
+        ),
+        1,
+    );
+    let st = statement_of(&dir.join("r.json"));
+    let subjects = st["subject"].as_array().unwrap();
+    let names: Vec<&str> = subjects
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names[0].ends_with("work/job.py"), "{names:?}");
+    assert!(names[1].ends_with("work/"), "{names:?}");
+    assert!(names[2].ends_with("qualify.toml"), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("python")), "{names:?}");
+    let artifact = &st["predicate"]["run"]["artifact"];
+    assert_eq!(artifact["interpreter"]["command"], "python3", "{artifact}");
+    assert_eq!(artifact["tree"]["files"], 2, "{artifact}");
+    assert_eq!(artifact["tree"]["method"], "files", "{artifact}");
+    let tools = st["predicate"]["environment"]["tools"].to_string();
+    assert!(tools.contains("python3 --version"), "{tools}");
+    // verify accepts the script and the workdir.
+    for accepted in ["work/job.py", "work"] {
+        let out = expect(
+            &qualify(
+                dir,
+                &["verify", "r.json", "--key", "k.pub", "--artifact", accepted],
+            ),
+            0,
+        );
+        assert!(out.contains("subject digest matches"), "{out}");
+    }
+    // …not the interpreter, and not a workdir whose files changed.
+    let python = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v python3"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let v = expect(
+        &qualify(
+            dir,
+            &[
+                "verify",
+                "r.json",
+                "--key",
+                "k.pub",
+                "--artifact",
+                python.trim(),
+            ],
+        ),
+        1,
+    );
+    assert!(v.contains("subject digest check failed"), "{v}");
+    std::fs::write(work.join("lib/helper.py"), "X = 2\n").unwrap();
+    let v = expect(
+        &qualify(
+            dir,
+            &["verify", "r.json", "--key", "k.pub", "--artifact", "work"],
+        ),
+        1,
+    );
+    assert!(v.contains("subject digest check failed"), "{v}");
+}

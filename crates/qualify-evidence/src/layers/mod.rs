@@ -230,7 +230,7 @@ pub fn assess(
 ) -> Layers {
     Layers {
         functional: functional::assess(record),
-        process: process::assess(&record.process),
+        process: process::assess(record),
         envelope: envelope::assess(record, tested, dimensions, claimed),
         performance: performance::assess(record),
         reproducibility: reproducibility::assess(record),

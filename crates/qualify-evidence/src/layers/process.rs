@@ -1,59 +1,28 @@
-//! The process layer: how the artifact was developed, from a development trace (`--trace FILE`,
-//! JSON Lines) and the git history of its workdir (`--since REV`). `closed` when a trace was
-//! recorded and digested, `partial` with only git history, `not_run` with neither. It supports
-//! what the trace shows was exercised (test runs, repairs); it is never evidence of fitness for
-//! deployment. Owns the trace parser ([`parse_trace`]) and the summaries kept in the receipt.
-
-use std::collections::BTreeMap;
+//! The process layer: how the artifact was developed, from a development record (`--trace`:
+//! agent sessions read by `qualify-trace`) and the git history of its workdir (`--since REV`),
+//! and what development exercised of the operating region against what qualify examined and
+//! where the envelope failed ([`DevelopmentCoverage`]).
+//!
+//! `closed` only when the trace was interpreted (every entry of a known kind, its tool calls
+//! read) and development coverage could be stated (a recorded command ran the artifact with
+//! axis values recovered, or the spec has no axes); `partial` for a trace read only in part
+//! (the share understood is in the summary), no command matching the artifact, or git history
+//! alone; `not_run` with neither. It supports what development exercised; it is never
+//! evidence of fitness for deployment.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Value as Json, json};
 
 use super::{Layer, LayerName, LayerStatus};
-use crate::receipt::sha256_hex;
+use crate::record::{Cell, ParamValue, RunRecord};
 
-/// Event types a trace is expected to use; others are counted under their own name and listed
-/// as unknown, never rejected.
-pub const KNOWN_EVENT_TYPES: &[&str] = &[
-    "plan",
-    "tool_call",
-    "edit",
-    "test_run",
-    "error",
-    "repair",
-    "message",
-];
+pub use qualify_trace::DevRecord;
 
 /// What the run recorded about the development process.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProcessRecord {
-    pub trace: Option<TraceSummary>,
+    pub trace: Option<DevRecord>,
     pub git: Option<GitSummary>,
-}
-
-/// A digested development trace.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TraceSummary {
-    /// The file as given on the command line.
-    pub path: String,
-    /// sha256 of the file's bytes.
-    pub sha256: String,
-    pub events: u64,
-    /// Events per `type`.
-    pub counts: BTreeMap<String, u64>,
-    /// Types outside [`KNOWN_EVENT_TYPES`].
-    pub unknown_types: Vec<String>,
-    /// Earliest and latest timestamps (RFC 3339), when any event had one.
-    pub first: Option<String>,
-    pub last: Option<String>,
-    pub span_seconds: Option<f64>,
-    /// Events without a readable timestamp.
-    pub untimed: u64,
-    pub test_runs: u64,
-    /// `test_run` events whose `ok`/`passed` is false or `outcome`/`status` is a failure.
-    pub failed_test_runs: u64,
-    pub repairs: u64,
-    pub errors: u64,
 }
 
 /// `git log REV..HEAD` of the artifact's workdir.
@@ -66,119 +35,6 @@ pub struct GitSummary {
     /// Paths that look like tests (`tests/`, `test/`, `*_test.*`, `test_*.py`, `*.test.*`,
     /// `*_spec.*`) added or changed.
     pub test_files_changed: Vec<String>,
-}
-
-/// A trace line that is not an event: `file:line: message`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceError {
-    pub line: usize,
-    pub message: String,
-}
-
-/// Parse a JSON Lines trace. Blank lines are skipped; every other line must be a JSON object
-/// with a string `type`; the timestamp is `ts`, `timestamp` or `time` (RFC 3339 or Unix
-/// seconds).
-pub fn parse_trace(path: &str, bytes: &[u8]) -> Result<TraceSummary, TraceError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| TraceError {
-        line: 1 + bytes[..e.valid_up_to()]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count(),
-        message: "not UTF-8 text".to_string(),
-    })?;
-    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    let (mut first, mut last): (Option<f64>, Option<f64>) = (None, None);
-    let (mut events, mut untimed, mut failed_test_runs) = (0, 0, 0);
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let bad = |message: String| TraceError {
-            line: line_no,
-            message,
-        };
-        let event: Value = serde_json::from_str(line).map_err(|e| {
-            bad(format!(
-                "not a JSON object ({e}); each line must be one event"
-            ))
-        })?;
-        let Some(obj) = event.as_object() else {
-            return Err(bad("not a JSON object; each line must be one event".into()));
-        };
-        let Some(kind) = obj.get("type").and_then(Value::as_str) else {
-            return Err(bad(
-                "the event has no string `type` (plan, tool_call, edit, test_run, error, repair, message, …)"
-                    .into(),
-            ));
-        };
-        events += 1;
-        *counts.entry(kind.to_string()).or_default() += 1;
-        match ["ts", "timestamp", "time"]
-            .iter()
-            .find_map(|k| obj.get(*k))
-            .and_then(timestamp)
-        {
-            Some(t) => {
-                first = Some(first.map_or(t, |f| f.min(t)));
-                last = Some(last.map_or(t, |l| l.max(t)));
-            }
-            None => untimed += 1,
-        }
-        if kind == "test_run" && test_failed(obj) {
-            failed_test_runs += 1;
-        }
-    }
-    let get = |k: &str| counts.get(k).copied().unwrap_or(0);
-    Ok(TraceSummary {
-        path: path.to_string(),
-        sha256: sha256_hex(bytes),
-        events,
-        unknown_types: counts
-            .keys()
-            .filter(|k| !KNOWN_EVENT_TYPES.contains(&k.as_str()))
-            .cloned()
-            .collect(),
-        first: first.map(rfc3339),
-        last: last.map(rfc3339),
-        span_seconds: first.zip(last).map(|(f, l)| l - f),
-        untimed,
-        test_runs: get("test_run"),
-        failed_test_runs,
-        repairs: get("repair"),
-        errors: get("error"),
-        counts,
-    })
-}
-
-fn timestamp(v: &Value) -> Option<f64> {
-    if let Some(n) = v.as_f64() {
-        return Some(n);
-    }
-    let t = humantime::parse_rfc3339_weak(v.as_str()?).ok()?;
-    Some(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs_f64())
-}
-
-fn rfc3339(secs: f64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(secs.max(0.0));
-    humantime::format_rfc3339_seconds(t).to_string()
-}
-
-fn test_failed(obj: &serde_json::Map<String, Value>) -> bool {
-    for k in ["ok", "passed"] {
-        if let Some(b) = obj.get(k).and_then(Value::as_bool) {
-            return !b;
-        }
-    }
-    for k in ["outcome", "status", "result"] {
-        if let Some(s) = obj.get(k).and_then(Value::as_str) {
-            return matches!(
-                s.to_ascii_lowercase().as_str(),
-                "fail" | "failed" | "failure" | "error" | "errored"
-            );
-        }
-    }
-    false
 }
 
 /// Whether `path` looks like a test file.
@@ -199,17 +55,292 @@ pub fn is_test_path(path: &str) -> bool {
         || name.contains(".spec.")
 }
 
-/// Assess the process layer.
-pub fn assess(record: &ProcessRecord) -> Layer {
-    let layer = |status, summary: String, untested: Vec<String>, evidence: Value, supports| {
-        let mut l = Layer::new(LayerName::Process, status, summary, untested, evidence);
-        if let Some(s) = supports {
-            l.supports = s;
+/// One axis: the values development ran, the values qualify examined, where cells failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AxisComparison {
+    pub axis: String,
+    /// The axis appears in the command template (else no recorded command can show it).
+    pub in_template: bool,
+    /// Values development ran the artifact with.
+    pub development: Vec<ParamValue>,
+    /// Values of the completed cells.
+    pub examined: Vec<ParamValue>,
+    /// Values of the completed cells that did not end ok.
+    pub failed: Vec<ParamValue>,
+    /// Examined values development never ran.
+    pub examined_only: Vec<ParamValue>,
+}
+
+/// Development coverage of the operating region beside the envelope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DevelopmentCoverage {
+    pub axes: Vec<AxisComparison>,
+    /// Completed cells that did not end ok.
+    pub failing_cells: u64,
+    /// … on a value of some axis that development never ran: outside what development
+    /// exercised.
+    pub outside: u64,
+    /// … whose every axis value development ran.
+    pub inside: u64,
+    /// … that cannot be placed: development's values of one of their axes are not known.
+    pub unknown: u64,
+    /// One sentence: what development ran, and where the failures lie relative to it.
+    pub sentence: String,
+}
+
+fn same(a: &ParamValue, b: &ParamValue) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+fn contains(values: &[ParamValue], v: &ParamValue) -> bool {
+    values.iter().any(|x| same(x, v))
+}
+
+fn push(values: &mut Vec<ParamValue>, v: &ParamValue) {
+    if !contains(values, v) {
+        values.push(v.clone());
+        qualify_trace::coverage::sort_values(values);
+    }
+}
+
+fn list(values: &[ParamValue]) -> String {
+    values
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Where a cell lies relative to what development ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Outside,
+    Inside,
+    Unknown,
+}
+
+fn place(cell: &Cell, axes: &[AxisComparison]) -> Place {
+    let mut unknown = false;
+    for (name, v) in cell.params.iter() {
+        let Some(a) = axes.iter().find(|a| a.axis == *name) else {
+            continue;
+        };
+        if a.development.is_empty() {
+            unknown = true;
+        } else if !contains(&a.development, v) {
+            return Place::Outside;
         }
-        l
+    }
+    if unknown {
+        Place::Unknown
+    } else {
+        Place::Inside
+    }
+}
+
+/// Compare the trace's development coverage with the completed cells; `None` without a trace.
+pub fn development(record: &RunRecord) -> Option<DevelopmentCoverage> {
+    let trace = record.process.trace.as_ref()?;
+    let cells: Vec<&Cell> = record.cells.iter().filter(|c| c.completed()).collect();
+    let mut axes: Vec<AxisComparison> = record
+        .axes
+        .iter()
+        .map(|decl| {
+            let dev = trace.coverage.axes.iter().find(|a| a.axis == decl.name);
+            let mut a = AxisComparison {
+                axis: decl.name.clone(),
+                in_template: dev.is_some_and(|d| d.in_template),
+                development: dev.map(|d| d.values.clone()).unwrap_or_default(),
+                examined: Vec::new(),
+                failed: Vec::new(),
+                examined_only: Vec::new(),
+            };
+            for c in &cells {
+                if let Some(v) = c.params.get(&decl.name) {
+                    push(&mut a.examined, v);
+                    if !c.passed() {
+                        push(&mut a.failed, v);
+                    }
+                }
+            }
+            a.examined_only = a
+                .examined
+                .iter()
+                .filter(|v| !contains(&a.development, v))
+                .cloned()
+                .collect();
+            a
+        })
+        .collect();
+    axes.retain(|a| !a.examined.is_empty() || !a.development.is_empty());
+    let failing: Vec<&Cell> = cells.iter().copied().filter(|c| !c.passed()).collect();
+    let places: Vec<Place> = failing.iter().map(|c| place(c, &axes)).collect();
+    let count = |p: Place| places.iter().filter(|x| **x == p).count() as u64;
+    let (outside, inside, unknown) = (
+        count(Place::Outside),
+        count(Place::Inside),
+        count(Place::Unknown),
+    );
+    let sentence = sentence(trace, &axes, &failing, &places, cells.len());
+    Some(DevelopmentCoverage {
+        axes,
+        failing_cells: failing.len() as u64,
+        outside,
+        inside,
+        unknown,
+        sentence,
+    })
+}
+
+/// `only threads = 1 and rounds = 10` / `threads = 1, 2; n = 256; mode (never set …)`.
+fn ran_text(axes: &[AxisComparison]) -> String {
+    let parts: Vec<String> = axes
+        .iter()
+        .map(|a| match a.development.len() {
+            0 if !a.in_template => format!(
+                "{} (not in the command template, so not recoverable)",
+                a.axis
+            ),
+            0 => format!(
+                "{} (never set: its default is not known to qualify)",
+                a.axis
+            ),
+            _ => format!("{} = {}", a.axis, list(&a.development)),
+        })
+        .collect();
+    if !axes.is_empty() && axes.iter().all(|a| a.development.len() == 1) {
+        let joined = match parts.len() {
+            1 => parts[0].clone(),
+            n => format!("{} and {}", parts[..n - 1].join(", "), parts[n - 1]),
+        };
+        return format!("only {joined}");
+    }
+    parts.join("; ")
+}
+
+/// `deadlock at threads ≥ 2`: the outcomes, and the axis that separates the failures from
+/// what development ran (`≥` when every examined value from the first failing one failed).
+fn failure_text(failing: &[&Cell], axes: &[AxisComparison]) -> String {
+    let mut outcomes: Vec<String> = Vec::new();
+    for c in failing {
+        let o = c.result.outcome.as_str().to_string();
+        if !outcomes.contains(&o) {
+            outcomes.push(o);
+        }
+    }
+    let separating = axes.iter().find(|a| {
+        !a.development.is_empty()
+            && failing.iter().all(|c| {
+                c.params
+                    .get(&a.axis)
+                    .is_some_and(|v| !contains(&a.development, v))
+            })
+    });
+    let at = separating.map(|a| {
+        let failed: Vec<&ParamValue> = a
+            .failed
+            .iter()
+            .filter(|v| !contains(&a.development, v))
+            .collect();
+        let min = failed.first().and_then(|v| v.as_f64());
+        let from_min = min.is_some_and(|m| {
+            a.examined
+                .iter()
+                .filter(|v| v.as_f64().is_some_and(|x| x >= m))
+                .all(|v| contains(&a.failed, v))
+        });
+        match (failed.len(), from_min) {
+            (n, true) if n > 1 => format!(" at {} ≥ {}", a.axis, failed[0]),
+            _ => format!(
+                " at {} = {}",
+                a.axis,
+                failed
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    });
+    format!("{}{}", outcomes.join("/"), at.unwrap_or_default())
+}
+
+fn sentence(
+    trace: &DevRecord,
+    axes: &[AxisComparison],
+    failing: &[&Cell],
+    places: &[Place],
+    completed: usize,
+) -> String {
+    let c = &trace.coverage;
+    let artifact = c.artifact.as_deref().unwrap_or("the artifact");
+    if c.artifact_runs == 0 {
+        let why = c
+            .unmatchable
+            .as_deref()
+            .map(|u| format!(" ({u})"))
+            .unwrap_or_default();
+        return format!(
+            "no recorded command ran `{artifact}`{why}: what development exercised of the operating region is not known ({} command(s) counted, none matched)",
+            c.unmatched_commands
+        );
+    }
+    let ran = if axes.is_empty() {
+        format!("development ran `{artifact}` {} time(s)", c.artifact_runs)
+    } else {
+        format!("development ran {}", ran_text(axes))
     };
-    let history = || "how the artifact was planned, tested, debugged and refined".to_string();
-    let evidence = json!({ "trace": record.trace, "git": record.git });
+    if failing.is_empty() {
+        return format!("{ran}; no completed cell failed ({completed} completed)");
+    }
+    let n = failing.len();
+    let count = |p: Place| places.iter().filter(|x| **x == p).count();
+    let (outside, inside, unknown) = (
+        count(Place::Outside),
+        count(Place::Inside),
+        count(Place::Unknown),
+    );
+    let what = failure_text(failing, axes);
+    if outside == n {
+        return format!(
+            "{ran}; the envelope's {n} failure(s) ({what}) lie outside anything development exercised"
+        );
+    }
+    let mut parts = Vec::new();
+    if inside > 0 {
+        let cells: Vec<&Cell> = failing
+            .iter()
+            .zip(places)
+            .filter(|(_, p)| **p == Place::Inside)
+            .map(|(c, _)| *c)
+            .collect();
+        parts.push(format!(
+            "{inside} lie inside what development exercised ({}) — development ran there and did not see it fail, or its tests did not check it",
+            cells.iter().take(4).map(|c| c.label()).collect::<Vec<_>>().join("; ")
+        ));
+    }
+    if outside > 0 {
+        parts.push(format!(
+            "{outside} lie outside anything development exercised"
+        ));
+    }
+    if unknown > 0 {
+        parts.push(format!(
+            "{unknown} cannot be placed (development's values of an axis they vary are not known)"
+        ));
+    }
+    format!(
+        "{ran}; of the envelope's {n} failure(s) ({what}), {}",
+        parts.join("; ")
+    )
+}
+
+/// Assess the process layer.
+pub fn assess(record: &RunRecord) -> Layer {
+    let process = &record.process;
     let git_text = |g: &GitSummary| {
         format!(
             "git {}..{}: {} commit(s), {} file(s) changed, {} test file(s) added or changed",
@@ -220,134 +351,177 @@ pub fn assess(record: &ProcessRecord) -> Layer {
             g.test_files_changed.len()
         )
     };
-    match (&record.trace, &record.git) {
-        (None, None) => layer(
-            LayerStatus::NotRun,
-            "no development trace or history was recorded for this run".to_string(),
-            vec![history()],
-            json!({}),
-            None,
-        ),
-        (None, Some(g)) => layer(
-            LayerStatus::Partial,
-            format!("{} (no development trace was recorded)", git_text(g)),
-            vec!["the development trace (plans, tool calls, test runs, repairs)".to_string()],
-            evidence,
-            Some(format!(
-                "the commit history since {}: {} commit(s), {} test file(s) added or changed",
-                g.since,
-                g.commits,
-                g.test_files_changed.len()
-            )),
-        ),
-        (Some(t), git) => {
-            let mut summary = format!(
-                "trace digested: {} event(s) ({} test run(s), {} failed; {} repair(s); {} error(s))",
-                t.events, t.test_runs, t.failed_test_runs, t.repairs, t.errors
-            );
-            if let Some(s) = t.span_seconds {
-                summary.push_str(&format!(" over {s:.0}s"));
-            }
-            if let Some(g) = git {
-                summary.push_str("; ");
-                summary.push_str(&git_text(g));
-            }
-            let mut exercised = Vec::new();
-            if t.test_runs > 0 {
-                exercised.push(format!(
-                    "the artifact's tests were run {} time(s) during development ({} failed)",
-                    t.test_runs, t.failed_test_runs
-                ));
-            }
-            if t.repairs > 0 {
-                exercised.push(format!("{} repair(s) were made after errors", t.repairs));
-            }
-            if exercised.is_empty() {
-                exercised.push("the recorded development steps (no test runs or repairs)".into());
-            }
-            let mut untested = Vec::new();
-            if t.untimed > 0 {
-                untested.push(format!("{} event(s) without a timestamp", t.untimed));
-            }
-            if !t.unknown_types.is_empty() {
-                untested.push(format!(
-                    "event types not interpreted (counted only): {}",
-                    t.unknown_types.join(", ")
-                ));
-            }
-            layer(
-                LayerStatus::Closed,
-                summary,
-                untested,
-                evidence,
-                Some(exercised.join("; ")),
-            )
+    let coverage = development(record);
+    let evidence = json!({ "trace": process.trace, "git": process.git, "coverage": coverage });
+    let layer = |status,
+                 summary: String,
+                 untested: Vec<String>,
+                 evidence: Json,
+                 supports: Option<String>| {
+        let mut l = Layer::new(LayerName::Process, status, summary, untested, evidence);
+        if let Some(s) = supports {
+            l.supports = s;
+        }
+        l
+    };
+    let (t, dev) = match (&process.trace, coverage) {
+        (Some(t), Some(dev)) => (t, dev),
+        _ => {
+            return match &process.git {
+                None => layer(
+                    LayerStatus::NotRun,
+                    "no development trace or history was recorded for this run".to_string(),
+                    vec!["how the artifact was planned, tested, debugged and refined".to_string()],
+                    json!({}),
+                    None,
+                ),
+                Some(g) => layer(
+                    LayerStatus::Partial,
+                    format!("{} (no development trace was recorded)", git_text(g)),
+                    vec![
+                        "the development trace (commands, test runs, repairs, what development ran of the operating region)"
+                            .to_string(),
+                    ],
+                    evidence,
+                    Some(format!(
+                        "the commit history since {}: {} commit(s), {} test file(s) added or changed",
+                        g.since,
+                        g.commits,
+                        g.test_files_changed.len()
+                    )),
+                ),
+            };
+        }
+    };
+    let formats: Vec<&str> = t.formats().iter().map(|f| f.as_str()).collect();
+    let mut summary = format!(
+        "trace read: {} file(s) ({}), {} entries, {:.0}% understood; {} command(s): {} test run(s) ({} failed), {} build(s), {} run(s) of the artifact; {} repair(s) after {} error(s)",
+        t.sources.len(),
+        formats.join(", "),
+        t.events,
+        t.understood_percent().floor(),
+        t.commands_total,
+        t.runs.test.runs,
+        t.runs.test.failed,
+        t.runs.build.runs,
+        t.runs.artifact.runs,
+        t.repairs.len(),
+        t.errors,
+    );
+    if let Some(s) = t.span_seconds {
+        summary.push_str(&format!(" over {s:.0}s"));
+    }
+    summary.push_str(&format!("; {}", dev.sentence));
+    if let Some(g) = &process.git {
+        summary.push_str("; ");
+        summary.push_str(&git_text(g));
+    }
+
+    let mut untested = Vec::new();
+    if !t.read_in_full() {
+        let kinds: std::collections::BTreeMap<&str, u64> = t
+            .sources
+            .iter()
+            .flat_map(|s| s.unknown.iter().map(|(k, n)| (k.as_str(), *n)))
+            .fold(Default::default(), |mut m, (k, n)| {
+                *m.entry(k).or_default() += n;
+                m
+            });
+        untested.push(format!(
+            "{} of {} trace entries were of kinds not understood (counted only: {}): the trace was read in part",
+            t.events - t.understood,
+            t.events,
+            kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if t.tool_calls == 0 {
+        untested.push(
+            "the trace records no tool call: no command, test run or edit could be read"
+                .to_string(),
+        );
+    }
+    let c = &t.coverage;
+    let stated = c.artifact_runs > 0 && (record.axes.is_empty() || c.runs_with_values > 0);
+    if c.artifact_runs == 0 {
+        untested.push(format!(
+            "what development exercised of the operating region: {}",
+            dev.sentence
+        ));
+    } else if !stated {
+        untested.push(format!(
+            "which axis values development ran: {} run(s) of the artifact set none of {}",
+            c.artifact_runs,
+            record
+                .axes
+                .iter()
+                .map(|a| a.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for a in &dev.axes {
+        if !a.examined_only.is_empty() && !a.development.is_empty() {
+            untested.push(format!(
+                "development never ran {} = {} (examined only by qualify)",
+                a.axis,
+                list(&a.examined_only)
+            ));
         }
     }
+    if t.untimed > 0 && t.untimed == t.events {
+        untested.push(
+            "the trace has no timestamps: durations and order in time are not known".to_string(),
+        );
+    }
+
+    let mut exercised = Vec::new();
+    if c.artifact_runs > 0 {
+        exercised.push(format!(
+            "development ran the artifact {} time(s){}",
+            c.artifact_runs,
+            if dev.axes.iter().any(|a| !a.development.is_empty()) {
+                format!(" ({})", ran_text(&dev.axes))
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if t.runs.test.runs > 0 {
+        exercised.push(format!(
+            "tests were run {} time(s) during development ({} failed)",
+            t.runs.test.runs, t.runs.test.failed
+        ));
+    }
+    if !t.repairs.is_empty() {
+        exercised.push(format!(
+            "{} repair(s) were made after errors",
+            t.repairs.len()
+        ));
+    }
+    if exercised.is_empty() {
+        exercised.push(
+            "the recorded development steps (no run of the artifact, no test run, no repair)"
+                .into(),
+        );
+    }
+    let interpreted = t.read_in_full() && t.tool_calls > 0;
+    let status = if interpreted && stated {
+        LayerStatus::Closed
+    } else {
+        LayerStatus::Partial
+    };
+    layer(
+        status,
+        summary,
+        untested,
+        evidence,
+        Some(exercised.join("; ")),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trace_counts_unknown_types_and_measures_the_span() {
-        let text = b"{\"type\":\"plan\",\"ts\":\"2026-11-30T00:00:00Z\"}\n\n{\"type\":\"test_run\",\"timestamp\":1795996860,\"status\":\"failed\"}\n{\"type\":\"dance\"}\n{\"type\":\"repair\",\"time\":\"2026-11-30T00:10:00Z\"}\n";
-        let t = parse_trace("t.jsonl", text).unwrap();
-        assert_eq!(t.events, 4);
-        assert_eq!(t.counts["dance"], 1);
-        assert_eq!(t.unknown_types, vec!["dance".to_string()]);
-        assert_eq!(t.untimed, 1);
-        assert_eq!(t.test_runs, 1);
-        assert_eq!(t.failed_test_runs, 1);
-        assert_eq!(t.repairs, 1);
-        assert_eq!(t.span_seconds, Some(600.0));
-        assert_eq!(t.first.as_deref(), Some("2026-11-30T00:00:00Z"));
-        assert_eq!(t.sha256, sha256_hex(text));
-    }
-
-    #[test]
-    fn malformed_lines_are_located() {
-        let e = parse_trace("t", b"{\"type\":\"plan\"}\n[1]\n").unwrap_err();
-        assert_eq!(e.line, 2);
-        let e = parse_trace("t", b"\n\n{\"type\": 3}\n").unwrap_err();
-        assert_eq!(e.line, 3);
-        assert!(e.message.contains("type"));
-        let e = parse_trace("t", b"{oops\n").unwrap_err();
-        assert_eq!(e.line, 1);
-    }
-
-    #[test]
-    fn statuses_follow_what_was_recorded() {
-        assert_eq!(
-            assess(&ProcessRecord::default()).status,
-            LayerStatus::NotRun
-        );
-        let git = GitSummary {
-            since: "v1".into(),
-            head: "abc".into(),
-            commits: 3,
-            files_changed: 4,
-            test_files_changed: vec!["tests/a.rs".into()],
-        };
-        let only_git = assess(&ProcessRecord {
-            trace: None,
-            git: Some(git.clone()),
-        });
-        assert_eq!(only_git.status, LayerStatus::Partial);
-        let trace = parse_trace("t", b"{\"type\":\"test_run\",\"ts\":1}\n").unwrap();
-        let both = assess(&ProcessRecord {
-            trace: Some(trace),
-            git: Some(git),
-        });
-        assert_eq!(both.status, LayerStatus::Closed);
-        assert!(both.supports.contains("tests were run 1 time(s)"));
-        assert!(
-            both.cannot_establish
-                .iter()
-                .any(|c| c.contains("fitness for deployment"))
-        );
-    }
 
     #[test]
     fn test_paths() {

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::*;
 use crate::holdout::{HoldoutCheck, HoldoutRun};
-use crate::layers::process::{GitSummary, ProcessRecord, TraceSummary};
+use crate::layers::process::{GitSummary, ProcessRecord};
 use crate::layers::reproducibility::ReproducibilityDecl;
 use crate::receipt::build;
 
@@ -51,6 +51,31 @@ fn fingerprint() -> qualify_trust::Fingerprint {
 fn repeated(outcome: Outcome, n: usize) -> qualify_probe::ProbeResult {
     let runs: Vec<_> = (0..n).map(|_| probe(outcome)).collect();
     qualify_probe::ProbeResult::combine(runs).unwrap()
+}
+
+/// A development trace in qualify's own format: a failing test run, an edit, the tests
+/// passing (a repair), and two runs of the artifact at n = 256 with one and two threads.
+pub fn dev_record() -> qualify_trace::DevRecord {
+    let lines = [
+        r#"{"type":"message","role":"user","text":"(an invented prompt)","ts":"2027-01-15T07:00:00Z"}"#,
+        r#"{"type":"test_run","command":"cargo test","ok":false,"ts":"2027-01-15T07:05:00Z","model":"test-model-1","agent":"test-agent","agent_version":"1.0"}"#,
+        r#"{"type":"edit","file":"src/gemm.rs","ts":"2027-01-15T07:10:00Z"}"#,
+        r#"{"type":"test_run","command":"cargo test","ok":true,"ts":"2027-01-15T07:15:00Z"}"#,
+        r#"{"type":"tool_call","tool":"shell","command":"./gemm --threads 1 --n 256","exit_code":0,"duration":1.5,"ts":"2027-01-15T07:20:00Z"}"#,
+        r#"{"type":"tool_call","tool":"shell","command":"./gemm --n 256 --threads 2","exit_code":0,"duration":1.0,"ts":"2027-01-15T07:30:00Z"}"#,
+    ];
+    let spec = qualify_trace::SpecView {
+        command: ["./gemm", "--threads", "{threads}", "--n", "{n}"]
+            .map(String::from)
+            .to_vec(),
+        axes: vec!["threads".into(), "n".into(), "db_fault".into()],
+        ..Default::default()
+    };
+    let file = qualify_trace::TraceFile {
+        path: "trace.jsonl".to_string(),
+        bytes: lines.join("\n").into_bytes(),
+    };
+    qualify_trace::read(&[file], None, &spec).unwrap()
 }
 
 /// A production claim on the design notes' big target, partly examined: a concurrency sweep,
@@ -106,24 +131,14 @@ pub fn rich_record() -> RunRecord {
         ]),
         secrecy: None,
     };
+    r.artifact.tree = Some(crate::record::TreeDigest {
+        path: "/work/gemm".to_string(),
+        sha256: "9".repeat(64),
+        method: "git".to_string(),
+        files: 12,
+    });
     r.process = ProcessRecord {
-        trace: Some(TraceSummary {
-            path: "trace.jsonl".to_string(),
-            sha256: "f".repeat(64),
-            events: 5,
-            counts: [("edit".to_string(), 3), ("test".to_string(), 2)]
-                .into_iter()
-                .collect(),
-            unknown_types: Vec::new(),
-            first: Some("2027-01-15T07:00:00Z".to_string()),
-            last: Some("2027-01-15T07:30:00Z".to_string()),
-            span_seconds: Some(1800.0),
-            untimed: 0,
-            test_runs: 2,
-            failed_test_runs: 1,
-            repairs: 1,
-            errors: 0,
-        }),
+        trace: Some(dev_record()),
         git: Some(GitSummary {
             since: "HEAD~2".to_string(),
             head: "abc1234".to_string(),

@@ -112,6 +112,8 @@ pub fn record() -> RunRecord {
                 path: "gemm".to_string(),
                 sha256: "a".repeat(64),
             }),
+            interpreter: None,
+            tree: None,
         },
         spec: FileDigest {
             path: "qualify.toml".to_string(),

@@ -1,6 +1,7 @@
 //! The envelope: a heatmap of the cells' outcomes over the first two axes that vary (a strip
 //! when only one does; several cells in one square show the most severe outcome), its legend,
-//! and the table of cells that did not end ok.
+//! the development-coverage strip (what development ran beside what qualify examined), and the
+//! table of cells that did not end ok.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -9,13 +10,23 @@ use qualify_model::Outcome;
 use qualify_model::outcome::{NOT_EXAMINED, Style, style_of};
 
 use crate::text::{self, esc};
+use crate::view::development::{DevAxis, Development};
 use crate::view::{self, CellRow};
 
 /// Rows of the failing-cells table before it is cut short.
 const MAX_FAILING: usize = 100;
 
-pub(super) fn envelope(h: &mut String, cells: &[CellRow], order: &[String]) {
+pub(super) fn envelope(
+    h: &mut String,
+    cells: &[CellRow],
+    order: &[String],
+    dev: Option<&Development>,
+) {
     if cells.is_empty() {
+        if let Some(d) = dev {
+            h.push_str("<h2>Envelope</h2>\n");
+            development(h, d);
+        }
         return;
     }
     h.push_str("<h2>Envelope</h2>\n");
@@ -40,6 +51,9 @@ pub(super) fn envelope(h: &mut String, cells: &[CellRow], order: &[String]) {
                     .join(", "))
             );
         }
+    }
+    if let Some(d) = dev {
+        development(h, d);
     }
     failing(h, cells, order);
 }
@@ -319,6 +333,112 @@ fn failing(h: &mut String, cells: &[CellRow], order: &[String]) {
             h,
             "<p class=\"meta\">… and {} more.</p>",
             failing.len() - MAX_FAILING
+        );
+    }
+}
+
+/// Side of one square of the development-coverage strip, in pixels.
+const DEV_SQUARE: f64 = 36.0;
+
+/// The development-coverage strip under the failure map: per axis, every value development ran
+/// or qualify examined — filled when development ran it, hollow when it never did, outlined
+/// red when a cell failed there — and the sentence saying where the failures lie.
+fn development(h: &mut String, d: &Development) {
+    h.push_str("<h3>Development coverage</h3>\n");
+    let _ = writeln!(h, "<p>{}</p>", esc(&d.sentence));
+    let axes: Vec<&DevAxis> = d.axes.iter().filter(|a| !a.values().is_empty()).collect();
+    if axes.is_empty() {
+        return;
+    }
+    let label_w = axes
+        .iter()
+        .map(|a| a.axis.chars().count())
+        .max()
+        .unwrap_or(1) as f64
+        * 7.5
+        + 16.0;
+    let widest = axes.iter().map(|a| a.values().len()).max().unwrap_or(1) as f64;
+    let cell_w = axes
+        .iter()
+        .flat_map(|a| a.values())
+        .map(|v| v.chars().count() as f64 * 7.0 + 10.0)
+        .fold(DEV_SQUARE, f64::max);
+    let (width, height) = (
+        label_w + cell_w * widest + 10.0,
+        DEV_SQUARE * axes.len() as f64 + 8.0,
+    );
+    let _ = write!(
+        h,
+        r#"<svg class="plot" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" role="img" aria-label="development coverage">"#
+    );
+    for (row, a) in axes.iter().enumerate() {
+        let y = 4.0 + DEV_SQUARE * row as f64;
+        let _ = write!(
+            h,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" class="tick">{}</text>"#,
+            label_w - 8.0,
+            y + DEV_SQUARE / 2.0 + 4.0,
+            esc(&a.axis)
+        );
+        for (i, v) in a.values().iter().enumerate() {
+            let x = label_w + cell_w * i as f64;
+            let ran = a.development.contains(v);
+            let examined = a.examined.contains(v);
+            let failed = a.failed.contains(v);
+            let (fill, fg) = if ran {
+                ("#1565c0", "#fff")
+            } else {
+                ("#f4f4f4", "#333")
+            };
+            let (stroke, sw) = if failed {
+                ("#c62828", 3.0)
+            } else {
+                ("#9e9e9e", 1.0)
+            };
+            let mut title = format!("{} = {v}: ", a.axis);
+            title.push_str(if ran {
+                "development ran it"
+            } else {
+                "development never ran it"
+            });
+            title.push_str(match (examined, failed) {
+                (true, true) => "; qualify examined it and a cell failed there",
+                (true, false) => "; qualify examined it, no cell failed there",
+                _ => "; qualify did not examine it",
+            });
+            let _ = write!(
+                h,
+                r#"<g><title>{}</title><rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="{stroke}" stroke-width="{sw}"/><text x="{:.1}" y="{:.1}" text-anchor="middle" class="tick" style="fill:{fg}">{}</text></g>"#,
+                esc(&title),
+                x + 2.0,
+                y + 2.0,
+                cell_w - 4.0,
+                DEV_SQUARE - 4.0,
+                x + cell_w / 2.0,
+                y + DEV_SQUARE / 2.0 + 4.0,
+                esc(v)
+            );
+        }
+        if !a.in_template && a.development.is_empty() {
+            let _ = write!(
+                h,
+                r#"<text x="{:.1}" y="{:.1}" class="note">(not in the command template)</text>"#,
+                label_w + cell_w * a.values().len() as f64 + 6.0,
+                y + DEV_SQUARE / 2.0 + 4.0
+            );
+        }
+    }
+    h.push_str("</svg>\n");
+    h.push_str(
+        "<p class=\"meta\"><span class=\"legend-item\"><span class=\"sw\" style=\"background:#1565c0\"></span>development ran it</span>\
+         <span class=\"legend-item\"><span class=\"sw\" style=\"background:#f4f4f4;border:1px solid #9e9e9e\"></span>development never ran it</span>\
+         <span class=\"legend-item\"><span class=\"sw\" style=\"border:3px solid #c62828\"></span>a cell failed at this value</span></p>\n",
+    );
+    if d.failing > 0 {
+        let _ = writeln!(
+            h,
+            "<p class=\"meta\">Failing cells: {} where development never went, {} where it did, {} not placeable.</p>",
+            d.outside, d.inside, d.unknown
         );
     }
 }

@@ -3,7 +3,7 @@
 //! has nothing for them (no cells → no heatmap; no `predicate.performance` → no performance plots).
 //!
 //! One module per section, in the order the report shows them: `header` (claim, verdict,
-//! run facts), `layers`, `envelope` (heatmap and failing cells), `boundaries` (and the
+//! run facts), `layers`, `envelope` (heatmap, the development-coverage strip, failing cells), `boundaries` (and the
 //! claimed region), `service` (service cells under load: the latency-vs-offered-rate plot,
 //! achieved rate, the cells' table and timelines), `faults` (dependency faults and restarts
 //! per cell), `performance` (its
@@ -61,7 +61,12 @@ pub fn render(v: &View) -> String {
     layers::layers(&mut h, v);
     let cells = v.cells();
     let order = v.axis_order();
-    envelope::envelope(&mut h, &cells, &v.map_axis_order());
+    envelope::envelope(
+        &mut h,
+        &cells,
+        &v.map_axis_order(),
+        v.development().as_ref(),
+    );
     boundaries::boundaries(&mut h, v);
     boundaries::claimed(&mut h, v);
     service::service(&mut h, v);

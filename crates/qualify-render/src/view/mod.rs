@@ -8,6 +8,7 @@
 //! `faults` the rows of service cells' `result.faults`, `service` the rows of service cells'
 //! `result.load`.
 
+pub mod development;
 mod faults;
 mod json;
 mod performance;
@@ -135,6 +136,11 @@ impl<'a> View<'a> {
 
     pub fn spec_path(&self) -> String {
         s(self.get(&["run", "spec", "path"]))
+    }
+
+    /// Development coverage from the process layer's evidence (`None` without a trace).
+    pub fn development(&self) -> Option<development::Development> {
+        development::read(self.get(&["layers", "process", "evidence"]))
     }
 
     /// The five layers in canonical order (missing ones as `not_run`), then any others.

@@ -14,6 +14,7 @@ pub fn collect(
     ctx: &Context<'_>,
     backend_used: &str,
     artifact_sha256: Option<String>,
+    interpreter_tool: Option<String>,
     interrupted: bool,
 ) -> (Option<Fingerprint>, ReproducibilityDecl) {
     let spec = ctx.spec;
@@ -24,6 +25,7 @@ pub fn collect(
         spec_sha256: ev::sha256_hex(spec.source.as_bytes()),
         qualify_version: env!("CARGO_PKG_VERSION").to_string(),
         backend: backend_used.to_string(),
+        extra_tools: interpreter_tool.into_iter().collect(),
     });
     let repro = &spec.reproducibility;
     let mut decl = ReproducibilityDecl {

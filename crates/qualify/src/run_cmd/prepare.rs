@@ -34,11 +34,7 @@ pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
     let baseline = super::analysis::load_baseline(args.baseline.as_deref())?;
     let held_out = HeldOut::discover(ctx.spec, args.holdout.as_deref())?;
     let process = ev::ProcessRecord {
-        trace: args
-            .trace
-            .as_deref()
-            .map(super::process_inputs::load_trace)
-            .transpose()?,
+        trace: super::process_inputs::load_trace(ctx.spec, &args.trace, args.trace_format)?,
         git: args
             .since
             .as_deref()

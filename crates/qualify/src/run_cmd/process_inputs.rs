@@ -1,28 +1,118 @@
-//! The process layer's inputs: a development trace (`--trace FILE`, JSON Lines) and the
-//! workdir's git history (`--since REV`), read and summarised before the run.
+//! The process layer's inputs: the development trace (`--trace FILE|DIR`, repeated; every
+//! file detected by content unless `--trace-format` names one) read by `qualify-trace` against
+//! the spec's command template, and the workdir's git history (`--since REV`), read and
+//! summarised before the run. A file that cannot be read, or of a shape no reader knows, is a
+//! usage error (exit 2) naming the file, the place and the formats.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use qualify_evidence as ev;
+use qualify_spec::{CommandLine, Spec};
+use qualify_trace::{Format, SpecView, TraceFile};
 
 use crate::error::CliError;
 
-/// Read and digest a development trace; errors are `FILE:LINE: error: …`.
-pub fn load_trace(path: &Path) -> Result<ev::TraceSummary, CliError> {
-    let bytes = std::fs::read(path).map_err(|e| {
+/// What the trace reader needs of the spec: the artifact's command template, launcher and
+/// environment, the functional check and build commands, the axes.
+pub fn spec_view(spec: &Spec) -> SpecView {
+    let mut view = SpecView {
+        launcher: spec
+            .artifact
+            .launcher
+            .as_deref()
+            .map(|l| l.split_whitespace().map(String::from).collect())
+            .unwrap_or_default(),
+        env: spec
+            .artifact
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        functional: spec.functional.as_ref().map(|f| f.command.to_string()),
+        build: spec.artifact.build.as_ref().map(ToString::to_string),
+        axes: spec.axes.iter().map(|a| a.name.clone()).collect(),
+        ..SpecView::default()
+    };
+    match &spec.artifact.command {
+        CommandLine::Argv(argv) => view.command = argv.clone(),
+        CommandLine::Shell(line) => view.shell_command(line),
+    }
+    view
+}
+
+/// Every file a `--trace` names: the file itself, or a directory's regular files (recursively,
+/// sorted by path, hidden entries skipped).
+fn trace_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), CliError> {
+    let cannot = |e: std::io::Error| {
         CliError::input(
             format!("--trace {}: {e}", path.display()),
-            "give a JSON Lines development trace",
+            "name a trace file or a directory of trace files",
         )
-    })?;
-    let shown = path.display().to_string();
-    ev::layers::process::parse_trace(&shown, &bytes).map_err(|e| {
-        CliError::input_only(format!(
-            "{shown}:{}: error: {}\n  help: a trace has one JSON object per line with a `type` and a timestamp (`ts`)",
-            e.line, e.message
-        ))
-    })
+    };
+    let meta = std::fs::metadata(path).map_err(cannot)?;
+    if !meta.is_dir() {
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(cannot)?
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for e in entries {
+        trace_files(&e, out)?;
+    }
+    Ok(())
+}
+
+/// Read the trace files into one development record; `None` without `--trace`.
+pub fn load_trace(
+    spec: &Spec,
+    paths: &[PathBuf],
+    forced: Option<Format>,
+) -> Result<Option<ev::DevRecord>, CliError> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let mut files = Vec::new();
+    for p in paths {
+        trace_files(p, &mut files)?;
+    }
+    if files.is_empty() {
+        return Err(CliError::input(
+            format!(
+                "--trace {}: no trace file in it",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            format!(
+                "name the session files; qualify reads {}",
+                Format::listing()
+            ),
+        ));
+    }
+    let mut read = Vec::with_capacity(files.len());
+    for f in files {
+        let bytes = std::fs::read(&f).map_err(|e| {
+            CliError::input(
+                format!("--trace {}: {e}", f.display()),
+                "give a readable development trace",
+            )
+        })?;
+        read.push(TraceFile {
+            path: f.display().to_string(),
+            bytes,
+        });
+    }
+    qualify_trace::read(&read, forced, &spec_view(spec))
+        .map(Some)
+        .map_err(|e| CliError::input_only(e.to_string()))
 }
 
 /// `git log REV..HEAD` of `workdir`: commits, files changed, test files added or changed.

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use qualify_evidence as ev;
 use qualify_perf as perf;
-use qualify_spec::{Domain, Spec};
+use qualify_spec::Domain;
 
 use super::Context;
 use super::analysis::Analysed;
@@ -91,18 +91,21 @@ fn record(
             _ => None,
         })
         .unwrap_or_else(|| "none".into());
-    let executable = artifact_executable(spec);
+    let files = crate::subjects::artifact_files(spec);
     let (environment, reproducibility) = super::environment::collect(
         ctx,
         &backend,
-        executable.as_ref().map(|e| e.sha256.clone()),
+        files.executable.as_ref().map(|e| e.sha256.clone()),
+        files.interpreter_tool(),
         analysed.incomplete,
     );
     ev::RunRecord {
         qualify_version: env!("CARGO_PKG_VERSION").to_string(),
         artifact: ev::ArtifactRecord {
             name: spec.artifact.name.clone(),
-            executable,
+            executable: files.executable,
+            interpreter: files.interpreter,
+            tree: files.tree,
         },
         spec: ev::FileDigest {
             path: spec.path.display().to_string(),
@@ -172,29 +175,4 @@ fn axis_decl(a: &qualify_spec::Axis) -> ev::AxisDecl {
         kind: a.kind,
         domain,
     }
-}
-
-/// The artifact's executable, where one can be found: the first word of the command (an array's
-/// first element), resolved against the workdir or PATH.
-fn artifact_executable(spec: &Spec) -> Option<ev::FileDigest> {
-    let first = match &spec.artifact.command {
-        qualify_spec::CommandLine::Argv(v) => v.first()?.clone(),
-        qualify_spec::CommandLine::Shell(s) => s.split_whitespace().next()?.to_string(),
-    };
-    if first.contains('{') {
-        return None;
-    }
-    let path = if first.contains('/') {
-        spec.artifact.workdir.join(first.trim_start_matches("./"))
-    } else {
-        let paths = std::env::var_os("PATH")?;
-        std::env::split_paths(&paths)
-            .map(|d| d.join(&first))
-            .find(|p| p.is_file())?
-    };
-    let bytes = std::fs::read(&path).ok()?;
-    Some(ev::FileDigest {
-        path: path.display().to_string(),
-        sha256: ev::sha256_hex(&bytes),
-    })
 }

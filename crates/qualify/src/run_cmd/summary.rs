@@ -319,4 +319,23 @@ fn failure_map(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str
         .map(|o| format!("{} {}", o.style().term_symbol, o.as_str()))
         .collect();
     let _ = writeln!(s, "  legend: {}  · not examined", legend.join("  "));
+    if let Some(dev) = ev::layers::process::development(record) {
+        let ran: Vec<String> = dev
+            .axes
+            .iter()
+            .map(|a| {
+                let values: Vec<String> = a.development.iter().map(ToString::to_string).collect();
+                format!(
+                    "{} {}",
+                    a.axis,
+                    if values.is_empty() {
+                        "?".to_string()
+                    } else {
+                        values.join(",")
+                    }
+                )
+            })
+            .collect();
+        let _ = writeln!(s, "  development ran: {}", ran.join("  "));
+    }
 }

@@ -1,0 +1,232 @@
+//! What a receipt names as the artifact: its own files, never its interpreter. The program the
+//! command runs (the built binary), or — when the command's first word is an interpreter
+//! (`python3 front.py {port}`) — the script it runs, resolved against the workdir; the
+//! interpreter goes into the environment's tools. Plus one digest over the workdir's files
+//! ([`tree_digest`]): its git-tracked files when git tracks any there, else all its regular
+//! files but `.git/` and `.qualify/`. `qualify run` records them as subjects; `qualify verify
+//! --artifact` recomputes any of them (a file, or a directory's tree digest).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use qualify_evidence as ev;
+use qualify_spec::{CommandLine, Spec};
+use qualify_trace::coverage::is_interpreter;
+use qualify_trace::shell::{basename, simple_commands};
+
+/// The most files, and bytes, a tree digest reads before giving up (a workdir that large is
+/// named by its program and its spec alone).
+const MAX_TREE_FILES: usize = 50_000;
+const MAX_TREE_BYTES: u64 = 2 << 30;
+
+/// The artifact's own files as the run records them.
+pub struct ArtifactFiles {
+    pub executable: Option<ev::FileDigest>,
+    pub interpreter: Option<ev::Interpreter>,
+    pub tree: Option<ev::TreeDigest>,
+}
+
+impl ArtifactFiles {
+    /// `python3 --version` for the environment's tools, when the command names an interpreter.
+    pub fn interpreter_tool(&self) -> Option<String> {
+        self.interpreter
+            .as_ref()
+            .map(|i| format!("{} --version", i.command))
+    }
+}
+
+/// The command's words (a shell command's last simple command that is not a `cd`).
+fn command_words(spec: &Spec) -> Vec<String> {
+    match &spec.artifact.command {
+        CommandLine::Argv(v) => v.clone(),
+        CommandLine::Shell(s) => simple_commands(s)
+            .into_iter()
+            .rev()
+            .find(|c| c.program() != Some("cd"))
+            .map(|c| c.words)
+            .unwrap_or_default(),
+    }
+}
+
+/// `word` as a file: relative to the workdir when it has a `/` or names a file there, else on
+/// `PATH`.
+fn resolve(word: &str, workdir: &Path, path_lookup: bool) -> Option<PathBuf> {
+    if word.contains('/') {
+        let p = workdir.join(word.trim_start_matches("./"));
+        return p.is_file().then_some(p);
+    }
+    let local = workdir.join(word);
+    if !path_lookup && local.is_file() {
+        return Some(local);
+    }
+    if !path_lookup {
+        return None;
+    }
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|d| d.join(word))
+        .find(|p| p.is_file())
+}
+
+fn digest(path: &Path) -> Option<ev::FileDigest> {
+    let bytes = std::fs::read(path).ok()?;
+    Some(ev::FileDigest {
+        path: path.display().to_string(),
+        sha256: ev::sha256_hex(&bytes),
+    })
+}
+
+/// The artifact's files for `spec`, read now (after the build).
+pub fn artifact_files(spec: &Spec) -> ArtifactFiles {
+    let workdir = &spec.artifact.workdir;
+    let words = command_words(spec);
+    let first = words.first().cloned().unwrap_or_default();
+    let mut interpreter = None;
+    let mut executable = None;
+    if !first.is_empty() && !first.contains('{') {
+        if is_interpreter(basename(&first)) {
+            interpreter = Some(ev::Interpreter {
+                command: first.clone(),
+                path: resolve(&first, workdir, !first.contains('/'))
+                    .map(|p| p.display().to_string()),
+            });
+            // The script: the first argument that is not an option (`-m module` names none).
+            for w in words.iter().skip(1) {
+                if w == "-m" || w == "-c" {
+                    break;
+                }
+                if w.starts_with('-') {
+                    continue;
+                }
+                if !w.contains('{') {
+                    executable = resolve(w, workdir, false).and_then(|p| digest(&p));
+                }
+                break;
+            }
+        } else {
+            executable = resolve(&first, workdir, true).and_then(|p| digest(&p));
+        }
+    }
+    let tree = match tree_digest(workdir) {
+        Ok(t) => Some(t),
+        Err(why) => {
+            eprintln!(
+                "qualify: warning: no digest of the workdir {} in the receipt: {why}",
+                workdir.display()
+            );
+            None
+        }
+    };
+    ArtifactFiles {
+        executable,
+        interpreter,
+        tree,
+    }
+}
+
+/// Files of `dir` (relative, `/`-separated): git-tracked ones in a git work tree, else every
+/// regular file but `.git/` and `.qualify/`.
+fn tree_files(dir: &Path) -> Result<(Vec<String>, &'static str), String> {
+    let git = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["ls-files", "-z", "--cached", "--", "."])
+        .output();
+    if let Ok(out) = git
+        && out.status.success()
+    {
+        let files: Vec<String> = out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .filter(|p| dir.join(p).is_file())
+            .collect();
+        // A directory inside a work tree whose files git does not track (an ignored build
+        // directory) is digested by its files.
+        if !files.is_empty() {
+            return Ok((files, "git"));
+        }
+    }
+    let mut files = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let entries = std::fs::read_dir(dir.join(&rel))
+            .map_err(|e| format!("cannot read {}: {e}", dir.join(&rel).display()))?;
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = e.file_type() else { continue };
+            let child = rel.join(&name);
+            if kind.is_dir() {
+                if rel.as_os_str().is_empty() && (name == ".git" || name == ".qualify") {
+                    continue;
+                }
+                stack.push(child);
+            } else if kind.is_file() {
+                files.push(child.to_string_lossy().into_owned());
+                if files.len() > MAX_TREE_FILES {
+                    return Err(format!("more than {MAX_TREE_FILES} files"));
+                }
+            }
+        }
+    }
+    Ok((files, "files"))
+}
+
+/// One digest over `dir`'s files: sha256 of `<sha256>  <path>\n` per file, sorted by path —
+/// what `git ls-files | LC_ALL=C sort | xargs sha256sum | sha256sum` prints in a git work tree.
+pub fn tree_digest(dir: &Path) -> Result<ev::TreeDigest, String> {
+    let (mut files, method) = tree_files(dir)?;
+    if files.len() > MAX_TREE_FILES {
+        return Err(format!("more than {MAX_TREE_FILES} files"));
+    }
+    files.sort();
+    let mut lines = String::new();
+    let mut bytes = 0u64;
+    for f in &files {
+        let content = std::fs::read(dir.join(f)).map_err(|e| format!("cannot read {f}: {e}"))?;
+        bytes += content.len() as u64;
+        if bytes > MAX_TREE_BYTES {
+            return Err(format!("more than {} GiB of files", MAX_TREE_BYTES >> 30));
+        }
+        lines.push_str(&ev::sha256_hex(&content));
+        lines.push_str("  ");
+        lines.push_str(f);
+        lines.push('\n');
+    }
+    Ok(ev::TreeDigest {
+        path: dir.display().to_string(),
+        sha256: ev::sha256_hex(lines.as_bytes()),
+        method: method.to_string(),
+        files: files.len() as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tree_digest_is_sha256sum_of_the_sorted_files() {
+        let dir = std::env::temp_dir().join(format!("qualify-tree-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::create_dir_all(dir.join(".qualify")).unwrap();
+        std::fs::write(dir.join("b.txt"), "b").unwrap();
+        std::fs::write(dir.join("src/a.c"), "a").unwrap();
+        std::fs::write(dir.join(".qualify/ledger"), "changes every run").unwrap();
+        let t = tree_digest(&dir).unwrap();
+        // Not a git work tree (under /tmp): every regular file but .qualify/.
+        assert_eq!((t.method.as_str(), t.files), ("files", 2));
+        let lines = format!(
+            "{}  b.txt\n{}  src/a.c\n",
+            ev::sha256_hex(b"b"),
+            ev::sha256_hex(b"a")
+        );
+        assert_eq!(t.sha256, ev::sha256_hex(lines.as_bytes()));
+        std::fs::write(dir.join(".qualify/ledger"), "changed").unwrap();
+        assert_eq!(tree_digest(&dir).unwrap().sha256, t.sha256);
+        std::fs::write(dir.join("src/a.c"), "a2").unwrap();
+        assert_ne!(tree_digest(&dir).unwrap().sha256, t.sha256);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
