@@ -5,7 +5,8 @@
 //! estimator ([`Estimator`]); how often a cell is measured ([`Repeat`]); how a run ended
 //! ([`Outcome`], with the one table renderers draw outcomes with); the environment a claim is
 //! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
-//! objectives ([`Slo`], [`SloMetric`]); and one digest format ([`sha256_hex`]).
+//! objectives ([`Slo`], [`SloMetric`]); one grammar for durations, sizes and rates ([`units`]);
+//! and one digest format ([`sha256_hex`]).
 
 mod axis;
 mod better;
@@ -16,6 +17,7 @@ pub mod outcome;
 mod repeat;
 mod slo;
 pub mod target;
+pub mod units;
 mod value;
 
 pub use axis::{AxisKind, Dimension};
@@ -27,4 +29,5 @@ pub use outcome::Outcome;
 pub use repeat::Repeat;
 pub use slo::{BoundKind, Slo, SloMetric};
 pub use target::{Bound, Harder, Target};
+pub use units::{format_bytes, parse_duration, parse_size};
 pub use value::{Params, Value};

@@ -83,67 +83,16 @@ impl Limits {
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 pub const DEFAULT_STALL: Duration = Duration::from_secs(10);
 
-/// Parse a memory size. Binary units: `K`, `M`, `G`, `T` and `KiB`, `MiB`, `GiB`, `TiB` are
-/// powers of 1024 (as cgroups and container tools read them); `KB`, `MB`, `GB`, `TB` are powers of
-/// 1000; a bare number or `B` is bytes. Fractions are allowed (`1.5G`).
+/// Parse a memory size (`256MiB`, `1.5G`, `2MB`; the spec's one size grammar:
+/// [`qualify_model::units`]).
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let hint = "expected a size such as 512M, 256MiB, 1.5G or 1000000 (bytes)";
-    if number.is_empty() {
-        return Err(format!("invalid size `{text}`: {hint}"));
-    }
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("invalid size `{text}`: {hint}"))?;
-    let multiplier: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kib" => 1024.0,
-        "m" | "mib" => 1024.0 * 1024.0,
-        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        "t" | "tib" => 1024.0f64.powi(4),
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "tb" => 1e12,
-        other => {
-            return Err(format!(
-                "invalid size `{text}`: unknown unit `{other}`; {hint}"
-            ));
-        }
-    };
-    let bytes = value * multiplier;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
-        return Err(format!(
-            "invalid size `{text}`: must be at least 1 byte; {hint}"
-        ));
-    }
-    Ok(bytes.round() as u64)
+    qualify_model::units::parse_size(text).map_err(|e| e.to_string())
 }
 
-/// Parse a duration such as `30s`, `2m`, `1h30m`, `500ms`; a bare number means seconds.
+/// Parse a duration such as `30s`, `2m`, `1h30m`, `500ms`; a bare number means seconds (the
+/// spec's one duration grammar: [`qualify_model::units`]).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let hint = "expected a duration such as 30s, 2m, 1h30m or 500ms";
-    if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_finite() && secs > 0.0 {
-            return Ok(Duration::from_secs_f64(secs));
-        }
-        return Err(format!(
-            "invalid duration `{text}`: must be positive; {hint}"
-        ));
-    }
-    let d = humantime::parse_duration(t)
-        .map_err(|e| format!("invalid duration `{text}`: {e}; {hint}"))?;
-    if d.is_zero() {
-        return Err(format!(
-            "invalid duration `{text}`: must be positive; {hint}"
-        ));
-    }
-    Ok(d)
+    qualify_model::units::parse_duration_or_seconds(text).map_err(|e| e.to_string())
 }
 
 /// Parse a CPU ceiling in cores (`0.5`, `2`).
@@ -157,22 +106,7 @@ pub fn parse_cpus(text: &str) -> Result<f64, String> {
 }
 
 /// Format a byte count for people: `1.5 GiB`, `300 MiB`, `12 KiB`, `17 B`.
-pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else if value >= 100.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
+pub use qualify_model::format_bytes;
 
 #[cfg(test)]
 mod tests {
