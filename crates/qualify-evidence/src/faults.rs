@@ -49,7 +49,7 @@ use qualify_faults::behaviour::{
 };
 use qualify_faults::stats::PhaseCounters;
 use qualify_faults::{Fault, FaultKind, Recovery, SetCheck};
-use qualify_probe::ProbeResult;
+use qualify_model::ProbeResult;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use qualify_probe::{Outcome, ProbeResult};
+use qualify_model::{Outcome, ProbeResult};
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -114,9 +114,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
 pub fn parse_duration_or_seconds(text: &str) -> Result<Duration, UnitError> {
     let t = text.trim();
     let d = match t.parse::<f64>() {
-        Ok(secs) if secs.is_finite() && secs > 0.0 && secs < 1e15 => {
-            Duration::from_secs_f64(secs)
-        }
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs < 1e15 => Duration::from_secs_f64(secs),
         Ok(_) => return Err(UnitError::new(Quantity::Duration, text, "must be positive")),
         Err(_) => parse_duration(t)?,
     };
@@ -272,7 +270,9 @@ mod tests {
 
     #[test]
     fn bad_sizes_name_the_input_and_the_form() {
-        for bad in ["", "M", "12X", "-1G", "0", "1..2M", "1.5.2K", "3kbit", "0.1B"] {
+        for bad in [
+            "", "M", "12X", "-1G", "0", "1..2M", "1.5.2K", "3kbit", "0.1B",
+        ] {
             let err = parse_size(bad).unwrap_err().to_string();
             assert!(err.contains(&format!("`{bad}`")), "{err}");
             assert!(err.contains("expected a size"), "{err}");
@@ -292,7 +292,12 @@ mod tests {
         assert_eq!(parse_rate("1.5MB/s"), Ok(1_500_000));
         assert_eq!(parse_rate("1.5K/s"), Ok(1536));
         assert!(parse_rate("16KiB").unwrap_err().reason.contains("/s"));
-        assert!(parse_rate("0.5B/s").unwrap_err().reason.contains("below 1 byte"));
+        assert!(
+            parse_rate("0.5B/s")
+                .unwrap_err()
+                .reason
+                .contains("below 1 byte")
+        );
         for r in [1, 999, 1 << 10, 3 << 20, 5 << 30, 1_500_000] {
             assert_eq!(parse_rate(&RateText(r).to_string()), Ok(r));
         }

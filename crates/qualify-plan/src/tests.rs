@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use qualify_probe::{Enforcement, Limits, Outcome, ProbeResult, Strength};
+use qualify_model::{Enforcement, Limits, Outcome, ProbeResult, Strength};
 
 use crate::*;
 

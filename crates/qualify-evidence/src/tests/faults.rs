@@ -8,7 +8,7 @@ use qualify_faults::behaviour::{
 };
 use qualify_faults::stats::PhaseCounters;
 use qualify_faults::{Fault, check_set, judge};
-use qualify_probe::Outcome;
+use qualify_model::Outcome;
 use serde_json::{Value, json};
 
 use super::*;

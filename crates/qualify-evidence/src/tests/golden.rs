@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use qualify_probe::{Flag, Outcome, TimeoutKind};
+use qualify_model::{Flag, Outcome, TimeoutKind};
 use serde_json::json;
 
 use super::*;
@@ -48,9 +48,9 @@ fn fingerprint() -> qualify_trust::Fingerprint {
     .unwrap()
 }
 
-fn repeated(outcome: Outcome, n: usize) -> qualify_probe::ProbeResult {
+fn repeated(outcome: Outcome, n: usize) -> qualify_model::ProbeResult {
     let runs: Vec<_> = (0..n).map(|_| probe(outcome)).collect();
-    qualify_probe::ProbeResult::combine(runs).unwrap()
+    qualify_model::ProbeResult::combine(runs).unwrap()
 }
 
 /// A production claim on the design notes' big target, partly examined: a concurrency sweep,

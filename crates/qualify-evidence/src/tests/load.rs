@@ -3,7 +3,7 @@
 //! `qualify_load::LoadReport` writes, plus the runner's `slo` and `memory_growth`), and never
 //! say "not observed" about what service cells observed.
 
-use qualify_probe::{Flag, Outcome};
+use qualify_model::{Flag, Outcome};
 use serde_json::{Value, json};
 
 use super::*;

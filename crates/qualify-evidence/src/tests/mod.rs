@@ -13,7 +13,7 @@ mod trust;
 
 use std::time::{Duration, SystemTime};
 
-use qualify_probe::{Enforcement, Limits, Outcome, ProbeResult, Strength};
+use qualify_model::{Enforcement, Limits, Outcome, ProbeResult, Strength};
 use serde_json::{Value, json};
 
 use crate::claim::ClaimLevel;

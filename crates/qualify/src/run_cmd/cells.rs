@@ -71,7 +71,7 @@ impl<'a> CellRunner<'a> {
             Err(e) => {
                 let _ = self.setup_error.set(e);
                 self.cancel.store(true, Ordering::SeqCst);
-                ProbeResult::not_run(probe, "not probed: the run was stopping")
+                probe.not_run("not probed: the run was stopping")
             }
         }
     }
@@ -153,7 +153,7 @@ impl CellRunner<'_> {
                 once.unwrap_or_else(|e| {
                     let _ = self.setup_error.set(e);
                     self.cancel.store(true, Ordering::SeqCst);
-                    ProbeResult::not_run(&probe, "not probed: the run was stopping")
+                    probe.not_run("not probed: the run was stopping")
                 })
             }
             Executor::Slurm(slurm) => {

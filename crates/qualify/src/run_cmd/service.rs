@@ -186,10 +186,7 @@ impl ServiceCell<'_> {
         let mut harness = Harness::start(spec, params, self.backend, self.cancel, netns.as_ref())?;
         if self.cancelled() {
             let _ = harness.finish();
-            return Ok(ProbeResult::not_run(
-                &probe,
-                "not probed: the run was stopping",
-            ));
+            return Ok(probe.not_run("not probed: the run was stopping"));
         }
         probe.env.push(("PORT".into(), port.to_string().into()));
         for (k, v) in harness.service_env(spec, &bound) {
