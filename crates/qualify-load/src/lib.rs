@@ -26,11 +26,11 @@ pub mod verdict;
 pub use engine::{BUSY_FRACTION, Flow, LATE, LATE_FRACTION, Progress, TICK, run};
 pub use error::LoadError;
 pub use plan::{
-    HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, TcpRequest,
+    HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, TcpRequest, compile,
 };
 pub use report::{
     ErrorClass, ErrorCounts, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency,
     LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond, Writes,
-    decode_histogram, encode_histogram,
+    corrected_histogram, decode_histogram, encode_histogram, summary_of,
 };
 pub use seqset::SeqSet;

@@ -10,9 +10,7 @@ use hdrhistogram::Histogram;
 
 use crate::error::LoadError;
 use crate::plan::PhaseWindow;
-use crate::report::{
-    ErrorClass, ErrorCounts, LatencySummary, PhaseReport, ScheduleLag, TimelineSecond, Writes,
-};
+use crate::report::{ErrorClass, ErrorCounts, PhaseReport, ScheduleLag, TimelineSecond, Writes};
 
 /// How a request ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -308,7 +306,7 @@ impl Recorder {
     }
 
     pub fn schedule_lag(&self) -> ScheduleLag {
-        let s = LatencySummary::of(&self.lag);
+        let s = crate::report::summary_of(&self.lag);
         ScheduleLag {
             dispatched: self.lag_dispatched,
             late: self.lag_late,
@@ -389,8 +387,8 @@ impl Recorder {
                 shed: p.counts.shed,
                 errors: p.counts.errors,
                 peak_in_flight: p.peak_in_flight,
-                corrected: LatencySummary::of(&p.corrected),
-                uncorrected: LatencySummary::of(&p.uncorrected),
+                corrected: crate::report::summary_of(&p.corrected),
+                uncorrected: crate::report::summary_of(&p.uncorrected),
             })
             .collect()
     }

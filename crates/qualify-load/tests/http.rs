@@ -74,7 +74,7 @@ fn within_capacity_every_request_succeeds_over_few_connections() {
         assert!(x.unwrap() >= y.unwrap(), "{c:?} vs {u:?}");
     }
     // The histogram in the report decodes to the same distribution.
-    let h = r.corrected_histogram().expect("the histogram decodes");
+    let h = qualify_load::corrected_histogram(&r).expect("the histogram decodes");
     assert_eq!(h.len(), 200);
     assert_eq!(h.value_at_quantile(0.99) as f64 / 1e6, c.p99.unwrap());
     // The timeline adds up to the totals.

@@ -7,7 +7,8 @@
 //! carries it ([`ProbeResult`]: [`Flag`], [`TimeoutKind`], [`Limits`], [`Enforcement`]); the
 //! environment a claim is
 //! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
-//! objectives ([`Slo`], [`SloMetric`]); one grammar for durations, sizes and rates ([`units`]);
+//! objectives ([`Slo`], [`SloMetric`], [`SloResult`]); a service cell's load and what it
+//! measured ([`load`]: [`LoadPlan`], [`LoadReport`]); one grammar for durations, sizes and rates ([`units`]);
 //! and one digest format ([`sha256_hex`]).
 
 mod axis;
@@ -17,10 +18,11 @@ pub mod digest;
 pub mod enforcement;
 mod estimator;
 pub mod limits;
+pub mod load;
 pub mod outcome;
 mod repeat;
 pub mod result;
-mod slo;
+pub mod slo;
 pub mod target;
 pub mod units;
 mod value;
@@ -32,10 +34,11 @@ pub use digest::sha256_hex;
 pub use enforcement::{Enforcement, SandboxEnforcement, Strength};
 pub use estimator::Estimator;
 pub use limits::{Limits, Progress};
+pub use load::{LoadPlan, LoadReport};
 pub use outcome::Outcome;
 pub use repeat::Repeat;
 pub use result::{Flag, ProbeResult, TimeoutKind};
-pub use slo::{BoundKind, Slo, SloMetric};
+pub use slo::{BoundKind, Slo, SloMetric, SloResult};
 pub use target::{Bound, Harder, Target};
 pub use units::{format_bytes, parse_duration, parse_size};
 pub use value::{Params, Value};

@@ -100,7 +100,7 @@ pub(crate) fn check(
         // `spec.rs` reports the missing [load] once.
         return faults;
     };
-    let duration = load.duration;
+    let duration = load.plan.duration;
     let at = ck.position(load_span.start);
     if s >= duration || e > duration {
         let outside = if s >= duration { start } else { end };

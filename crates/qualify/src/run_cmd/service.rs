@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 
 use qualify_load::ready::{ReadyCheck as LoadReady, wait_ready};
 use qualify_load::verdict::{CellFacts, ServiceOutcome, Verdict};
-use qualify_load::{Flow, LoadPlan, LoadReport, Model};
+use qualify_load::{Flow, LoadPlan, LoadReport};
 use qualify_model::{Params, Value};
 use qualify_probe::{
     BackendChoice, CancelToken, Control, Flag, Outcome, ProbeError, ProbeResult, ProbeSpec,
 };
-use qualify_spec::{LoadModel, LoadRequestKind, ReadyCheck, Spec};
+use qualify_spec::{ReadyCheck, Spec};
 
 use super::faults::{self, Harness};
 use serde_json::json;
@@ -244,7 +244,7 @@ impl ServiceCell<'_> {
                 // The write request is the load: every request writes `{seq}`.
                 plan.requests = vec![qualify_load::RequestTemplate {
                     weight: 1,
-                    kind: qualify_load::RequestKind::Http(http_request(&writes.request)),
+                    kind: qualify_load::RequestKind::Http(writes.request.clone()),
                 }];
             }
         }
@@ -522,53 +522,7 @@ impl ServiceCell<'_> {
 
     /// The cell's load plan, when the spec has `[load]` and the cell's amount is known.
     fn plan(&self, params: &Params) -> Option<LoadPlan> {
-        let load = self.spec.load.as_ref()?;
-        let amount = load.amount_for(params)?;
-        let model = match load.model {
-            LoadModel::Open => Model::Open { rate: amount },
-            LoadModel::Closed => Model::Closed {
-                users: amount.round().max(1.0) as u32,
-            },
-        };
-        Some(LoadPlan {
-            model,
-            duration: load.duration,
-            warmup: load.warmup,
-            timeout: load.timeout,
-            max_in_flight: load.max_in_flight,
-            requests: load
-                .requests
-                .iter()
-                .map(|r| qualify_load::RequestTemplate {
-                    weight: r.weight,
-                    kind: match &r.kind {
-                        LoadRequestKind::Http(h) => {
-                            qualify_load::RequestKind::Http(http_request(h))
-                        }
-                        LoadRequestKind::Tcp { send, expect } => {
-                            qualify_load::RequestKind::Tcp(qualify_load::TcpRequest {
-                                send: send.clone(),
-                                expect: expect.clone(),
-                            })
-                        }
-                    },
-                })
-                .collect(),
-            phases: Vec::new(),
-            record_writes: false,
-            threads: load.threads,
-        })
-    }
-}
-
-/// A spec's HTTP request as the load generator takes it.
-fn http_request(h: &qualify_spec::HttpLoadRequest) -> qualify_load::HttpRequest {
-    qualify_load::HttpRequest {
-        method: h.method.clone(),
-        path: h.path.clone(),
-        body: h.body.clone(),
-        headers: h.headers.clone(),
-        expect_status: h.expect_status.clone(),
+        self.spec.load.as_ref()?.plan_for(params)
     }
 }
 
