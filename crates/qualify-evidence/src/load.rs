@@ -14,8 +14,17 @@ use qualify_model::{Outcome, ProbeResult};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::faults::{self, lenient};
+use serde::Deserializer;
+use serde::de::DeserializeOwned;
+
+use crate::faults;
 use crate::record::{AxisKind, Cell, RunRecord, param_text};
+
+/// A field that does not have the expected type reads as its default.
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(d: D) -> Result<T, D::Error> {
+    let value = Value::deserialize(d)?;
+    Ok(serde_json::from_value(value).unwrap_or_default())
+}
 
 /// The figures of one service cell's load.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

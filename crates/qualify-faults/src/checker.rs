@@ -16,23 +16,8 @@ use std::collections::BTreeSet;
 /// How many ids of each list are kept in full.
 pub const FIRST_FEW: usize = 10;
 
-/// The set check's result, as the receipt's write check.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SetCheck {
-    pub attempted: u64,
-    pub acknowledged: u64,
-    /// Acknowledged and present in the final read.
-    pub ok: u64,
-    pub lost: u64,
-    pub recovered: u64,
-    pub unexpected: u64,
-    /// The smallest lost ids (at most [`FIRST_FEW`]).
-    pub first_lost: Vec<u64>,
-    /// The smallest unexpected ids (at most [`FIRST_FEW`]).
-    pub first_unexpected: Vec<u64>,
-    /// No acknowledged write lost and nothing unexpected.
-    pub valid: bool,
-}
+/// The set check's result, as the receipt's write check (the vocabulary's).
+pub use qualify_model::fault::SetCheck;
 
 /// Check a history: ids attempted, acknowledged, and present in the final read.
 pub fn check_set(

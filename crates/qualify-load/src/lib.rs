@@ -28,6 +28,7 @@ pub use error::LoadError;
 pub use plan::{
     HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, TcpRequest, compile,
 };
+pub use qualify_model::fault::Phase;
 pub use report::{
     ErrorClass, ErrorCounts, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency,
     LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond, Writes,

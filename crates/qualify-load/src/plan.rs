@@ -130,10 +130,10 @@ pub fn compile(plan: &LoadPlan) -> Result<Compiled, LoadError> {
     let mut names = std::collections::BTreeSet::new();
     for p in &plan.phases {
         if p.end <= p.start {
-            return bad(format!("phase `{}`: end must be after start", p.name));
+            return bad(format!("phase `{}`: end must be after start", p.phase));
         }
-        if !names.insert(p.name.as_str()) {
-            return bad(format!("phase `{}` is named twice", p.name));
+        if !names.insert(p.phase) {
+            return bad(format!("phase `{}` is named twice", p.phase));
         }
     }
     Ok(Compiled {
@@ -296,7 +296,7 @@ mod tests {
             (
                 Box::new(|p| {
                     p.phases = vec![PhaseWindow {
-                        name: "a".into(),
+                        phase: qualify_model::Phase::During,
                         start: Duration::from_secs(2),
                         end: Duration::from_secs(1),
                     }]

@@ -377,7 +377,7 @@ impl Recorder {
         self.phases
             .iter()
             .map(|p| PhaseReport {
-                name: p.window.name.clone(),
+                phase: p.window.phase,
                 start_seconds: p.window.start.as_secs_f64(),
                 end_seconds: p.window.end.as_secs_f64(),
                 sent: p.counts.sent,
@@ -397,6 +397,7 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qualify_model::Phase;
 
     #[test]
     fn events_go_to_the_measured_counts_phases_and_timeline() {
@@ -406,12 +407,12 @@ mod tests {
         let ms = Duration::from_millis;
         let phases = [
             PhaseWindow {
-                name: "before".into(),
+                phase: Phase::Before,
                 start: s(0),
                 end: s(1),
             },
             PhaseWindow {
-                name: "after".into(),
+                phase: Phase::After,
                 start: s(1),
                 end: s(3),
             },
@@ -490,7 +491,7 @@ mod tests {
         let s = Duration::from_secs;
         let ms = Duration::from_millis;
         let phases = [PhaseWindow {
-            name: "all".into(),
+            phase: Phase::During,
             start: s(0),
             end: s(9),
         }];

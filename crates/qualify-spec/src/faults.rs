@@ -31,6 +31,16 @@ pub struct Faults {
     pub recover_within: Duration,
 }
 
+impl Faults {
+    /// The fault window (offsets in the measured phase).
+    pub fn window(&self) -> qualify_model::Window {
+        qualify_model::Window {
+            start: self.start,
+            end: self.end,
+        }
+    }
+}
+
 fn seconds<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }

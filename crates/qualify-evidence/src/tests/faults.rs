@@ -90,7 +90,7 @@ fn latency_observation() -> Observation {
 fn latency_record() -> FaultRecord {
     let o = latency_observation();
     let fault: Fault = "latency(200ms)".parse().unwrap();
-    FaultRecord::new(Some("db"), &fault, &o, &judge(&o))
+    qualify_faults::record(Some("db"), &fault, &o, &judge(&o))
 }
 
 /// A fault record with just a verdict and the figures a sentence uses.
@@ -207,7 +207,8 @@ fn a_restart_with_lost_writes_is_recorded_with_its_signal() {
         errors_during_restart: 37,
     });
     o.writes = Some(check_set(0..100, 0..90, (0..90).filter(|i| *i != 17)));
-    let record = FaultRecord::new(None, &Fault::NONE, &o, &judge(&o)).with_restart("SIGKILL", 5.0);
+    let record =
+        qualify_faults::record(None, &Fault::NONE, &o, &judge(&o)).with_restart("SIGKILL", 5.0);
     assert_eq!(record.behaviour.verdict, "loses_writes");
     assert!(!record.injected());
     assert_eq!(

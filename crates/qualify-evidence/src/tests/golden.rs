@@ -316,6 +316,7 @@ fn fault_record() -> crate::faults::FaultRecord {
             first_unexpected: Vec::new(),
             valid: false,
         }),
+        killed_instance: None,
     }
 }
 

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fault::Phase;
+
 /// A cell's load. Serializes with durations in seconds (`duration_seconds`, …).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadPlan {
@@ -110,10 +112,13 @@ pub struct TcpRequest {
     pub expect: String,
 }
 
-/// A named window `[start, end)` of the measured phase, as offsets from its start.
+/// A window `[start, end)` of the measured phase, as offsets from its start, named by where it
+/// falls around a fault (or a restart, or a pause): its statistics are the report's
+/// `phases[]` of that name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseWindow {
-    pub name: String,
+    #[serde(rename = "name")]
+    pub phase: Phase,
     #[serde(rename = "start_seconds", with = "seconds")]
     pub start: Duration,
     #[serde(rename = "end_seconds", with = "seconds")]

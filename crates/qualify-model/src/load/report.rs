@@ -9,6 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::seqset::SeqSet;
+use crate::fault::Phase;
 
 /// How the corrected histogram is encoded in [`Latency::corrected_histogram`].
 pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
@@ -202,10 +203,11 @@ pub struct TimelineSecond {
     pub p99: Option<f64>,
 }
 
-/// One named window's statistics (requests belong to the window of their intended start).
+/// One phase window's statistics (requests belong to the window of their intended start).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseReport {
-    pub name: String,
+    #[serde(rename = "name")]
+    pub phase: Phase,
     pub start_seconds: f64,
     pub end_seconds: f64,
     pub sent: u64,

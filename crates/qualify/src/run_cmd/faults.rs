@@ -15,15 +15,14 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use qualify_faults::behaviour::{
     DependencyObservation, PhaseLoad, RestartObservation, SecondSlos, TimelineSecond,
 };
-use qualify_faults::{Behaviour, Fault, Observation, Proxy, ProxyConfig, ProxyStats, Window};
-use qualify_load::{LoadReport, PhaseWindow};
+use qualify_faults::{Behaviour, Fault, Observation, Proxy, ProxyConfig, ProxyStats};
+use qualify_load::{LoadReport, Phase, PhaseWindow};
 use qualify_model::Params;
 use qualify_model::SloMetric;
 use qualify_probe::netns::Netns;
@@ -32,13 +31,6 @@ use qualify_spec::{DependencySource, ReadyCheck, Spec};
 use serde_json::Value;
 
 use super::service::{ServiceRun, free_port};
-
-/// Phase names of the load's windows around a fault.
-pub const BEFORE: &str = "before";
-pub const DURING: &str = "during";
-pub const AFTER: &str = "after";
-/// From the window's end for `recover_within`: the service may still be catching up.
-pub const RECOVERY: &str = "recovery";
 
 fn setup_error(context: String, why: impl std::fmt::Display) -> ProbeError {
     ProbeError::Io {
@@ -73,17 +65,8 @@ impl Harness {
         cancel: &CancelToken,
         netns: Option<&Arc<Netns>>,
     ) -> Result<Harness, ProbeError> {
-        let window = spec
-            .faults
-            .as_ref()
-            .map(|f| Window {
-                start: f.start,
-                end: f.end,
-            })
-            .unwrap_or(Window {
-                start: Duration::ZERO,
-                end: Duration::ZERO,
-            });
+        let window = spec.faults.as_ref().map(|f| f.window()).unwrap_or_default();
+        let faults = spec.faults_for(params);
         let mut deps = Vec::new();
         for (i, dep) in spec.dependencies.iter().enumerate() {
             let dep_port = match dep.fixed_port() {
@@ -126,7 +109,10 @@ impl Harness {
                     format!("{why}{}", last_lines(&tail)),
                 ));
             }
-            let fault = fault_of(spec, &dep.name, params);
+            let fault = faults
+                .iter()
+                .find(|(d, _)| d.name == dep.name)
+                .map_or(Fault::NONE, |(_, f)| *f);
             let mut config = ProxyConfig::new(&dep.name, addr, fault, window);
             config.seed = i as u64 + 1;
             config.bucket = Duration::from_millis(250);
@@ -197,24 +183,6 @@ fn bind_port(params: &Params, dep_port: u16) -> Params {
         qualify_model::Value::Int(i64::from(dep_port)),
     );
     p
-}
-
-/// The fault a cell puts on `dependency`: the value of the fault axis naming it.
-fn fault_of(spec: &Spec, dependency: &str, params: &Params) -> Fault {
-    spec.axes
-        .iter()
-        .filter(|a| a.fault.as_ref().is_some_and(|f| f.dependency == dependency))
-        .find_map(|a| a.fault_of(params.get(&a.name)?))
-        .unwrap_or_else(fault_none)
-}
-
-/// `none` always parses; this is never reached.
-fn unreachable_none() -> Fault {
-    Fault {
-        kind: qualify_faults::FaultKind::None,
-        direction: None,
-        toxicity: 1.0,
-    }
 }
 
 fn start_dependency(
@@ -346,27 +314,27 @@ pub fn phases(spec: &Spec, duration: Duration) -> Vec<PhaseWindow> {
     let mut out = Vec::new();
     if f.start > Duration::ZERO {
         out.push(PhaseWindow {
-            name: BEFORE.into(),
+            phase: Phase::Before,
             start: Duration::ZERO,
             end: f.start,
         });
     }
     out.push(PhaseWindow {
-        name: DURING.into(),
+        phase: Phase::During,
         start: f.start,
         end: f.end,
     });
     let recovered = (f.end + f.recover_within).min(duration);
     if f.end < recovered {
         out.push(PhaseWindow {
-            name: RECOVERY.into(),
+            phase: Phase::Recovery,
             start: f.end,
             end: recovered,
         });
     }
     if recovered < duration {
         out.push(PhaseWindow {
-            name: AFTER.into(),
+            phase: Phase::After,
             start: recovered,
             end: duration,
         });
@@ -378,12 +346,12 @@ pub fn phases(spec: &Spec, duration: Duration) -> Vec<PhaseWindow> {
 pub fn restart_phases(at: Duration, duration: Duration) -> Vec<PhaseWindow> {
     vec![
         PhaseWindow {
-            name: BEFORE.into(),
+            phase: Phase::Before,
             start: Duration::ZERO,
             end: at,
         },
         PhaseWindow {
-            name: DURING.into(),
+            phase: Phase::During,
             start: at,
             end: duration,
         },
@@ -391,8 +359,8 @@ pub fn restart_phases(at: Duration, duration: Duration) -> Vec<PhaseWindow> {
 }
 
 /// The load of one named phase, as the verdict reads it.
-fn phase_load(report: &LoadReport, name: &str) -> PhaseLoad {
-    let Some(p) = report.phases.iter().find(|p| p.name == name) else {
+fn phase_load(report: &LoadReport, phase: Phase) -> PhaseLoad {
+    let Some(p) = report.phases.iter().find(|p| p.phase == phase) else {
         return PhaseLoad::default();
     };
     PhaseLoad {
@@ -451,9 +419,9 @@ pub fn judge(
         (None, None) => (0.0, 0.0, 5.0),
     };
     let observation = |stats: Option<&ProxyStats>| Observation {
-        before: phase_load(report, BEFORE),
-        during: phase_load(report, DURING),
-        after: phase_load(report, AFTER),
+        before: phase_load(report, Phase::Before),
+        during: phase_load(report, Phase::During),
+        after: phase_load(report, Phase::After),
         dependency: stats.map(|s| DependencyObservation {
             before: s.before.clone(),
             during: s.during.clone(),
@@ -477,7 +445,7 @@ pub fn judge(
         slos,
         restart: restart.map(|r| RestartObservation {
             ready_after: r.ready_after,
-            errors_during_restart: phase_load(report, DURING).errors,
+            errors_during_restart: phase_load(report, Phase::During).errors,
         }),
         writes: writes.clone(),
     };
@@ -485,7 +453,7 @@ pub fn judge(
     let mut records = Vec::new();
     let mut primary: Option<Behaviour> = None;
     let mut first: Option<Behaviour> = None;
-    let none = fault_none();
+    let none = Fault::NONE;
     let targets: Vec<(Option<&str>, &Fault, Option<&ProxyStats>)> = if proxies.is_empty() {
         vec![(None, &none, None)]
     } else {
@@ -497,8 +465,7 @@ pub fn judge(
     for (dependency, fault, stats) in targets {
         let o = observation(stats);
         let behaviour = qualify_faults::judge(&o);
-        let mut record =
-            qualify_evidence::faults::FaultRecord::new(dependency, fault, &o, &behaviour);
+        let mut record = qualify_faults::record(dependency, fault, &o, &behaviour);
         if let (Some(signal), Some(r)) = (&restart_signal, restart) {
             record = record.with_restart(signal, r.at);
         }
@@ -514,10 +481,6 @@ pub fn judge(
         .or(first)
         .unwrap_or_else(|| qualify_faults::judge(&observation(None)));
     (behaviour, qualify_evidence::faults::to_value(&records))
-}
-
-fn fault_none() -> Fault {
-    Fault::from_str("none").unwrap_or_else(|_| unreachable_none())
 }
 
 /// Read back every write of `[recovery] writes` (`read` with `{seq}`), over one keep-alive

@@ -534,7 +534,12 @@ fn outside_window(report: &LoadReport) -> LoadReport {
     let phases: Vec<&qualify_load::PhaseReport> = report
         .phases
         .iter()
-        .filter(|p| p.name != faults::DURING && p.name != faults::RECOVERY)
+        .filter(|p| {
+            !matches!(
+                p.phase,
+                qualify_load::Phase::During | qualify_load::Phase::Recovery
+            )
+        })
         .collect();
     if phases.is_empty() {
         return outside;

@@ -1,4 +1,4 @@
-//! The fault vocabulary: what a `fault` axis value means, its parser and its canonical text.
+//! The fault grammar: what a `fault` axis value means, its parser and its canonical text.
 //!
 //! Grammar (whitespace between the parts is allowed):
 //!
@@ -25,7 +25,7 @@ use std::ops::Range;
 use std::str::FromStr;
 use std::time::Duration;
 
-use qualify_model::units;
+use crate::units;
 
 /// What the fault does, before direction and toxicity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,7 +212,7 @@ impl<'de> serde::Deserialize<'de> for Fault {
     }
 }
 
-pub use qualify_model::units::{DurationText, RateText};
+pub use crate::units::{DurationText, RateText};
 
 /// A fault value that does not parse: where (byte range in the value) and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -758,14 +758,14 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// A duration inside a fault value: the spec's one grammar ([`qualify_model::units`]), a unit
+/// A duration inside a fault value: the spec's one grammar ([`crate::units`]), a unit
 /// always required (`200ms`, `1.5s`, `500us`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     units::parse_duration(text).map_err(|e| e.reason)
 }
 
 /// `16KiB/s`, `500B/s`, `1.5MB/s` → bytes per second (at least 1): the spec's one size
-/// grammar per second ([`qualify_model::units`]).
+/// grammar per second ([`crate::units`]).
 pub fn parse_rate(text: &str) -> Result<u64, String> {
     units::parse_rate(text).map_err(|e| e.reason)
 }
