@@ -482,7 +482,7 @@ impl FaultSentences {
             resource_exhaustion: Vec::new(),
             partial_failure: Vec::new(),
         };
-        let per_cell: Vec<(&Cell, Vec<FaultRecord>)> = cells
+        let per_cell: Vec<(&Cell, &[FaultRecord])> = cells
             .iter()
             .map(|c| (*c, faults::read(&c.result)))
             .filter(|(_, r)| !r.is_empty())

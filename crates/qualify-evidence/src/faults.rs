@@ -14,18 +14,12 @@ pub use qualify_model::fault::{
     WindowRecord,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::record::{AxisKind, Cell, RunRecord, param_text};
 
-/// `result.faults` for these records (a JSON array).
-pub fn to_value(records: &[FaultRecord]) -> Value {
-    serde_json::to_value(records).unwrap_or(Value::Null)
-}
-
 /// The fault records of a probe result (empty when it has none).
-pub fn read(result: &ProbeResult) -> Vec<FaultRecord> {
-    result.faults.as_ref().map(read_value).unwrap_or_default()
+pub fn read(result: &ProbeResult) -> &[FaultRecord] {
+    &result.faults
 }
 
 /// What the completed cells examined of one dependency (the receipt's `tested.dependencies`).

@@ -36,7 +36,7 @@ pub use enforcement::{Enforcement, SandboxEnforcement, Strength};
 pub use estimator::Estimator;
 pub use fault::{Fault, FaultRecord, Phase, Window};
 pub use limits::{Limits, Progress};
-pub use load::{LoadPlan, LoadReport};
+pub use load::{LoadPlan, LoadReport, ServiceLoad};
 pub use outcome::Outcome;
 pub use repeat::Repeat;
 pub use result::{Flag, ProbeResult, TimeoutKind};

@@ -3,10 +3,12 @@
 //! [`Limits`], evidence, output digests, repeats). Field names and strings are a public
 //! contract.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::enforcement::Enforcement;
+use crate::fault::FaultRecord;
 use crate::limits::Limits;
+use crate::load::ServiceLoad;
 use crate::outcome::Outcome;
 
 /// What the tree was doing when the deadline passed.
@@ -108,13 +110,21 @@ pub struct ProbeResult {
     /// With `--repeat N`: how many different stdout digests the runs produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distinct_outputs: Option<usize>,
-    /// A service cell's load report (`qualify_load::LoadReport` as JSON).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<serde_json::Value>,
-    /// A service cell's dependency faults and restart (`qualify_evidence::faults` documents
-    /// the shape).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub faults: Option<serde_json::Value>,
+    /// A service cell's load and its judgement.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "service_load"
+    )]
+    pub load: Option<ServiceLoad>,
+    /// A service cell's dependency faults and restart, one record per fault axis (an older
+    /// receipt's single object reads as one).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::fault::record::one_or_many"
+    )]
+    pub faults: Vec<FaultRecord>,
 }
 
 impl ProbeResult {
@@ -149,7 +159,7 @@ impl ProbeResult {
             runs: None,
             distinct_outputs: None,
             load: None,
-            faults: None,
+            faults: Vec::new(),
         }
     }
 
@@ -189,5 +199,73 @@ impl ProbeResult {
         top.distinct_outputs = Some(distinct);
         top.runs = Some(runs);
         Some(top)
+    }
+}
+
+/// `load` reads as `None` when it is not a load object this version understands (a receipt
+/// says less rather than failing to read).
+fn service_load<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ServiceLoad>, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    Ok(serde_json::from_value(value).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::enforcement::Enforcement;
+
+    fn result() -> ProbeResult {
+        ProbeResult::unobserved(
+            Outcome::Unavailable,
+            "never ready",
+            Enforcement::none("cgroup2"),
+            Limits::default(),
+        )
+    }
+
+    #[test]
+    fn load_and_faults_are_typed_and_round_trip() {
+        let mut r = result();
+        r.load = Some(ServiceLoad::without_load(
+            "never ready: no answer on /healthz",
+        ));
+        r.faults = vec![FaultRecord {
+            dependency: Some("db".into()),
+            fault: "down".into(),
+            ..FaultRecord::default()
+        }];
+        let json = serde_json::to_value(&r).unwrap();
+        // A service that never became ready has a load object with its verdict and no figures.
+        assert_eq!(
+            json["load"],
+            json!({"slo": [], "verdict": "never ready: no answer on /healthz"})
+        );
+        assert_eq!(json["faults"][0]["fault"], "down");
+        let back: ProbeResult = serde_json::from_value(json).unwrap();
+        assert_eq!(back.load, r.load);
+        assert_eq!(back.faults, r.faults);
+        // A cell without either carries neither key.
+        let json = serde_json::to_value(result()).unwrap();
+        assert!(json.get("load").is_none() && json.get("faults").is_none());
+    }
+
+    #[test]
+    fn older_or_unreadable_load_and_faults_still_read() {
+        let mut json = serde_json::to_value(result()).unwrap();
+        // An older receipt's single fault object, and a load this version cannot read.
+        json["faults"] = json!({"dependency": "db", "fault": "reset"});
+        json["load"] = json!({"slo": "all held"});
+        let r: ProbeResult = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(r.faults.len(), 1);
+        assert_eq!(r.faults[0].fault, "reset");
+        assert_eq!(r.load, None, "says less rather than failing to read");
+        json["faults"] = json!([1, {"fault": "none"}]);
+        json["load"] = json!({"verdict": "ok", "offered_rate": "fast"});
+        let r: ProbeResult = serde_json::from_value(json).unwrap();
+        assert_eq!(r.faults.len(), 1);
+        let load = r.load.unwrap();
+        assert_eq!((load.report, load.verdict.as_str()), (None, "ok"));
     }
 }

@@ -41,7 +41,7 @@ fn result(outcome: Outcome) -> ProbeResult {
         runs: None,
         distinct_outputs: None,
         load: None,
-        faults: None,
+        faults: Vec::new(),
     }
 }
 

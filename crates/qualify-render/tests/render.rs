@@ -626,7 +626,7 @@ fn the_faults_section_reads_what_the_evidence_crate_writes() {
         "tested": {"axes": [{"name": "rps"}, {"name": "db_fault"}]},
         "cells": [
             {"params": {"db_fault": "down", "rps": 200},
-             "result": {"outcome": "lost_writes", "faults": to_value(&[record])}},
+             "result": {"outcome": "lost_writes", "faults": serde_json::to_value([&record]).unwrap()}},
             {"params": {"db_fault": "none", "rps": 200}, "result": {"outcome": "ok"}}
         ]
     }});

@@ -109,7 +109,7 @@ fn record_of(dependency: &str, fault: &str, verdict: &str) -> FaultRecord {
 }
 
 fn with_faults(mut c: Cell, records: &[FaultRecord]) -> Cell {
-    c.result.faults = Some(faults::to_value(records));
+    c.result.faults = records.to_vec();
     c
 }
 
@@ -261,11 +261,19 @@ fn reading_is_tolerant() {
     );
     assert_eq!(r.writes, None);
     // Entries that are not objects are skipped; anything else is no records.
-    assert_eq!(faults::read_value(&json!([1, "x", one, null])).len(), 1);
+    assert_eq!(
+        faults::read_value(&json!([1, "x", one.clone(), null])).len(),
+        1
+    );
     assert!(faults::read_value(&json!("down")).is_empty());
     assert!(faults::read(&probe(Outcome::Ok)).is_empty());
     // An empty object is a record of nothing: no dependency, so nothing was injected.
     assert!(!faults::read_value(&json!({}))[0].injected());
+    // A probe result reads the same way: an older receipt's single object is a list of one.
+    let mut result = serde_json::to_value(probe(Outcome::Ok)).unwrap();
+    result["faults"] = one;
+    let result: ProbeResult = serde_json::from_value(result).unwrap();
+    assert_eq!(faults::read(&result), read.as_slice());
 }
 
 #[test]

@@ -192,7 +192,7 @@ pub fn rich_record() -> RunRecord {
         Outcome::NotRecovered,
     );
     faulted.result.detail = "SLOs did not hold again within recover_within 5 s".to_string();
-    faulted.result.faults = Some(crate::faults::to_value(&[fault_record()]));
+    faulted.result.faults = vec![fault_record()];
     cells.push(faulted);
     r.headroom = qualify_model::Headroom {
         all: None,

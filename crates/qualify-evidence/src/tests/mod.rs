@@ -61,7 +61,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
         runs: None,
         distinct_outputs: None,
         load: None,
-        faults: None,
+        faults: Vec::new(),
     }
 }
 

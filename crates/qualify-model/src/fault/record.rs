@@ -436,6 +436,11 @@ pub fn read_value(value: &Value) -> Vec<FaultRecord> {
         .collect()
 }
 
+/// Serde for `ProbeResult::faults`: [`read_value`]'s tolerance (one object or an array).
+pub(crate) fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<FaultRecord>, D::Error> {
+    Ok(read_value(&Value::deserialize(d)?))
+}
+
 /// `1.2 s`, `350 ms`.
 fn seconds(v: f64) -> String {
     if v >= 1.0 || v == 0.0 {

@@ -291,6 +291,7 @@ pub struct LoadReport {
     /// Arrivals still waiting for a slot when the schedule ended (open model).
     pub dropped: u64,
     /// Answers 429 or 503: the service refused work it could not take.
+    #[serde(default)]
     pub shed: u64,
     /// Answers per second that arrived during the measured phase (whatever the request's
     /// intended start: in overload, the backlog of the warmup is answered then too).

@@ -28,7 +28,6 @@ use qualify_model::SloMetric;
 use qualify_probe::netns::Netns;
 use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeSpec};
 use qualify_spec::{DependencySource, ReadyCheck, Spec};
-use serde_json::Value;
 
 use super::service::{ServiceRun, free_port};
 
@@ -393,7 +392,7 @@ pub fn judge(
     restart: Option<&RestartSeen>,
     writes: Option<qualify_faults::SetCheck>,
     max_in_flight: u32,
-) -> (Behaviour, Value) {
+) -> (Behaviour, Vec<qualify_model::FaultRecord>) {
     let slo = |m: SloMetric| spec.slos.iter().find(|s| s.metric == m).map(|s| s.limit);
     let slos = SecondSlos::new(
         slo(SloMetric::ErrorRate).or(Some(qualify_load::slo::DEFAULT_ERROR_RATE)),
@@ -480,7 +479,7 @@ pub fn judge(
     let behaviour = primary
         .or(first)
         .unwrap_or_else(|| qualify_faults::judge(&observation(None)));
-    (behaviour, qualify_evidence::faults::to_value(&records))
+    (behaviour, records)
 }
 
 /// Read back every write of `[recovery] writes` (`read` with `{seq}`), over one keep-alive

@@ -27,7 +27,6 @@ use qualify_probe::{
 use qualify_spec::{ReadyCheck, Spec};
 
 use super::faults::{self, Harness};
-use serde_json::json;
 
 /// A started service: its probe running on a thread of its own.
 pub struct ServiceRun {
@@ -326,18 +325,16 @@ impl ServiceCell<'_> {
                     writes.clone(),
                     max_in_flight,
                 );
-                if let Some(first) = &first
-                    && let Some(list) = record.as_array_mut()
-                {
+                if let Some(first) = &first {
                     // How the killed instance ended, beside each record's restart.
-                    for rec in list {
-                        rec["killed_instance"] = json!({
-                            "outcome": first.outcome,
-                            "detail": first.detail,
+                    for rec in &mut record {
+                        rec.killed_instance = Some(qualify_model::fault::KilledInstance {
+                            outcome: first.outcome,
+                            detail: first.detail.clone(),
                         });
                     }
                 }
-                r.faults = Some(record);
+                r.faults = record;
                 Some(behaviour)
             }
             _ => None,
@@ -403,10 +400,10 @@ impl ServiceCell<'_> {
         };
         attach_load(&mut r, report.as_ref(), &slos, &detail, growth);
         if let Some(load) = r.load.as_mut() {
-            load["ready_seconds"] = json!(ready_seconds);
-            load["port"] = json!(port);
+            load.ready_seconds = Some(ready_seconds);
+            load.port = Some(port);
             // How the service ended when asked to stop (the detail becomes the load's verdict).
-            load["stop"] = json!(r.detail);
+            load.stop = Some(r.detail.clone());
         }
         Ok(match outcome {
             // A probe verdict about the tree (oom_killed, crash, deadlock, …) outranks the
@@ -741,15 +738,15 @@ fn attach_load(
     verdict: &str,
     growth: Option<qualify_load::memory::Growth>,
 ) {
-    let mut load = report
-        .and_then(|rep| serde_json::to_value(rep).ok())
-        .unwrap_or_else(|| json!({}));
-    load["slo"] = json!(slos);
-    load["verdict"] = json!(verdict);
-    if let Some(g) = growth {
-        load["memory_growth"] = json!(g);
-    }
-    r.load = Some(load);
+    r.load = Some(qualify_model::ServiceLoad {
+        report: report.cloned(),
+        slo: slos.to_vec(),
+        verdict: verdict.to_string(),
+        memory_growth: growth,
+        ready_seconds: None,
+        port: None,
+        stop: None,
+    });
 }
 
 /// `180.0 req/s of 180 offered, p99 12.3 ms; every objective held`.
