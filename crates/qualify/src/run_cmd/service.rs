@@ -18,7 +18,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use qualify_load::ready::{ReadyCheck as LoadReady, wait_ready};
-use qualify_load::verdict::{CellFacts, ServiceOutcome, Verdict};
+use qualify_load::verdict::{CellFacts, Verdict};
 use qualify_load::{Flow, LoadPlan, LoadReport};
 use qualify_model::{Params, Value};
 use qualify_probe::{
@@ -363,19 +363,7 @@ impl ServiceCell<'_> {
                 detail = d
                     .clone()
                     .unwrap_or_else(|| summary(judged_report, &slos_outside));
-                Some(match outcome {
-                    ServiceOutcome::Ok => Outcome::Ok,
-                    ServiceOutcome::SloViolated => Outcome::SloViolated,
-                    ServiceOutcome::Overloaded => Outcome::Overloaded,
-                    ServiceOutcome::Unavailable => Outcome::Unavailable,
-                    ServiceOutcome::GeneratorSaturated => {
-                        detail = format!(
-                            "not evidence about the service: the load generator was the bottleneck ({detail})"
-                        );
-                        Outcome::Interrupted
-                    }
-                    ServiceOutcome::Interrupted => Outcome::Interrupted,
-                })
+                Some(*outcome)
             }
         };
         // Lost writes outrank everything; not recovering outranks the SLO verdict outside the
