@@ -15,7 +15,7 @@
 //! between when it could have been sent and when it was is its own lag; too many late
 //! dispatches (open model) or busy threads (closed model) mark the run `saturated`.
 
-mod http;
+pub(crate) mod http;
 mod tcp;
 mod timer;
 

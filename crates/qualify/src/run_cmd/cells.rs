@@ -105,8 +105,8 @@ impl<'a> CellRunner<'a> {
         })
     }
 
-    fn service_cell(&self) -> super::service::ServiceCell<'_> {
-        super::service::ServiceCell {
+    fn service_cell(&self) -> qualify_service::ServiceCell<'_> {
+        qualify_service::ServiceCell {
             spec: self.spec,
             backend: self.backend,
             cancel: self.cancel,
