@@ -11,7 +11,7 @@ pub mod record;
 pub mod stats;
 
 pub use behaviour::{Behaviour, Observation, Recovery, Verdict, judge, recovery_time};
-pub use checker::{SetCheck, check_set};
+pub use checker::{SetCheck, check_set, check_set_read};
 pub use proxy::{Proxy, ProxyConfig, ProxyError, Window};
 /// The fault grammar is the shared vocabulary's (`qualify_model::fault`).
 pub use qualify_model::fault::grammar as fault;

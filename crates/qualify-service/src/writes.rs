@@ -2,7 +2,8 @@
 //! restart), while the service still runs, every attempted write id — and a few past the last,
 //! where anything present was never attempted — is read back, and Jepsen's set check
 //! (`qualify_faults::check_set`) says which acknowledged writes were lost, which unacknowledged
-//! ones landed anyway and what was never written.
+//! ones landed anyway and what was never written. An id whose read got no answer (a failed
+//! read, or the budget ran out) is unread, never lost.
 //!
 //! How an id is read back is a [`ReadBack`]: [`HttpReadBack`] sends the spec's `read` request
 //! with the load engine's HTTP client (keep-alive, `Content-Length`, chunked, 1xx); a write
@@ -79,24 +80,32 @@ pub fn check_writes<R: ReadBack>(
         .collect();
     let deadline = Instant::now() + budget;
     let next = Mutex::new(ids.into_iter());
-    let present = Mutex::new(Vec::new());
+    // Ids whose read answered, and whether each was present.
+    let answered = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for reader in readers.iter_mut() {
-            let (next, present) = (&next, &present);
+            let (next, answered) = (&next, &answered);
             scope.spawn(move || {
                 while Instant::now() < deadline {
                     let Some(seq) = next.lock().ok().and_then(|mut n| n.next()) else {
                         break;
                     };
-                    if reader.present(seq).unwrap_or(false)
-                        && let Ok(mut p) = present.lock()
+                    if let Ok(present) = reader.present(seq)
+                        && let Ok(mut a) = answered.lock()
                     {
-                        p.push(seq);
+                        a.push((seq, present));
                     }
                 }
             });
         }
     });
-    let present = present.into_inner().unwrap_or_default();
-    Some(qualify_faults::check_set(attempted, acknowledged, present))
+    let answered = answered.into_inner().unwrap_or_default();
+    let read = answered.iter().map(|(seq, _)| *seq);
+    let present = answered.iter().filter(|(_, p)| *p).map(|(seq, _)| *seq);
+    Some(qualify_faults::check_set_read(
+        attempted,
+        acknowledged,
+        read,
+        present,
+    ))
 }

@@ -20,7 +20,7 @@ use qualify_service::writes::{HttpReadBack, check_writes};
 
 /// A keep-alive HTTP/1.1 store on loopback: `GET /items/N` answers 200 (chunked, in two
 /// chunks) when N is stored, 404 (chunked) otherwise; stored ids divisible by 7 get a `103
-/// Early Hints` first.
+/// Early Hints` first; a read of an id in `drop` closes the connection without an answer.
 struct Store {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
@@ -30,7 +30,7 @@ struct Store {
 }
 
 impl Store {
-    fn start(stored: BTreeSet<u64>) -> Store {
+    fn start(stored: BTreeSet<u64>, drop: BTreeSet<u64>) -> Store {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -38,6 +38,7 @@ impl Store {
         let connections = Arc::new(AtomicU64::new(0));
         let requests = Arc::new(AtomicU64::new(0));
         let stored = Arc::new(stored);
+        let drop = Arc::new(drop);
         let thread = {
             let (stop, connections, requests) = (
                 Arc::clone(&stop),
@@ -50,9 +51,13 @@ impl Store {
                     match listener.accept() {
                         Ok((stream, _)) => {
                             connections.fetch_add(1, Ordering::SeqCst);
-                            let (stored, requests) = (Arc::clone(&stored), Arc::clone(&requests));
+                            let (stored, drop, requests) = (
+                                Arc::clone(&stored),
+                                Arc::clone(&drop),
+                                Arc::clone(&requests),
+                            );
                             handlers.push(std::thread::spawn(move || {
-                                serve(stream, &stored, &requests);
+                                serve(stream, &stored, &drop, &requests);
                             }));
                         }
                         Err(_) => std::thread::sleep(Duration::from_millis(5)),
@@ -83,7 +88,7 @@ impl Drop for Store {
 }
 
 /// Answer requests on one connection until the client closes it.
-fn serve(stream: TcpStream, stored: &BTreeSet<u64>, requests: &AtomicU64) {
+fn serve(stream: TcpStream, stored: &BTreeSet<u64>, drop: &BTreeSet<u64>, requests: &AtomicU64) {
     stream.set_nonblocking(false).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -107,6 +112,9 @@ fn serve(stream: TcpStream, stored: &BTreeSet<u64>, requests: &AtomicU64) {
             .nth(1)
             .and_then(|p| p.strip_prefix("/items/"))
             .and_then(|n| n.parse().ok());
+        if id.is_some_and(|n| drop.contains(&n)) {
+            return;
+        }
         let answer = match id {
             Some(n) if stored.contains(&n) => {
                 let hints = if n % 7 == 0 {
@@ -176,7 +184,7 @@ fn a_chunked_read_back_finds_every_write_that_is_there() {
         .filter(|n| *n != 5 && *n != 6)
         .chain([195, 210])
         .collect();
-    let store = Store::start(stored);
+    let store = Store::start(stored, BTreeSet::new());
     let read = HttpRequest {
         method: "GET".into(),
         path: "/items/{seq}".into(),
@@ -206,4 +214,33 @@ fn a_chunked_read_back_finds_every_write_that_is_there() {
     let opened: u64 = readers.iter().map(HttpReadBack::connections).sum();
     assert_eq!(store.connections.load(Ordering::SeqCst), opened);
     assert!(opened <= 4, "{opened} connections for 4 readers");
+}
+
+/// Reads that get no answer — the store closes the connection instead — are unread: not lost,
+/// and the history is not valid.
+#[test]
+fn writes_whose_read_got_no_answer_are_unread_not_lost() {
+    let attempted: Vec<u64> = (0..50).collect();
+    let stored: BTreeSet<u64> = (0..50).filter(|n| *n != 5).collect();
+    let store = Store::start(stored, [20, 30].into());
+    let read = HttpRequest {
+        method: "GET".into(),
+        path: "/items/{seq}".into(),
+        body: None,
+        headers: Default::default(),
+        expect_status: vec![200],
+    };
+    let mut readers = vec![HttpReadBack::new(store.addr, &read).unwrap()];
+    let check = check_writes(
+        &report(&attempted, &attempted),
+        &mut readers,
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    assert_eq!(
+        (check.ok, check.lost, check.unread, check.valid),
+        (47, 1, 2, false),
+        "{check:?}"
+    );
+    assert_eq!(check.first_lost, [5]);
 }

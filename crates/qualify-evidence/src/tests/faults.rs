@@ -229,6 +229,18 @@ fn a_restart_with_lost_writes_is_recorded_with_its_signal() {
         record.restart_text().unwrap(),
         "SIGKILL under load at 5.0 s: ready again after 1.4 s, 37 error(s) during the restart; 1 of 90 acknowledged writes lost (first: 17)"
     );
+    // Reads that got no answer are said to be unread, never counted lost.
+    o.writes = Some(qualify_faults::check_set_read(0..100, 0..90, 0..80, 0..80));
+    let record =
+        qualify_faults::record(None, &Fault::NONE, &o, &judge(&o)).with_restart("SIGKILL", 5.0);
+    assert_ne!(record.behaviour.verdict, "loses_writes");
+    assert!(
+        record.restart_text().unwrap().ends_with(
+            "; 0 of 90 acknowledged writes lost, 10 not read back (neither kept nor lost as far as the check knows)"
+        ),
+        "{}",
+        record.restart_text().unwrap()
+    );
 }
 
 #[test]

@@ -312,6 +312,7 @@ fn fault_record() -> crate::faults::FaultRecord {
             lost: 2,
             recovered: 3,
             unexpected: 0,
+            unread: 0,
             first_lost: vec![4801, 4802],
             first_unexpected: Vec::new(),
             valid: false,

@@ -264,15 +264,23 @@ pub struct SetCheck {
     /// Present, never attempted.
     #[serde(default, deserialize_with = "lenient")]
     pub unexpected: u64,
+    /// Acknowledged, but their read-back got no answer (it failed, or the check's time ran
+    /// out): neither ok nor lost, and the history is not valid while any is unread.
+    #[serde(default, deserialize_with = "lenient", skip_serializing_if = "is_zero")]
+    pub unread: u64,
     /// The smallest lost ids (at most a few).
     #[serde(default, deserialize_with = "lenient")]
     pub first_lost: Vec<u64>,
     /// The smallest unexpected ids (at most a few).
     #[serde(default, deserialize_with = "lenient")]
     pub first_unexpected: Vec<u64>,
-    /// No acknowledged write lost and nothing unexpected.
+    /// Every acknowledged write read back and present, and nothing unexpected.
     #[serde(default, deserialize_with = "lenient")]
     pub valid: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How the service instance a restart killed ended.
@@ -415,6 +423,12 @@ impl FaultRecord {
             }
             if w.unexpected > 0 {
                 out.push_str(&format!(", {} unexpected", thousands(w.unexpected)));
+            }
+            if w.unread > 0 {
+                out.push_str(&format!(
+                    ", {} not read back (neither kept nor lost as far as the check knows)",
+                    thousands(w.unread)
+                ));
             }
         }
         Some(out)

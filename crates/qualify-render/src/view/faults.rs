@@ -147,6 +147,9 @@ fn row(r: &Map<String, Value>, cell: &str, outcome: &str) -> FaultRow {
             if let Some(u) = n("unexpected").filter(|u| *u > 0.0) {
                 text.push_str(&format!(", {} unexpected", num(u)));
             }
+            if let Some(u) = n("unread").filter(|u| *u > 0.0) {
+                text.push_str(&format!(", {} not read back", num(u)));
+            }
             (text, n("lost").is_some_and(|l| l > 0.0))
         }
         None => ("—".into(), false),
