@@ -1,5 +1,5 @@
 //! The rows of the Faults section: one per fault record of a cell's `result.faults` (the shape
-//! `qualify_evidence::faults` defines: an array of records, or one record), read tolerantly —
+//! `qualify_model::fault::record` defines: an array of records, or one record), read tolerantly —
 //! a missing or mistyped part becomes `—`.
 
 use serde_json::{Map, Value};
