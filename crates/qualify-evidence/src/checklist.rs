@@ -3,7 +3,7 @@
 //! what remains assumed; what the artifact did on timeout, resource exhaustion and partial
 //! failure; and which of artifact, spec, tools, environment and measurements can be traced.
 
-use qualify_probe::{Flag, Outcome, Strength, format_bytes};
+use qualify_model::{Flag, Outcome, Strength, format_bytes};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -513,7 +513,7 @@ impl FaultSentences {
             resource_exhaustion: Vec::new(),
             partial_failure: Vec::new(),
         };
-        let per_cell: Vec<(&Cell, Vec<FaultRecord>)> = cells
+        let per_cell: Vec<(&Cell, &[FaultRecord])> = cells
             .iter()
             .map(|c| (*c, faults::read(&c.result)))
             .filter(|(_, r)| !r.is_empty())

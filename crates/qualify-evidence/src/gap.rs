@@ -2,7 +2,7 @@
 //! (cores, nodes, memory, concurrency, workload), every declared dependency no completed cell
 //! put a fault on (`faults.<name>`), and the waivers that accept a gap by name.
 
-use qualify_probe::format_bytes;
+use qualify_model::format_bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -1,134 +1,59 @@
-//! `result.load` of a service cell as the evidence reads it: the offered and achieved rate,
+//! `result.load` of a service cell as the evidence reads it (the vocabulary's
+//! [`ServiceLoad`]: the load report and the cell's judgement): the offered and achieved rate,
 //! counts, errors by class, corrected latencies, the objectives' verdicts and memory growth —
 //! the figures the checklist's `timeout` and `resource_exhaustion` rows state about what the
 //! service did at and beyond capacity ([`capacity_sentences`]).
-//!
-//! The shape is `qualify_load::LoadReport` serialized, plus `slo`, `verdict`, `ready_seconds`,
-//! `port`, `stop` and `memory_growth` (the runner's `run_cmd/service.rs` adds them). This crate
-//! does not depend on the load generator: it reads the JSON tolerantly — a missing or mistyped
-//! field is its default, so a receipt from an older or newer qualify still reads.
 
 use std::collections::BTreeMap;
 
-use qualify_probe::{Outcome, ProbeResult};
-use serde::Deserialize;
-use serde_json::Value;
+use qualify_model::load::{ErrorClass, Growth, LoadReport, ServiceLoad};
+use qualify_model::{Outcome, ProbeResult, SloResult};
 
-use crate::faults::{self, lenient};
+use crate::faults;
 use crate::record::{AxisKind, Cell, RunRecord, param_text};
 
-/// The figures of one service cell's load.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct LoadFacts {
-    /// Arrivals per second (open model).
-    #[serde(default, deserialize_with = "lenient")]
-    pub offered_rate: Option<f64>,
-    /// Concurrent users (closed model).
-    #[serde(default, deserialize_with = "lenient")]
-    pub users: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub achieved_rate: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub throughput: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub sent: u64,
-    #[serde(default, deserialize_with = "lenient")]
-    pub completed: u64,
-    #[serde(default, deserialize_with = "lenient")]
-    pub dropped: u64,
-    /// Answers 429 or 503.
-    #[serde(default, deserialize_with = "lenient")]
-    pub shed: u64,
-    /// Failed requests by class (`status_5xx`, `timeout`, `refused`, …).
-    #[serde(default, deserialize_with = "lenient")]
-    pub errors: BTreeMap<String, u64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub latency: LatencyFacts,
-    #[serde(default, deserialize_with = "lenient")]
-    pub slo: Vec<SloFact>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub memory_growth: Option<GrowthFact>,
+/// A service cell's load (`None`: not a service cell).
+pub fn read(result: &ProbeResult) -> Option<&ServiceLoad> {
+    result.load.as_ref()
 }
 
-/// Corrected and uncorrected latency percentiles, seconds.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct LatencyFacts {
-    #[serde(default, deserialize_with = "lenient")]
-    pub corrected: Percentiles,
-    #[serde(default, deserialize_with = "lenient")]
-    pub uncorrected: Percentiles,
+/// What a cell's load offered: arrivals per second (open model), else users.
+fn amount(l: &ServiceLoad) -> Option<f64> {
+    let r = l.report.as_ref()?;
+    r.offered_rate.or(r.users.map(f64::from))
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
-pub struct Percentiles {
-    #[serde(default, deserialize_with = "lenient")]
-    pub p50: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub p99: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub max: Option<f64>,
-}
-
-/// One objective, judged.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct SloFact {
-    #[serde(default, deserialize_with = "lenient")]
-    pub metric: String,
-    /// `max` or `min`.
-    #[serde(default, deserialize_with = "lenient")]
-    pub bound: String,
-    #[serde(default, deserialize_with = "lenient")]
-    pub limit: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub value: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub held: bool,
-}
-
-/// Resident memory through the measured phase.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct GrowthFact {
-    #[serde(default, deserialize_with = "lenient")]
-    pub grew_steadily: bool,
-    #[serde(default, deserialize_with = "lenient")]
-    pub slope_bytes_per_second: Option<f64>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub seconds_to_ceiling: Option<f64>,
-}
-
-impl LoadFacts {
-    /// Requests that failed with `class`.
-    pub fn errors_of(&self, class: &str) -> u64 {
-        self.errors.get(class).copied().unwrap_or(0)
-    }
-
-    /// `600 req/s offered`, `64 users`, or `the load`.
-    pub fn amount_text(&self) -> String {
-        match (self.offered_rate, self.users) {
-            (Some(r), _) => format!("{} req/s offered", rate(r)),
-            (None, Some(u)) => format!("{} users", rate(u)),
-            _ => "the load".to_string(),
-        }
-    }
-
-    /// The offered amount (rate, else users) — what capacity is compared on.
-    pub fn amount(&self) -> Option<f64> {
-        self.offered_rate.or(self.users)
+/// `600 req/s offered`, `64 users`, or `the load`.
+fn amount_text(l: &ServiceLoad) -> String {
+    let r = l.report.as_ref();
+    match (r.and_then(|r| r.offered_rate), r.and_then(|r| r.users)) {
+        (Some(x), _) => format!("{} req/s offered", rate(x)),
+        (None, Some(u)) => format!("{} users", rate(f64::from(u))),
+        _ => "the load".to_string(),
     }
 }
 
-impl SloFact {
-    /// `latency_p99 = 151 ms, limit max 100 ms`.
-    pub fn describe(&self) -> String {
-        let value = self.value.map_or_else(
-            || "not measured".to_string(),
-            |v| metric_value(&self.metric, v),
-        );
-        let limit = self
-            .limit
-            .map_or_else(|| "?".to_string(), |v| metric_value(&self.metric, v));
-        format!("{} = {value}, limit {} {limit}", self.metric, self.bound)
-    }
+/// Requests of the cell that failed with `class`.
+fn errors_of(l: &ServiceLoad, class: ErrorClass) -> u64 {
+    l.report.as_ref().map_or(0, |r| r.errors.get(class))
+}
+
+/// A report's figure, 0 without a report.
+fn figure(l: &ServiceLoad, f: fn(&LoadReport) -> u64) -> u64 {
+    l.report.as_ref().map_or(0, f)
+}
+
+/// `latency_p99 = 151 ms, limit max 100 ms`.
+pub fn describe_slo(s: &SloResult) -> String {
+    let metric = s.metric.as_str();
+    let value = s
+        .value
+        .map_or_else(|| "not measured".to_string(), |v| metric_value(metric, v));
+    format!(
+        "{metric} = {value}, limit {} {}",
+        s.bound,
+        metric_value(metric, s.limit)
+    )
 }
 
 /// A service metric's value as people read it: latencies in ms or s, rates in %, throughput
@@ -141,18 +66,6 @@ fn metric_value(metric: &str, v: f64) -> String {
     } else {
         format!("{}/s", trim(v))
     }
-}
-
-/// A service cell's load (`None`: not a service cell, or no load object).
-pub fn read(result: &ProbeResult) -> Option<LoadFacts> {
-    read_value(result.load.as_ref()?)
-}
-
-/// [`read`] on the JSON itself.
-pub fn read_value(value: &Value) -> Option<LoadFacts> {
-    value
-        .is_object()
-        .then(|| serde_json::from_value(value.clone()).unwrap_or_default())
 }
 
 /// `600`, `190.8`.
@@ -204,7 +117,7 @@ pub struct CapacitySentences {
 /// One completed service cell without injected faults, with its group (the other axes).
 struct ServiceCell<'a> {
     cell: &'a Cell,
-    load: LoadFacts,
+    load: &'a ServiceLoad,
     group: String,
 }
 
@@ -256,26 +169,24 @@ pub fn capacity_sentences(record: &RunRecord, cells: &[&Cell]) -> CapacitySenten
     }
     service.sort_by(|a, b| {
         a.group.cmp(&b.group).then(
-            a.load
-                .amount()
+            amount(a.load)
                 .unwrap_or(0.0)
-                .total_cmp(&b.load.amount().unwrap_or(0.0)),
+                .total_cmp(&amount(b.load).unwrap_or(0.0)),
         )
     });
     out.largest = service
         .iter()
-        .filter(|s| s.load.amount().is_some())
+        .filter(|s| amount(s.load).is_some())
         .max_by(|a, b| {
-            a.load
-                .amount()
+            amount(a.load)
                 .unwrap_or(0.0)
-                .total_cmp(&b.load.amount().unwrap_or(0.0))
+                .total_cmp(&amount(b.load).unwrap_or(0.0))
         })
-        .map(|s| s.load.amount_text());
+        .map(|s| amount_text(s.load));
     let groups: BTreeMap<&str, Option<f64>> = service.iter().fold(BTreeMap::new(), |mut m, s| {
         let kept = m.entry(s.group.as_str()).or_insert(None);
         let up = matches!(s.cell.result.outcome, Outcome::Ok | Outcome::SloViolated);
-        if let (true, Some(a)) = (up, s.load.amount()) {
+        if let (true, Some(a)) = (up, amount(s.load)) {
             *kept = Some(kept.map_or(a, |k: f64| k.max(a)));
         }
         m
@@ -285,19 +196,16 @@ pub fn capacity_sentences(record: &RunRecord, cells: &[&Cell]) -> CapacitySenten
     // for the timeout row's "the backlog waited instead".
     let mut waited: BTreeMap<&str, &ServiceCell> = BTreeMap::new();
     for s in &service {
-        let l = &s.load;
+        let l = s.load;
         let capacity = groups.get(s.group.as_str()).copied().flatten();
         let at = at_text(s, capacity, labelled);
         let outcome = s.cell.result.outcome;
-        let timeouts = l.errors_of("timeout");
+        let timeouts = errors_of(l, ErrorClass::Timeout);
+        let sent = figure(l, |r| r.sent);
         match outcome {
             Outcome::SloViolated => {
-                let failed: Vec<String> = l
-                    .slo
-                    .iter()
-                    .filter(|x| !x.held)
-                    .map(SloFact::describe)
-                    .collect();
+                let failed: Vec<String> =
+                    l.slo.iter().filter(|x| !x.held).map(describe_slo).collect();
                 out.resource_exhaustion.push(format!(
                     "{at} it kept up, but {} (slo_violated)",
                     if failed.is_empty() {
@@ -310,7 +218,7 @@ pub fn capacity_sentences(record: &RunRecord, cells: &[&Cell]) -> CapacitySenten
             Outcome::Overloaded => {
                 out.resource_exhaustion
                     .push(format!("{at} {} (overloaded)", overload(l)));
-                if timeouts == 0 && l.sent > 0 {
+                if timeouts == 0 && sent > 0 {
                     waited.insert(s.group.as_str(), s);
                 }
             }
@@ -323,7 +231,7 @@ pub fn capacity_sentences(record: &RunRecord, cells: &[&Cell]) -> CapacitySenten
             Outcome::Crash | Outcome::ExitFailure | Outcome::Killed => out
                 .resource_exhaustion
                 .push(format!("{at} it ended under load ({outcome})")),
-            Outcome::Unavailable if l.sent > 0 => out.resource_exhaustion.push(format!(
+            Outcome::Unavailable if sent > 0 => out.resource_exhaustion.push(format!(
                 "{at} it refused connections while alive (unavailable)"
             )),
             Outcome::Deadlock | Outcome::Livelock | Outcome::Timeout => out
@@ -339,30 +247,26 @@ pub fn capacity_sentences(record: &RunRecord, cells: &[&Cell]) -> CapacitySenten
         }
         if timeouts > 0 {
             out.timeout.push(format!(
-                "{at} {timeouts} of {} request(s) ran past the request timeout ({outcome})",
-                l.sent
+                "{at} {timeouts} of {sent} request(s) ran past the request timeout ({outcome})"
             ));
         }
     }
     let backlog: Vec<String> = waited
         .values()
         .map(|s| {
-            let l = &s.load;
+            let l = s.load;
             let group = if labelled && !s.group.is_empty() {
                 format!(" [{}]", s.group)
             } else {
                 String::new()
             };
-            let p99 = l
-                .latency
-                .corrected
-                .p99
+            let p99 = corrected_p99(l)
                 .map(|p| format!(", corrected p99 {}", seconds(p)))
                 .unwrap_or_default();
             format!(
                 "at {}{group}: {}{p99}",
-                l.amount_text(),
-                dropped_text(l.dropped)
+                amount_text(l),
+                dropped_text(figure(l, |r| r.dropped))
             )
         })
         .collect();
@@ -395,10 +299,10 @@ fn dropped_text(n: u64) -> String {
 
 /// `at 600 req/s offered (3.3× the 180 req/s it kept up with) [workers=2]`.
 fn at_text(s: &ServiceCell, capacity: Option<f64>, labelled: bool) -> String {
-    let l = &s.load;
-    let beyond = match (l.amount(), capacity) {
+    let l = s.load;
+    let beyond = match (amount(l), capacity) {
         (Some(a), Some(c)) if c > 0.0 && a > c * 1.000_001 => {
-            let unit = if l.offered_rate.is_some() {
+            let unit = if l.report.as_ref().is_some_and(|r| r.offered_rate.is_some()) {
                 "req/s"
             } else {
                 "users"
@@ -412,44 +316,51 @@ fn at_text(s: &ServiceCell, capacity: Option<f64>, labelled: bool) -> String {
     } else {
         String::new()
     };
-    format!("at {}{beyond}{group}", l.amount_text())
+    format!("at {}{beyond}{group}", amount_text(l))
 }
 
 /// What an overloaded service did: `queued until arrivals were dropped: 190.8 req/s answered,
 /// 2375 dropped, corrected p99 4.3 s`.
-fn overload(l: &LoadFacts) -> String {
+fn overload(l: &ServiceLoad) -> String {
     let mut did: Vec<String> = Vec::new();
-    if l.shed > 0 {
+    let (sent, shed, dropped) = (
+        figure(l, |r| r.sent),
+        figure(l, |r| r.shed),
+        figure(l, |r| r.dropped),
+    );
+    if shed > 0 {
         did.push(format!(
-            "shed load with 429/503 ({} of {} answered so)",
-            l.shed, l.sent
+            "shed load with 429/503 ({shed} of {sent} answered so)"
         ));
     }
-    let timeouts = l.errors_of("timeout");
+    let timeouts = errors_of(l, ErrorClass::Timeout);
     if timeouts > 0 {
         did.push(format!("queued until requests timed out ({timeouts})"));
     }
-    let (refused, reset) = (l.errors_of("refused"), l.errors_of("reset"));
+    let (refused, reset) = (
+        errors_of(l, ErrorClass::Refused),
+        errors_of(l, ErrorClass::Reset),
+    );
     if refused > 0 {
         did.push(format!("refused connections ({refused})"));
     }
     if reset > 0 {
         did.push(format!("reset connections ({reset})"));
     }
-    if l.dropped > 0 && timeouts == 0 && l.shed == 0 {
+    if dropped > 0 && timeouts == 0 && shed == 0 {
         did.push("queued until arrivals were dropped".to_string());
     }
     if did.is_empty() {
         did.push("fell behind".to_string());
     }
     let mut figures = Vec::new();
-    if let Some(a) = l.achieved_rate {
-        figures.push(format!("{} req/s answered", rate(a)));
+    if let Some(r) = &l.report {
+        figures.push(format!("{} req/s answered", rate(r.achieved_rate)));
     }
-    if l.dropped > 0 {
-        figures.push(format!("{} dropped", l.dropped));
+    if dropped > 0 {
+        figures.push(format!("{dropped} dropped"));
     }
-    if let Some(p) = l.latency.corrected.p99 {
+    if let Some(p) = corrected_p99(l) {
         figures.push(format!("corrected p99 {}", seconds(p)));
     }
     let figures = if figures.is_empty() {
@@ -461,15 +372,17 @@ fn overload(l: &LoadFacts) -> String {
 }
 
 /// ` at 1.5 MiB/s (the memory ceiling in 40 s)` when resident memory grew steadily.
-fn growth(l: &LoadFacts) -> Option<String> {
-    let g = l.memory_growth.as_ref().filter(|g| g.grew_steadily)?;
-    let slope = g
-        .slope_bytes_per_second
-        .map(|s| format!(" at {}", bytes_per_second(s)))
-        .unwrap_or_default();
+fn growth(l: &ServiceLoad) -> Option<String> {
+    let g: &Growth = l.memory_growth.as_ref().filter(|g| g.grew_steadily)?;
+    let slope = format!(" at {}", bytes_per_second(g.slope_bytes_per_second));
     let ceiling = g
         .seconds_to_ceiling
         .map(|t| format!(" (the memory ceiling in {})", seconds(t)))
         .unwrap_or_default();
     Some(format!("{slope}{ceiling}"))
+}
+
+/// The corrected p99 of the cell's load, when it measured one.
+fn corrected_p99(l: &ServiceLoad) -> Option<f64> {
+    l.report.as_ref()?.latency.corrected.p99
 }

@@ -4,7 +4,7 @@
 
 use std::time::SystemTime;
 
-use qualify_probe::{Outcome, ProbeResult};
+use qualify_model::{Outcome, ProbeResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

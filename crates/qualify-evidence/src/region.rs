@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use qualify_probe::{Strength, format_bytes};
+use qualify_model::{Strength, format_bytes};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -9,44 +9,67 @@
 //! - `unexpected`: present but never attempted — the store invented data;
 //!
 //! and the history is valid iff nothing is lost and nothing is unexpected. An acknowledged id is
-//! attempted by definition: acknowledged ids missing from `attempted` are added to it.
+//! attempted by definition: acknowledged ids missing from `attempted` are added to it. When a
+//! read-back got no answer for some ids ([`check_set_read`]), acknowledged ones among them are
+//! `unread` — unknown, never counted lost — and the history is not valid.
 
 use std::collections::BTreeSet;
 
 /// How many ids of each list are kept in full.
 pub const FIRST_FEW: usize = 10;
 
-/// The set check's result, as the receipt's write check.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SetCheck {
-    pub attempted: u64,
-    pub acknowledged: u64,
-    /// Acknowledged and present in the final read.
-    pub ok: u64,
-    pub lost: u64,
-    pub recovered: u64,
-    pub unexpected: u64,
-    /// The smallest lost ids (at most [`FIRST_FEW`]).
-    pub first_lost: Vec<u64>,
-    /// The smallest unexpected ids (at most [`FIRST_FEW`]).
-    pub first_unexpected: Vec<u64>,
-    /// No acknowledged write lost and nothing unexpected.
-    pub valid: bool,
-}
+/// The set check's result, as the receipt's write check (the vocabulary's).
+pub use qualify_model::fault::SetCheck;
 
-/// Check a history: ids attempted, acknowledged, and present in the final read.
+/// Check a history: ids attempted, acknowledged, and present in the final read (every id was
+/// read).
 pub fn check_set(
     attempted: impl IntoIterator<Item = u64>,
     acknowledged: impl IntoIterator<Item = u64>,
+    present: impl IntoIterator<Item = u64>,
+) -> SetCheck {
+    check(attempted, acknowledged, None, present)
+}
+
+/// [`check_set`] when not every read answered: `read` are the ids whose read-back answered
+/// (present or not). An acknowledged id that was never read is `unread` — not lost: nothing
+/// is known of it — and keeps the history from being valid.
+pub fn check_set_read(
+    attempted: impl IntoIterator<Item = u64>,
+    acknowledged: impl IntoIterator<Item = u64>,
+    read: impl IntoIterator<Item = u64>,
+    present: impl IntoIterator<Item = u64>,
+) -> SetCheck {
+    check(
+        attempted,
+        acknowledged,
+        Some(read.into_iter().collect()),
+        present,
+    )
+}
+
+fn check(
+    attempted: impl IntoIterator<Item = u64>,
+    acknowledged: impl IntoIterator<Item = u64>,
+    read: Option<BTreeSet<u64>>,
     present: impl IntoIterator<Item = u64>,
 ) -> SetCheck {
     let acknowledged: BTreeSet<u64> = acknowledged.into_iter().collect();
     let mut attempted: BTreeSet<u64> = attempted.into_iter().collect();
     attempted.extend(acknowledged.iter().copied());
     let present: BTreeSet<u64> = present.into_iter().collect();
+    let was_read = |id: &u64| {
+        read.as_ref()
+            .is_none_or(|r| r.contains(id) || present.contains(id))
+    };
 
     let ok = acknowledged.intersection(&present).count() as u64;
-    let lost: Vec<u64> = acknowledged.difference(&present).copied().collect();
+    let lost: Vec<u64> = acknowledged
+        .difference(&present)
+        .filter(|id| was_read(id))
+        .copied()
+        .collect();
+    let unread = acknowledged.iter().filter(|id| !was_read(id)).count() as u64;
     let recovered = present
         .iter()
         .filter(|id| attempted.contains(id) && !acknowledged.contains(id))
@@ -59,9 +82,10 @@ pub fn check_set(
         lost: lost.len() as u64,
         recovered,
         unexpected: unexpected.len() as u64,
+        unread,
         first_lost: lost.iter().take(FIRST_FEW).copied().collect(),
         first_unexpected: unexpected.iter().take(FIRST_FEW).copied().collect(),
-        valid: lost.is_empty() && unexpected.is_empty(),
+        valid: lost.is_empty() && unexpected.is_empty() && unread == 0,
     }
 }
 
@@ -193,5 +217,18 @@ mod tests {
         assert_eq!(v["unexpected"], 0);
         assert_eq!(v["first_lost"], serde_json::json!([1]));
         assert_eq!(v["valid"], false);
+    }
+
+    #[test]
+    fn writes_never_read_are_unread_not_lost() {
+        // 0..10 attempted and acknowledged; 3 and 4 read and missing; 8 and 9 never read.
+        let c = check_set_read(0..10, 0..10, 0..8, (0..8).filter(|i| *i != 3 && *i != 4));
+        assert_eq!((c.ok, c.lost, c.unread), (6, 2, 2));
+        assert_eq!(c.first_lost, [3, 4]);
+        assert!(!c.valid, "unread writes keep the history from being valid");
+        // Everything read: as check_set.
+        let all = check_set_read(0..10, 0..10, 0..10, 0..10);
+        assert_eq!((all.ok, all.unread, all.valid), (10, 0, true));
+        assert_eq!(all, check_set(0..10, 0..10, 0..10));
     }
 }

@@ -39,12 +39,8 @@ use tokio::time::sleep_until;
 use crate::fault::{Direction, Fault, FaultKind};
 use crate::stats::{Activation, Counters, Meta, NetnsCounter, Phase, ProxyStats};
 
-/// The fault window, as offsets from the armed instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
-    pub start: Duration,
-    pub end: Duration,
-}
+/// The fault window, as offsets from the armed instant (the vocabulary's).
+pub use qualify_model::fault::Window;
 
 /// What to proxy, and how to break it.
 #[derive(Debug, Clone)]

@@ -16,15 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::fault::{Direction, Fault};
 
-/// A window phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    Unarmed,
-    Before,
-    During,
-    After,
-}
+/// A window phase (the vocabulary's; the proxy never enters `recovery`: it counts it in
+/// `after`).
+pub use qualify_model::fault::Phase;
 
 /// Counters of one phase.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,7 +142,7 @@ impl ProxyStats {
             Phase::Unarmed => &self.unarmed,
             Phase::Before => &self.before,
             Phase::During => &self.during,
-            Phase::After => &self.after,
+            Phase::Recovery | Phase::After => &self.after,
         }
     }
 }
@@ -218,7 +212,7 @@ fn index(phase: Phase) -> usize {
         Phase::Unarmed => 0,
         Phase::Before => 1,
         Phase::During => 2,
-        Phase::After => 3,
+        Phase::Recovery | Phase::After => 3,
     }
 }
 

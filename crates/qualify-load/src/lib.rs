@@ -9,8 +9,11 @@
 //! Around the run, pure functions decide what it means: [`slo::evaluate`] judges `[[slo]]`
 //! objectives, [`verdict::decide`] picks the service cell's outcome (`ok`, `slo_violated`,
 //! `overloaded`, `unavailable`, or not evidence), [`memory::memory_growth`] tells steady
-//! memory growth from a one-off step; [`ready::wait_ready`] polls a starting service.
+//! memory growth from a one-off step; [`ready::wait_ready`] polls a starting service; and
+//! [`HttpClient`] sends single requests with the engine's HTTP reader (a write check's
+//! read-back).
 
+pub mod client;
 mod engine;
 mod error;
 pub mod memory;
@@ -23,14 +26,16 @@ pub mod slo;
 pub mod template;
 pub mod verdict;
 
+pub use client::{ClientError, HttpClient};
 pub use engine::{BUSY_FRACTION, Flow, LATE, LATE_FRACTION, Progress, TICK, run};
 pub use error::LoadError;
 pub use plan::{
-    HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, TcpRequest,
+    HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, TcpRequest, compile,
 };
+pub use qualify_model::fault::Phase;
 pub use report::{
     ErrorClass, ErrorCounts, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency,
     LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond, Writes,
-    decode_histogram, encode_histogram,
+    corrected_histogram, decode_histogram, encode_histogram, summary_of,
 };
 pub use seqset::SeqSet;

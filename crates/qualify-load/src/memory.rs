@@ -26,19 +26,7 @@ pub struct MemorySample {
     pub bytes: u64,
 }
 
-/// The judgement on a series of samples.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Growth {
-    pub grew_steadily: bool,
-    pub slope_bytes_per_second: f64,
-    /// The fitted size at the first and last sample.
-    pub start_bytes: f64,
-    pub end_bytes: f64,
-    /// At this slope, seconds from the last sample until the ceiling (0 when already there).
-    pub seconds_to_ceiling: Option<f64>,
-    pub kendall_tau: f64,
-    pub detail: String,
-}
+pub use qualify_model::load::Growth;
 
 /// `None` when there are too few samples (or too short a span) to judge.
 pub fn memory_growth(samples: &[MemorySample], ceiling: Option<u64>) -> Option<Growth> {

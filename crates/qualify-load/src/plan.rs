@@ -1,309 +1,147 @@
 //! [`LoadPlan`]: what one cell's load is — the model (open: arrivals at a rate; closed: user
 //! loops), how long it is measured and warmed up, the per-request timeout, the slot limit, the
 //! weighted request templates (HTTP/1.1 or a TCP line protocol), optional named phases and
-//! whether acknowledged writes are recorded. [`LoadPlan::compile`] checks a plan and turns it
-//! into the engine's ready-to-send form.
-
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-use serde::{Deserialize, Serialize};
+//! whether acknowledged writes are recorded (the vocabulary's type, re-exported). [`compile`]
+//! checks a plan and turns it into the engine's ready-to-send form.
 
 use crate::error::LoadError;
 use crate::template::Template;
 
-/// A cell's load. Serializes with durations in seconds (`duration_seconds`, …).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadPlan {
-    #[serde(flatten)]
-    pub model: Model,
-    /// The measured phase, after the warmup.
-    #[serde(rename = "duration_seconds", with = "seconds")]
-    pub duration: Duration,
-    /// Load sent before the measured phase and not measured (zero: none).
-    #[serde(rename = "warmup_seconds", with = "seconds", default)]
-    pub warmup: Duration,
-    /// Per request, from the moment it is sent (connecting included); past it the request is
-    /// an error of class `timeout`.
-    #[serde(rename = "timeout_seconds", with = "seconds")]
-    pub timeout: Duration,
-    /// Open model: at most this many requests outstanding; later arrivals wait for a slot and
-    /// their wait counts in the corrected latency. Not used by the closed model (its `users`
-    /// are its concurrency).
-    pub max_in_flight: u32,
-    /// One or more, all HTTP or all TCP; request `seq` uses template number
-    /// `pick(seq mod total weight)`, so the mix is exact and reproducible.
-    pub requests: Vec<RequestTemplate>,
-    /// Named windows of the measured phase with their own statistics (requests belong to the
-    /// phase their intended start falls in).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub phases: Vec<PhaseWindow>,
-    /// Record the sequence numbers attempted and acknowledged (warmup included), for a
-    /// durability check after a restart.
-    #[serde(default)]
-    pub record_writes: bool,
-    /// Event loops (threads) the generator runs on (default 1; at most `max_in_flight`, or
-    /// `users`). Arrivals are dealt round-robin, slots and users split evenly. One loop
-    /// drives some 20–40 thousand requests per second; the report's `generator.saturated`
-    /// says when that was not enough.
-    #[serde(default = "one")]
-    pub threads: u32,
-}
+pub use qualify_model::load::{
+    HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, TcpRequest,
+};
 
-/// Open: arrivals at `rate` per second, request `i` intended at `start + i / rate`, whatever
-/// the responses. Closed: `users` loops, each sending its next request when the previous one
-/// ended (latency then has no schedule to be corrected against: corrected = uncorrected).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case")]
-pub enum Model {
-    Open { rate: f64 },
-    Closed { users: u32 },
-}
-
-/// One weighted request template.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequestTemplate {
-    #[serde(default = "one")]
-    pub weight: u32,
-    #[serde(flatten)]
-    pub kind: RequestKind,
-}
-
-fn one() -> u32 {
-    1
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RequestKind {
-    Http(HttpRequest),
-    Tcp(TcpRequest),
-}
-
-/// An HTTP/1.1 request to `http://TARGET`. `path` and `body` are templates (`{seq}`,
-/// `{pad:N}`); header values are taken literally.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HttpRequest {
-    #[serde(default = "get")]
-    pub method: String,
-    #[serde(default = "root")]
-    pub path: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers: BTreeMap<String, String>,
-    /// Statuses that count as success; empty: 200–399.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub expect_status: Vec<u16>,
-}
-
-fn get() -> String {
-    "GET".to_string()
-}
-
-fn root() -> String {
-    "/".to_string()
-}
-
-/// A line protocol over TCP: write `send` (a template), read one line; success when it starts
-/// with `expect`. Replies must be single lines (Redis `SET`/`INCR`/`PING`, memcached `set`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TcpRequest {
-    pub send: String,
-    pub expect: String,
-}
-
-/// A named window `[start, end)` of the measured phase, as offsets from its start.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PhaseWindow {
-    pub name: String,
-    #[serde(rename = "start_seconds", with = "seconds")]
-    pub start: Duration,
-    #[serde(rename = "end_seconds", with = "seconds")]
-    pub end: Duration,
-}
-
-impl LoadPlan {
-    /// A plan with one HTTP `GET path` template and the given model; the other fields take
-    /// the spec's defaults (10 s, no warmup, 2 s timeout, 256 slots).
-    pub fn http_get(model: Model, path: &str) -> LoadPlan {
-        LoadPlan {
-            model,
-            duration: Duration::from_secs(10),
-            warmup: Duration::ZERO,
-            timeout: Duration::from_secs(2),
-            max_in_flight: 256,
-            requests: vec![RequestTemplate {
-                weight: 1,
-                kind: RequestKind::Http(HttpRequest {
-                    method: get(),
-                    path: path.to_string(),
-                    body: None,
-                    headers: BTreeMap::new(),
-                    expect_status: Vec::new(),
-                }),
-            }],
-            phases: Vec::new(),
-            record_writes: false,
-            threads: 1,
+/// Check the plan; the error says which field is wrong and what it takes.
+pub fn compile(plan: &LoadPlan) -> Result<Compiled, LoadError> {
+    let bad = |m: String| Err(LoadError::Plan(m));
+    match plan.model {
+        Model::Open { rate } if !(rate.is_finite() && rate > 0.0) => {
+            return bad(format!(
+                "rate must be a positive number of arrivals per second, found {rate}"
+            ));
         }
+        Model::Open { rate } if rate * (plan.warmup + plan.duration).as_secs_f64() > 1e12 => {
+            return bad(format!(
+                "rate {rate}/s over {:?} schedules more than 10^12 arrivals",
+                plan.warmup + plan.duration
+            ));
+        }
+        Model::Closed { users: 0 } => return bad("users must be at least 1".to_string()),
+        _ => {}
     }
-
-    /// A plan with one TCP line-protocol template and the given model (defaults as
-    /// [`LoadPlan::http_get`]).
-    pub fn tcp_line(model: Model, send: &str, expect: &str) -> LoadPlan {
-        LoadPlan {
-            requests: vec![RequestTemplate {
-                weight: 1,
-                kind: RequestKind::Tcp(TcpRequest {
-                    send: send.to_string(),
-                    expect: expect.to_string(),
-                }),
-            }],
-            ..LoadPlan::http_get(model, "/")
-        }
+    if plan.duration.is_zero() {
+        return bad("duration must be positive".to_string());
     }
-
-    /// The offered rate (open model).
-    pub fn rate(&self) -> Option<f64> {
-        match self.model {
-            Model::Open { rate } => Some(rate),
-            Model::Closed { .. } => None,
-        }
+    if plan.timeout.is_zero() {
+        return bad("timeout must be positive".to_string());
     }
-
-    /// Check the plan; the error says which field is wrong and what it takes.
-    pub fn compile(&self) -> Result<Compiled, LoadError> {
-        let bad = |m: String| Err(LoadError::Plan(m));
-        match self.model {
-            Model::Open { rate } if !(rate.is_finite() && rate > 0.0) => {
-                return bad(format!(
-                    "rate must be a positive number of arrivals per second, found {rate}"
-                ));
-            }
-            Model::Open { rate } if rate * (self.warmup + self.duration).as_secs_f64() > 1e12 => {
-                return bad(format!(
-                    "rate {rate}/s over {:?} schedules more than 10^12 arrivals",
-                    self.warmup + self.duration
-                ));
-            }
-            Model::Closed { users: 0 } => return bad("users must be at least 1".to_string()),
-            _ => {}
+    if plan.max_in_flight == 0 {
+        return bad("max_in_flight must be at least 1".to_string());
+    }
+    if plan.threads == 0 {
+        return bad("threads must be at least 1".to_string());
+    }
+    if plan.requests.is_empty() {
+        return bad("a load needs at least one request template".to_string());
+    }
+    let mut protocol = None;
+    let mut requests = Vec::new();
+    let mut cumulative = Vec::new();
+    let mut total: u64 = 0;
+    for (i, r) in plan.requests.iter().enumerate() {
+        if r.weight == 0 {
+            return bad(format!("request {}: weight must be at least 1", i + 1));
         }
-        if self.duration.is_zero() {
-            return bad("duration must be positive".to_string());
+        total += u64::from(r.weight);
+        cumulative.push(total);
+        let this = match r.kind {
+            RequestKind::Http(_) => Protocol::Http,
+            RequestKind::Tcp(_) => Protocol::Tcp,
+        };
+        if protocol.is_some_and(|p| p != this) {
+            return bad(format!(
+                "request {}: HTTP and TCP requests cannot be mixed in one load (one target port speaks one protocol)",
+                i + 1
+            ));
         }
-        if self.timeout.is_zero() {
-            return bad("timeout must be positive".to_string());
-        }
-        if self.max_in_flight == 0 {
-            return bad("max_in_flight must be at least 1".to_string());
-        }
-        if self.threads == 0 {
-            return bad("threads must be at least 1".to_string());
-        }
-        if self.requests.is_empty() {
-            return bad("a load needs at least one request template".to_string());
-        }
-        let mut protocol = None;
-        let mut requests = Vec::new();
-        let mut cumulative = Vec::new();
-        let mut total: u64 = 0;
-        for (i, r) in self.requests.iter().enumerate() {
-            if r.weight == 0 {
-                return bad(format!("request {}: weight must be at least 1", i + 1));
-            }
-            total += u64::from(r.weight);
-            cumulative.push(total);
-            let this = match r.kind {
-                RequestKind::Http(_) => Protocol::Http,
-                RequestKind::Tcp(_) => Protocol::Tcp,
-            };
-            if protocol.is_some_and(|p| p != this) {
-                return bad(format!(
-                    "request {}: HTTP and TCP requests cannot be mixed in one load (one target port speaks one protocol)",
-                    i + 1
-                ));
-            }
-            protocol = Some(this);
-            let template = |text: &str, what: &str| {
-                Template::parse(text)
-                    .map_err(|e| LoadError::Plan(format!("request {}: {what}: {e}", i + 1)))
-            };
-            requests.push(match &r.kind {
-                RequestKind::Http(h) => {
-                    if !is_token(&h.method) {
-                        return bad(format!("request {}: `{}` is not an HTTP method", i + 1, h.method));
+        protocol = Some(this);
+        let template = |text: &str, what: &str| {
+            Template::parse(text)
+                .map_err(|e| LoadError::Plan(format!("request {}: {what}: {e}", i + 1)))
+        };
+        requests.push(match &r.kind {
+            RequestKind::Http(h) => {
+                if !is_token(&h.method) {
+                    return bad(format!("request {}: `{}` is not an HTTP method", i + 1, h.method));
+                }
+                if !h.path.starts_with('/') || h.path.contains(|c: char| c.is_whitespace() || c.is_control()) {
+                    return bad(format!(
+                        "request {}: path `{}` must start with `/` and hold no spaces or control characters (it is sent to http://TARGET{{path}})",
+                        i + 1,
+                        h.path
+                    ));
+                }
+                let mut block = Vec::new();
+                let mut has_host = false;
+                for (name, value) in &h.headers {
+                    if !is_token(name) {
+                        return bad(format!("request {}: `{name}` is not a header name", i + 1));
                     }
-                    if !h.path.starts_with('/') || h.path.contains(|c: char| c.is_whitespace() || c.is_control()) {
+                    if value.contains(['\r', '\n', '\0']) {
                         return bad(format!(
-                            "request {}: path `{}` must start with `/` and hold no spaces or control characters (it is sent to http://TARGET{{path}})",
-                            i + 1,
-                            h.path
+                            "request {}: the value of header `{name}` must not hold line breaks or NUL",
+                            i + 1
                         ));
                     }
-                    let mut block = Vec::new();
-                    let mut has_host = false;
-                    for (name, value) in &h.headers {
-                        if !is_token(name) {
-                            return bad(format!("request {}: `{name}` is not a header name", i + 1));
-                        }
-                        if value.contains(['\r', '\n', '\0']) {
-                            return bad(format!(
-                                "request {}: the value of header `{name}` must not hold line breaks or NUL",
-                                i + 1
-                            ));
-                        }
-                        if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding") {
-                            return bad(format!(
-                                "request {}: header `{name}` is set by the generator from the body",
-                                i + 1
-                            ));
-                        }
-                        has_host |= name.eq_ignore_ascii_case("host");
-                        block.extend_from_slice(format!("{name}: {}\r\n", value.trim()).as_bytes());
+                    if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding") {
+                        return bad(format!(
+                            "request {}: header `{name}` is set by the generator from the body",
+                            i + 1
+                        ));
                     }
-                    if let Some(s) = h.expect_status.iter().find(|s| !(100..=599).contains(*s)) {
-                        return bad(format!("request {}: expect_status {s} is not an HTTP status (100–599)", i + 1));
-                    }
-                    CompiledRequest::Http {
-                        method: h.method.clone(),
-                        path: template(&h.path, "path")?,
-                        body: h.body.as_deref().map(|b| template(b, "body")).transpose()?,
-                        headers: HeaderBlock { block, has_host },
-                        expect_status: h.expect_status.clone(),
-                    }
+                    has_host |= name.eq_ignore_ascii_case("host");
+                    block.extend_from_slice(format!("{name}: {}\r\n", value.trim()).as_bytes());
                 }
-                RequestKind::Tcp(t) => {
-                    if t.send.is_empty() {
-                        return bad(format!("request {}: tcp.send is empty", i + 1));
-                    }
-                    if t.expect.contains('\n') {
-                        return bad(format!("request {}: tcp.expect must fit on one line", i + 1));
-                    }
-                    CompiledRequest::Tcp {
-                        send: template(&t.send, "tcp.send")?,
-                        expect: t.expect.as_bytes().to_vec(),
-                    }
+                if let Some(s) = h.expect_status.iter().find(|s| !(100..=599).contains(*s)) {
+                    return bad(format!("request {}: expect_status {s} is not an HTTP status (100–599)", i + 1));
                 }
-            });
-        }
-        let mut names = std::collections::BTreeSet::new();
-        for p in &self.phases {
-            if p.end <= p.start {
-                return bad(format!("phase `{}`: end must be after start", p.name));
+                CompiledRequest::Http {
+                    method: h.method.clone(),
+                    path: template(&h.path, "path")?,
+                    body: h.body.as_deref().map(|b| template(b, "body")).transpose()?,
+                    headers: HeaderBlock { block, has_host },
+                    expect_status: h.expect_status.clone(),
+                }
             }
-            if !names.insert(p.name.as_str()) {
-                return bad(format!("phase `{}` is named twice", p.name));
+            RequestKind::Tcp(t) => {
+                if t.send.is_empty() {
+                    return bad(format!("request {}: tcp.send is empty", i + 1));
+                }
+                if t.expect.contains('\n') {
+                    return bad(format!("request {}: tcp.expect must fit on one line", i + 1));
+                }
+                CompiledRequest::Tcp {
+                    send: template(&t.send, "tcp.send")?,
+                    expect: t.expect.as_bytes().to_vec(),
+                }
             }
-        }
-        Ok(Compiled {
-            protocol: protocol.unwrap_or(Protocol::Http),
-            requests,
-            cumulative,
-            total_weight: total,
-        })
+        });
     }
+    let mut names = std::collections::BTreeSet::new();
+    for p in &plan.phases {
+        if p.end <= p.start {
+            return bad(format!("phase `{}`: end must be after start", p.phase));
+        }
+        if !names.insert(p.phase) {
+            return bad(format!("phase `{}` is named twice", p.phase));
+        }
+    }
+    Ok(Compiled {
+        protocol: protocol.unwrap_or(Protocol::Http),
+        requests,
+        cumulative,
+        total_weight: total,
+    })
 }
 
 /// The protocol a load speaks.
@@ -364,24 +202,10 @@ impl Compiled {
     }
 }
 
-/// Serde for durations as (fractional) seconds.
-pub(crate) mod seconds {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let secs = f64::deserialize(d)?;
-        Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn plan() -> LoadPlan {
@@ -395,7 +219,7 @@ mod tests {
             weight: 3,
             ..p.requests[0].clone()
         });
-        let c = p.compile().unwrap();
+        let c = compile(&p).unwrap();
         let picks: Vec<usize> = (0..8).map(|s| c.pick(s)).collect();
         assert_eq!(picks, [0, 1, 1, 1, 0, 1, 1, 1]);
     }
@@ -472,7 +296,7 @@ mod tests {
             (
                 Box::new(|p| {
                     p.phases = vec![PhaseWindow {
-                        name: "a".into(),
+                        phase: qualify_model::Phase::During,
                         start: Duration::from_secs(2),
                         end: Duration::from_secs(1),
                     }]
@@ -483,7 +307,7 @@ mod tests {
         for (edit, expected) in cases {
             let mut p = plan();
             edit(&mut p);
-            let err = p.compile().unwrap_err().to_string();
+            let err = compile(&p).unwrap_err().to_string();
             assert!(err.contains(expected), "{err} should contain {expected}");
         }
     }

@@ -10,9 +10,7 @@ use hdrhistogram::Histogram;
 
 use crate::error::LoadError;
 use crate::plan::PhaseWindow;
-use crate::report::{
-    ErrorClass, ErrorCounts, LatencySummary, PhaseReport, ScheduleLag, TimelineSecond, Writes,
-};
+use crate::report::{ErrorClass, ErrorCounts, PhaseReport, ScheduleLag, TimelineSecond, Writes};
 
 /// How a request ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -308,7 +306,7 @@ impl Recorder {
     }
 
     pub fn schedule_lag(&self) -> ScheduleLag {
-        let s = LatencySummary::of(&self.lag);
+        let s = crate::report::summary_of(&self.lag);
         ScheduleLag {
             dispatched: self.lag_dispatched,
             late: self.lag_late,
@@ -379,7 +377,7 @@ impl Recorder {
         self.phases
             .iter()
             .map(|p| PhaseReport {
-                name: p.window.name.clone(),
+                phase: p.window.phase,
                 start_seconds: p.window.start.as_secs_f64(),
                 end_seconds: p.window.end.as_secs_f64(),
                 sent: p.counts.sent,
@@ -389,8 +387,8 @@ impl Recorder {
                 shed: p.counts.shed,
                 errors: p.counts.errors,
                 peak_in_flight: p.peak_in_flight,
-                corrected: LatencySummary::of(&p.corrected),
-                uncorrected: LatencySummary::of(&p.uncorrected),
+                corrected: crate::report::summary_of(&p.corrected),
+                uncorrected: crate::report::summary_of(&p.uncorrected),
             })
             .collect()
     }
@@ -399,6 +397,7 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qualify_model::Phase;
 
     #[test]
     fn events_go_to_the_measured_counts_phases_and_timeline() {
@@ -408,12 +407,12 @@ mod tests {
         let ms = Duration::from_millis;
         let phases = [
             PhaseWindow {
-                name: "before".into(),
+                phase: Phase::Before,
                 start: s(0),
                 end: s(1),
             },
             PhaseWindow {
-                name: "after".into(),
+                phase: Phase::After,
                 start: s(1),
                 end: s(3),
             },
@@ -492,7 +491,7 @@ mod tests {
         let s = Duration::from_secs;
         let ms = Duration::from_millis;
         let phases = [PhaseWindow {
-            name: "all".into(),
+            phase: Phase::During,
             start: s(0),
             end: s(9),
         }];

@@ -1,356 +1,37 @@
-//! [`LoadReport`]: what a load run measured, in the receipt's shape — counts, errors by class,
-//! corrected and uncorrected latency summaries (seconds), the corrected HdrHistogram (V2
-//! deflate, base64), a per-second timeline, per-phase statistics, the optional write record and
-//! the generator's own cost and saturation. Also the histogram encoding helpers.
-
-use std::collections::BTreeMap;
-use std::fmt;
+//! The histograms behind a [`LoadReport`] (the vocabulary's, `qualify_model::load`, re-exported
+//! here): HdrHistogram V2 deflate, base64 encoding and decoding, and latency summaries of a
+//! histogram in seconds.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
-use serde::{Deserialize, Serialize};
 
-use crate::seqset::SeqSet;
+pub use qualify_model::load::{
+    ErrorClass, ErrorCounts, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency,
+    LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond, Writes,
+};
 
-/// How the corrected histogram is encoded in [`Latency::corrected_histogram`].
-pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
-/// The unit of the histogram's values.
-pub const HISTOGRAM_UNIT: &str = "microseconds";
-
-/// Why a request failed. `Status*` and `UnexpectedReply` are answers (the request completed);
-/// the rest never got one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorClass {
-    /// A 4xx status other than 429 that `expect_status` does not list.
-    #[serde(rename = "status_4xx")]
-    Status4xx,
-    #[serde(rename = "status_5xx")]
-    Status5xx,
-    #[serde(rename = "status_429")]
-    Status429,
-    /// No answer within the plan's timeout (connecting included).
-    Timeout,
-    /// The connection was refused: nothing listened on the port.
-    Refused,
-    /// The connection was reset or closed before the answer was complete.
-    Reset,
-    /// An answer that is not expected and not a 4xx/5xx: a status outside `expect_status`, or
-    /// a TCP reply line that does not start with `expect`.
-    UnexpectedReply,
-    Other,
-}
-
-impl ErrorClass {
-    pub const ALL: [ErrorClass; 8] = [
-        ErrorClass::Status4xx,
-        ErrorClass::Status5xx,
-        ErrorClass::Status429,
-        ErrorClass::Timeout,
-        ErrorClass::Refused,
-        ErrorClass::Reset,
-        ErrorClass::UnexpectedReply,
-        ErrorClass::Other,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorClass::Status4xx => "status_4xx",
-            ErrorClass::Status5xx => "status_5xx",
-            ErrorClass::Status429 => "status_429",
-            ErrorClass::Timeout => "timeout",
-            ErrorClass::Refused => "refused",
-            ErrorClass::Reset => "reset",
-            ErrorClass::UnexpectedReply => "unexpected_reply",
-            ErrorClass::Other => "other",
-        }
+/// The summary of a histogram of microseconds, in seconds.
+pub fn summary_of(h: &Histogram<u64>) -> LatencySummary {
+    if h.is_empty() {
+        return LatencySummary::default();
     }
-
-    /// Whether the class is an answer from the service (the request completed).
-    pub fn is_answer(self) -> bool {
-        matches!(
-            self,
-            ErrorClass::Status4xx
-                | ErrorClass::Status5xx
-                | ErrorClass::Status429
-                | ErrorClass::UnexpectedReply
-        )
+    let s = |us: u64| Some(us as f64 / 1e6);
+    LatencySummary {
+        count: h.len(),
+        p50: s(h.value_at_quantile(0.5)),
+        p90: s(h.value_at_quantile(0.9)),
+        p99: s(h.value_at_quantile(0.99)),
+        p999: s(h.value_at_quantile(0.999)),
+        max: s(h.max()),
+        mean: Some(h.mean() / 1e6),
     }
 }
 
-impl fmt::Display for ErrorClass {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Failed requests by class.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorCounts {
-    pub status_4xx: u64,
-    pub status_5xx: u64,
-    pub status_429: u64,
-    pub timeout: u64,
-    pub refused: u64,
-    pub reset: u64,
-    pub unexpected_reply: u64,
-    pub other: u64,
-}
-
-impl ErrorCounts {
-    pub fn add(&mut self, class: ErrorClass) {
-        *self.get_mut(class) += 1;
-    }
-
-    /// Add every count of `other`.
-    pub fn add_counts(&mut self, other: &ErrorCounts) {
-        for class in ErrorClass::ALL {
-            *self.get_mut(class) += other.get(class);
-        }
-    }
-
-    pub fn get(&self, class: ErrorClass) -> u64 {
-        match class {
-            ErrorClass::Status4xx => self.status_4xx,
-            ErrorClass::Status5xx => self.status_5xx,
-            ErrorClass::Status429 => self.status_429,
-            ErrorClass::Timeout => self.timeout,
-            ErrorClass::Refused => self.refused,
-            ErrorClass::Reset => self.reset,
-            ErrorClass::UnexpectedReply => self.unexpected_reply,
-            ErrorClass::Other => self.other,
-        }
-    }
-
-    fn get_mut(&mut self, class: ErrorClass) -> &mut u64 {
-        match class {
-            ErrorClass::Status4xx => &mut self.status_4xx,
-            ErrorClass::Status5xx => &mut self.status_5xx,
-            ErrorClass::Status429 => &mut self.status_429,
-            ErrorClass::Timeout => &mut self.timeout,
-            ErrorClass::Refused => &mut self.refused,
-            ErrorClass::Reset => &mut self.reset,
-            ErrorClass::UnexpectedReply => &mut self.unexpected_reply,
-            ErrorClass::Other => &mut self.other,
-        }
-    }
-
-    pub fn total(&self) -> u64 {
-        ErrorClass::ALL.iter().map(|c| self.get(*c)).sum()
-    }
-
-    /// `timeout 3, refused 1` for the classes that occurred, most frequent first.
-    pub fn describe(&self) -> String {
-        let mut seen: Vec<(ErrorClass, u64)> = ErrorClass::ALL
-            .iter()
-            .map(|c| (*c, self.get(*c)))
-            .filter(|(_, n)| *n > 0)
-            .collect();
-        seen.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
-        seen.iter()
-            .map(|(c, n)| format!("{c} {n}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// Latency percentiles in seconds (`None` when nothing completed).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
-    /// Requests whose latency was recorded (answers of every status).
-    pub count: u64,
-    pub p50: Option<f64>,
-    pub p90: Option<f64>,
-    pub p99: Option<f64>,
-    pub p999: Option<f64>,
-    pub max: Option<f64>,
-    pub mean: Option<f64>,
-}
-
-impl LatencySummary {
-    /// The summary of a histogram of microseconds.
-    pub fn of(h: &Histogram<u64>) -> LatencySummary {
-        if h.is_empty() {
-            return LatencySummary::default();
-        }
-        let s = |us: u64| Some(us as f64 / 1e6);
-        LatencySummary {
-            count: h.len(),
-            p50: s(h.value_at_quantile(0.5)),
-            p90: s(h.value_at_quantile(0.9)),
-            p99: s(h.value_at_quantile(0.99)),
-            p999: s(h.value_at_quantile(0.999)),
-            max: s(h.max()),
-            mean: Some(h.mean() / 1e6),
-        }
-    }
-
-    /// The value at quantile `q` as this summary holds it (`1.0` is the maximum).
-    pub fn at(&self, q: f64) -> Option<f64> {
-        match q {
-            q if q >= 1.0 => self.max,
-            q if q >= 0.999 => self.p999,
-            q if q >= 0.99 => self.p99,
-            q if q >= 0.9 => self.p90,
-            _ => self.p50,
-        }
-    }
-}
-
-/// Latency from the intended start (corrected) and from the actual send (uncorrected).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    pub corrected: LatencySummary,
-    pub uncorrected: LatencySummary,
-    /// The corrected histogram, [`HISTOGRAM_ENCODING`], values in [`HISTOGRAM_UNIT`].
-    pub corrected_histogram: String,
-    pub histogram_encoding: String,
-    pub histogram_unit: String,
-}
-
-/// One second of the run (`second` 0 is the first of the measured phase; the drain after the
-/// schedule adds rows). Counts are of measured requests, by the time the event happened: sent
-/// when sent, completed/errors when they ended; `p99` is the corrected p99 of the requests
-/// that completed in that second.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct TimelineSecond {
-    pub second: u32,
-    pub sent: u64,
-    pub completed: u64,
-    pub errors: u64,
-    pub p99: Option<f64>,
-}
-
-/// One named window's statistics (requests belong to the window of their intended start).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PhaseReport {
-    pub name: String,
-    pub start_seconds: f64,
-    pub end_seconds: f64,
-    pub sent: u64,
-    pub completed: u64,
-    pub succeeded: u64,
-    pub dropped: u64,
-    /// Answers that shed load (429, 503) among the phase's requests.
-    #[serde(default)]
-    pub shed: u64,
-    pub errors: ErrorCounts,
-    /// Most requests outstanding at once while the phase's requests were sent (at most
-    /// `max_in_flight`: the load's slots were full).
-    #[serde(default)]
-    pub peak_in_flight: u64,
-    pub corrected: LatencySummary,
-    pub uncorrected: LatencySummary,
-}
-
-/// Sequence numbers attempted and acknowledged (success answers), warmup included.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Writes {
-    pub attempted: SeqSet,
-    pub acknowledged: SeqSet,
-}
-
-/// How late the generator dispatched arrivals that found a free slot (its own lag).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct ScheduleLag {
-    /// Arrivals dispatched with a free slot (measured phase).
-    pub dispatched: u64,
-    /// Of those, dispatched more than [`crate::engine::LATE`] after they were due.
-    pub late: u64,
-    pub p50: Option<f64>,
-    pub p99: Option<f64>,
-    pub max: Option<f64>,
-}
-
-/// The generator's own cost, and whether it (not the service) limited the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Generator {
-    /// Event loops (threads) the load ran on.
-    pub threads: u32,
-    /// CPU time of the generator's threads (their whole event loops) over the run.
-    pub cpu_seconds: f64,
-    pub wall_seconds: f64,
-    /// The generator could not keep the schedule although slots were free (open model), or
-    /// was CPU-bound (closed model): the run is not evidence about the service.
-    pub saturated: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    pub schedule_lag: ScheduleLag,
-    pub connections_opened: u64,
-}
-
-/// Which model produced a report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ModelKind {
-    Open,
-    Closed,
-}
-
-/// Everything a load run measured. Counts are of the measured phase (intended start at or
-/// after the warmup); `completed` counts answers of every status, `succeeded` the expected
-/// ones; `errors` holds failed answers and requests without an answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadReport {
-    pub model: ModelKind,
-    /// Arrivals per second (open model).
-    pub offered_rate: Option<f64>,
-    /// Concurrent loops (closed model).
-    pub users: Option<u32>,
-    /// The planned measured phase.
-    pub duration_seconds: f64,
-    /// The measured phase as run: shorter when stopped or cancelled early.
-    pub measured_seconds: f64,
-    pub warmup_seconds: f64,
-    pub sent: u64,
-    pub completed: u64,
-    pub succeeded: u64,
-    /// Arrivals still waiting for a slot when the schedule ended (open model).
-    pub dropped: u64,
-    /// Answers 429 or 503: the service refused work it could not take.
-    pub shed: u64,
-    /// Answers per second that arrived during the measured phase (whatever the request's
-    /// intended start: in overload, the backlog of the warmup is answered then too).
-    pub achieved_rate: f64,
-    /// Successful answers per second that arrived during the measured phase.
-    pub throughput: f64,
-    pub errors: ErrorCounts,
-    /// The first message seen per error class (an unexpected reply line, an I/O error).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub error_examples: BTreeMap<ErrorClass, String>,
-    pub latency: Latency,
-    pub timeline: Vec<TimelineSecond>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub phases: Vec<PhaseReport>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub writes: Option<Writes>,
-    pub generator: Generator,
-    /// The run was cancelled (the caller's flag): in-flight requests were abandoned.
-    pub cancelled: bool,
-    /// The observer asked to stop before the schedule ended (seconds into the measured
-    /// phase; negative: during the warmup).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped_at_seconds: Option<f64>,
-}
-
-impl LoadReport {
-    /// Failed requests / requests sent (`None` when nothing was sent).
-    pub fn error_rate(&self) -> Option<f64> {
-        (self.sent > 0).then(|| self.errors.total() as f64 / self.sent as f64)
-    }
-
-    /// Dropped arrivals / arrivals scheduled (`None` when nothing was scheduled).
-    pub fn dropped_rate(&self) -> Option<f64> {
-        let scheduled = self.sent + self.dropped;
-        (scheduled > 0).then(|| self.dropped as f64 / scheduled as f64)
-    }
-
-    /// The corrected histogram, decoded (values in microseconds).
-    pub fn corrected_histogram(&self) -> Result<Histogram<u64>, String> {
-        decode_histogram(&self.latency.corrected_histogram)
-    }
+/// A report's corrected histogram, decoded (values in microseconds).
+pub fn corrected_histogram(report: &LoadReport) -> Result<Histogram<u64>, String> {
+    decode_histogram(&report.latency.corrected_histogram)
 }
 
 /// A histogram as HdrHistogram V2 deflate, base64 (the HdrHistogram log format's encoding).
@@ -402,11 +83,11 @@ mod tests {
     #[test]
     fn summaries_are_in_seconds() {
         let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
-        assert_eq!(LatencySummary::of(&h), LatencySummary::default());
+        assert_eq!(summary_of(&h), LatencySummary::default());
         for v in 1..=1000u64 {
             h.record(v * 1000).unwrap();
         }
-        let s = LatencySummary::of(&h);
+        let s = summary_of(&h);
         assert_eq!(s.count, 1000);
         let p50 = s.p50.unwrap();
         assert!((p50 - 0.5).abs() < 0.001, "{p50}");
@@ -430,6 +111,8 @@ mod tests {
 
 #[cfg(test)]
 pub(crate) mod tests_support {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     /// An open-model report at 100/s for 10 s: 1000 sent, 990 answered (980 ok, 10 5xx),

@@ -1,17 +1,17 @@
 //! The service cell's verdict (pure): from readiness, the load report, the judged SLOs and
-//! whether the service's process was still alive, one of the contract outcomes `ok`,
-//! `slo_violated`, `overloaded`, `unavailable`, or `generator_saturated` / `interrupted`
-//! (not evidence about the service) — or "the process ended": then the probe's classifier
-//! (crash, oom_killed, exit_failure, deadlock) decides.
+//! whether the service's process was still alive, one of the contract outcomes (the one
+//! [`Outcome`] enum) `ok`, `slo_violated`, `overloaded`, `unavailable`, or `interrupted` (not
+//! evidence about the service: the run was cancelled, or the load generator was the
+//! bottleneck) — or "the process ended": then the probe's classifier (crash, oom_killed,
+//! exit_failure, deadlock) decides.
 //!
 //! Order of the rules: never ready → `unavailable`; cancelled → `interrupted`; process ended
 //! → the probe decides; connections refused while alive → `unavailable`; generator saturated →
-//! `generator_saturated`; dropped arrivals, achieved < 90% of offered, or more than 1% of
-//! requests shed (429/503) → `overloaded`; an SLO not held → `slo_violated`; else `ok`.
+//! `interrupted` (detail: not evidence about the service); dropped arrivals, achieved < 90% of
+//! offered, or more than 1% of requests shed (429/503) → `overloaded`; an SLO not held →
+//! `slo_violated`; else `ok`.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
+use qualify_model::Outcome;
 
 use crate::report::LoadReport;
 use crate::slo::SloResult;
@@ -20,48 +20,6 @@ use crate::slo::SloResult;
 pub const KEPT_UP: f64 = 0.9;
 /// More than this fraction of requests answered 429/503 means the service shed load.
 pub const SHED_FRACTION: f64 = 0.01;
-
-/// A service cell's outcome, as the receipt spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ServiceOutcome {
-    Ok,
-    SloViolated,
-    Overloaded,
-    Unavailable,
-    /// The generator, not the service, limited the run: not evidence about the service.
-    GeneratorSaturated,
-    /// The run was cancelled: says nothing about the service.
-    Interrupted,
-}
-
-impl ServiceOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ServiceOutcome::Ok => "ok",
-            ServiceOutcome::SloViolated => "slo_violated",
-            ServiceOutcome::Overloaded => "overloaded",
-            ServiceOutcome::Unavailable => "unavailable",
-            ServiceOutcome::GeneratorSaturated => "generator_saturated",
-            ServiceOutcome::Interrupted => "interrupted",
-        }
-    }
-
-    /// Whether the outcome says something about the service (`false` for a saturated
-    /// generator or an interrupted run).
-    pub fn is_evidence(self) -> bool {
-        !matches!(
-            self,
-            ServiceOutcome::GeneratorSaturated | ServiceOutcome::Interrupted
-        )
-    }
-}
-
-impl fmt::Display for ServiceOutcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// What the verdict is decided from.
 #[derive(Debug, Clone, Copy)]
@@ -79,8 +37,10 @@ pub struct CellFacts<'a> {
 /// The decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// The service's outcome: `ok`, `slo_violated`, `overloaded`, `unavailable`, or
+    /// `interrupted` when the run is not evidence about the service.
     Service {
-        outcome: ServiceOutcome,
+        outcome: Outcome,
         detail: Option<String>,
     },
     /// The process ended during the load: the probe's own outcome stands.
@@ -88,7 +48,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn of(outcome: ServiceOutcome, detail: impl Into<Option<String>>) -> Verdict {
+    fn of(outcome: Outcome, detail: impl Into<Option<String>>) -> Verdict {
         Verdict::Service {
             outcome,
             detail: detail.into(),
@@ -96,7 +56,7 @@ impl Verdict {
     }
 
     /// The service outcome, if the verdict is one.
-    pub fn outcome(&self) -> Option<ServiceOutcome> {
+    pub fn outcome(&self) -> Option<Outcome> {
         match self {
             Verdict::Service { outcome, .. } => Some(*outcome),
             Verdict::ProcessEnded => None,
@@ -109,23 +69,29 @@ impl Verdict {
             Verdict::ProcessEnded => None,
         }
     }
+
+    /// Whether the verdict says something about the service (not for a cancelled run or a
+    /// saturated generator; when the process ended, the probe's own classification does).
+    pub fn is_evidence(&self) -> bool {
+        self.outcome() != Some(Outcome::Interrupted)
+    }
 }
 
 /// Decide a service cell (see the module's rule order).
 pub fn decide(facts: &CellFacts<'_>) -> Verdict {
     if let Some(why) = facts.not_ready {
-        return Verdict::of(ServiceOutcome::Unavailable, format!("never ready: {why}"));
+        return Verdict::of(Outcome::Unavailable, format!("never ready: {why}"));
     }
     let Some(r) = facts.report else {
         return if facts.process_alive {
-            Verdict::of(ServiceOutcome::Ok, None)
+            Verdict::of(Outcome::Ok, None)
         } else {
             Verdict::ProcessEnded
         };
     };
     if r.cancelled {
         return Verdict::of(
-            ServiceOutcome::Interrupted,
+            Outcome::Interrupted,
             "the load was cancelled before it ended".to_string(),
         );
     }
@@ -134,7 +100,7 @@ pub fn decide(facts: &CellFacts<'_>) -> Verdict {
     }
     if r.errors.refused > 0 {
         return Verdict::of(
-            ServiceOutcome::Unavailable,
+            Outcome::Unavailable,
             format!(
                 "{} of {} requests were refused a connection while the service's process was alive",
                 r.errors.refused, r.sent
@@ -142,16 +108,20 @@ pub fn decide(facts: &CellFacts<'_>) -> Verdict {
         );
     }
     if r.generator.saturated {
+        let why = r
+            .generator
+            .detail
+            .as_deref()
+            .unwrap_or("the load generator could not keep its schedule");
         return Verdict::of(
-            ServiceOutcome::GeneratorSaturated,
-            r.generator
-                .detail
-                .clone()
-                .unwrap_or_else(|| "the load generator could not keep its schedule".to_string()),
+            Outcome::Interrupted,
+            format!(
+                "not evidence about the service: the load generator was the bottleneck ({why})"
+            ),
         );
     }
     if let Some(detail) = overload(r) {
-        return Verdict::of(ServiceOutcome::Overloaded, detail);
+        return Verdict::of(Outcome::Overloaded, detail);
     }
     let failed: Vec<String> = facts
         .slos
@@ -160,9 +130,9 @@ pub fn decide(facts: &CellFacts<'_>) -> Verdict {
         .map(SloResult::describe)
         .collect();
     if !failed.is_empty() {
-        return Verdict::of(ServiceOutcome::SloViolated, failed.join("; "));
+        return Verdict::of(Outcome::SloViolated, failed.join("; "));
     }
-    Verdict::of(ServiceOutcome::Ok, None)
+    Verdict::of(Outcome::Ok, None)
 }
 
 /// Why the service did not keep up, if it did not.
@@ -243,21 +213,14 @@ mod tests {
     #[test]
     fn verdict_table() {
         type Edit = fn(&mut LoadReport);
-        type Row = (
-            &'static str,
-            Edit,
-            Slo,
-            bool,
-            Option<ServiceOutcome>,
-            &'static str,
-        );
+        type Row = (&'static str, Edit, Slo, bool, Option<Outcome>, &'static str);
         let table: [Row; 11] = [
             (
                 "healthy",
                 |_| {},
                 p99_under(0.2),
                 true,
-                Some(ServiceOutcome::Ok),
+                Some(Outcome::Ok),
                 "",
             ),
             (
@@ -265,7 +228,7 @@ mod tests {
                 |_| {},
                 p99_under(0.1),
                 true,
-                Some(ServiceOutcome::SloViolated),
+                Some(Outcome::SloViolated),
                 "latency_p99 = 150 ms, limit max 100 ms",
             ),
             (
@@ -276,7 +239,7 @@ mod tests {
                 },
                 p99_under(0.2),
                 true,
-                Some(ServiceOutcome::SloViolated),
+                Some(Outcome::SloViolated),
                 "error_rate = 3.00%, limit max 1.00%",
             ),
             (
@@ -284,7 +247,7 @@ mod tests {
                 |r| r.dropped = 3,
                 p99_under(0.2),
                 true,
-                Some(ServiceOutcome::Overloaded),
+                Some(Outcome::Overloaded),
                 "3 arrivals dropped",
             ),
             (
@@ -295,7 +258,7 @@ mod tests {
                 },
                 p99_under(0.2),
                 true,
-                Some(ServiceOutcome::Overloaded),
+                Some(Outcome::Overloaded),
                 "answered 85.0/s of 100.0/s offered (85%); errors: timeout 150",
             ),
             (
@@ -303,7 +266,7 @@ mod tests {
                 |r| r.achieved_rate = 90.0,
                 p99_under(0.2),
                 true,
-                Some(ServiceOutcome::Ok),
+                Some(Outcome::Ok),
                 "",
             ),
             (
@@ -314,7 +277,7 @@ mod tests {
                 },
                 p99_under(0.2),
                 true,
-                Some(ServiceOutcome::Overloaded),
+                Some(Outcome::Overloaded),
                 "shed load: 200 of 1000 requests answered 429/503",
             ),
             (
@@ -322,7 +285,7 @@ mod tests {
                 |r| r.errors.refused = 4,
                 p99_under(0.2),
                 true,
-                Some(ServiceOutcome::Unavailable),
+                Some(Outcome::Unavailable),
                 "4 of 1000 requests were refused",
             ),
             (
@@ -342,8 +305,8 @@ mod tests {
                 },
                 p99_under(0.1),
                 true,
-                Some(ServiceOutcome::GeneratorSaturated),
-                "late",
+                Some(Outcome::Interrupted),
+                "not evidence about the service: the load generator was the bottleneck (late)",
             ),
             (
                 "cancelled",
@@ -353,7 +316,7 @@ mod tests {
                 },
                 p99_under(0.1),
                 false,
-                Some(ServiceOutcome::Interrupted),
+                Some(Outcome::Interrupted),
                 "cancelled",
             ),
         ];
@@ -379,7 +342,7 @@ mod tests {
             slos: &[],
             process_alive: true,
         });
-        assert_eq!(v.outcome(), Some(ServiceOutcome::Unavailable));
+        assert_eq!(v.outcome(), Some(Outcome::Unavailable));
         assert_eq!(
             v.detail(),
             Some("never ready: no answer 2xx on /healthz within 20 s")
@@ -390,7 +353,7 @@ mod tests {
             slos: &[],
             process_alive: alive,
         };
-        assert_eq!(decide(&facts(true)).outcome(), Some(ServiceOutcome::Ok));
+        assert_eq!(decide(&facts(true)).outcome(), Some(Outcome::Ok));
         assert_eq!(decide(&facts(false)), Verdict::ProcessEnded);
     }
 
@@ -399,11 +362,9 @@ mod tests {
         let mut r = healthy();
         r.offered_rate = None;
         r.achieved_rate = 1.0;
-        assert_eq!(
-            decide_with(&r, &[], true).outcome(),
-            Some(ServiceOutcome::Ok)
-        );
-        assert!(!ServiceOutcome::GeneratorSaturated.is_evidence());
-        assert!(ServiceOutcome::Overloaded.is_evidence());
+        assert_eq!(decide_with(&r, &[], true).outcome(), Some(Outcome::Ok));
+        assert!(decide_with(&r, &[], true).is_evidence());
+        r.generator.saturated = true;
+        assert!(!decide_with(&r, &[], true).is_evidence());
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use qualify_load::{ErrorClass, Flow, LoadPlan, Model, PhaseWindow, run};
+use qualify_load::{ErrorClass, Flow, LoadPlan, Model, Phase, PhaseWindow, run};
 
 fn set_plan(rate: f64, pad: usize) -> LoadPlan {
     LoadPlan::tcp_line(
@@ -60,15 +60,16 @@ fn a_paused_server_shows_in_the_corrected_latency_only() {
     // Few slots: during the pause they fill at once and later arrivals wait for a slot
     // (as a closed-loop generator's would), unsent.
     plan.max_in_flight = 4;
-    let window = |name: &str, from: u64, to: u64| PhaseWindow {
-        name: name.into(),
+    let window = |phase: Phase, from: u64, to: u64| PhaseWindow {
+        phase,
         start: Duration::from_millis(from),
         end: Duration::from_millis(to),
     };
     plan.phases = vec![
-        window("before", 0, 1000),
-        window("paused", 1000, 2000),
-        window("after", 2200, 4000),
+        window(Phase::Before, 0, 1000),
+        // The pause is the fault: its window is `during`.
+        window(Phase::During, 1000, 2000),
+        window(Phase::After, 2200, 4000),
     ];
     let (mut stopped, mut resumed) = (false, false);
     let r = run(&plan, server.addr, &AtomicBool::new(false), &mut |p| {
@@ -108,8 +109,12 @@ fn a_paused_server_shows_in_the_corrected_latency_only() {
         u.p99.unwrap() * 5.0 < c.p99.unwrap(),
         "uncorrected {u:?} vs corrected {c:?}"
     );
-    let phase = |name: &str| r.phases.iter().find(|p| p.name == name).unwrap();
-    let (before, paused, after) = (phase("before"), phase("paused"), phase("after"));
+    let phase = |phase: Phase| r.phases.iter().find(|p| p.phase == phase).unwrap();
+    let (before, paused, after) = (
+        phase(Phase::Before),
+        phase(Phase::During),
+        phase(Phase::After),
+    );
     assert!(paused.corrected.p50.unwrap() >= 0.2, "{paused:#?}");
     assert!(
         before.corrected.p99.unwrap() < paused.corrected.p50.unwrap(),

@@ -3,28 +3,44 @@
 //! converting between copies: [`ClaimLevel`], [`AxisKind`] and [`Dimension`]; axis values and
 //! cell parameters ([`Value`], [`Params`]); a metric's direction ([`Better`]) and location
 //! estimator ([`Estimator`]); how often a cell is measured ([`Repeat`]); how a run ended
-//! ([`Outcome`], with the one table renderers draw outcomes with); the environment a claim is
+//! ([`Outcome`], with the one table renderers draw outcomes with) and the probe's verdict that
+//! carries it ([`ProbeResult`]: [`Flag`], [`TimeoutKind`], [`Limits`], [`Enforcement`]); the
+//! environment a claim is
 //! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
-//! objectives ([`Slo`], [`SloMetric`]); and one digest format ([`sha256_hex`]).
+//! objectives ([`Slo`], [`SloMetric`], [`SloResult`]); a service cell's load and what it
+//! measured ([`load`]: [`LoadPlan`], [`LoadReport`]); one grammar for durations, sizes and rates ([`units`]);
+//! and one digest format ([`sha256_hex`]).
 
 mod axis;
 mod better;
 mod claim;
 pub mod digest;
+pub mod enforcement;
 mod estimator;
+pub mod fault;
+pub mod limits;
+pub mod load;
 pub mod outcome;
 mod repeat;
-mod slo;
+pub mod result;
+pub mod slo;
 pub mod target;
+pub mod units;
 mod value;
 
 pub use axis::{AxisKind, Dimension};
 pub use better::Better;
 pub use claim::{ClaimLevel, Headroom};
 pub use digest::sha256_hex;
+pub use enforcement::{Enforcement, SandboxEnforcement, Strength};
 pub use estimator::Estimator;
+pub use fault::{Fault, FaultRecord, Phase, Window};
+pub use limits::{Limits, Progress};
+pub use load::{LoadPlan, LoadReport, ServiceLoad};
 pub use outcome::Outcome;
 pub use repeat::Repeat;
-pub use slo::{BoundKind, Slo, SloMetric};
+pub use result::{Flag, ProbeResult, TimeoutKind};
+pub use slo::{BoundKind, Slo, SloMetric, SloResult};
 pub use target::{Bound, Harder, Target};
+pub use units::{format_bytes, parse_duration, parse_size};
 pub use value::{Params, Value};

@@ -1,7 +1,8 @@
 //! Service-level objectives: the metrics an `[[slo]]` can bound ([`SloMetric`], with their
 //! contract strings and units) and one objective ([`Slo`]: a metric and a `max` or `min`
-//! limit). The spec parses them, the load generator's verdict evaluates them; both use these
-//! types, so a metric name is spelled in one place.
+//! limit) and one objective judged ([`SloResult`], in the receipt's `load.slo`). The spec parses
+//! them, the load generator's verdict evaluates them; both use these types, so a metric name is
+//! spelled in one place.
 
 use std::fmt;
 use std::str::FromStr;
@@ -150,6 +151,59 @@ pub struct Slo {
     pub metric: SloMetric,
     pub bound: BoundKind,
     pub limit: f64,
+}
+
+/// One objective, judged.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SloResult {
+    pub metric: SloMetric,
+    pub bound: BoundKind,
+    pub limit: f64,
+    /// `None` when the run measured nothing the metric could be computed from (no answer for
+    /// a latency, nothing sent for a rate): the objective is then not held.
+    pub value: Option<f64>,
+    pub held: bool,
+    /// Added by qualify (no `error_rate` objective was declared).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub implicit: bool,
+}
+
+impl SloResult {
+    /// `latency_p99 = 350 ms, limit max 200 ms`.
+    pub fn describe(&self) -> String {
+        let value = self.value.map_or_else(
+            || "not measured".to_string(),
+            |v| format_value(self.metric, v),
+        );
+        format!(
+            "{} = {value}, limit {} {}",
+            self.metric,
+            self.bound,
+            format_value(self.metric, self.limit)
+        )
+    }
+}
+
+/// A metric's value for people: milliseconds, percent or per second.
+pub fn format_value(metric: SloMetric, v: f64) -> String {
+    match metric.unit() {
+        "s" => format!("{} ms", round(v * 1e3)),
+        "fraction" => format!("{}%", round(v * 100.0)),
+        _ => format!("{}/s", round(v)),
+    }
+}
+
+fn round(v: f64) -> String {
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else if v.abs() >= 1.0 {
+        2
+    } else {
+        3
+    };
+    format!("{v:.digits$}")
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use qualify_probe::{Outcome, ProbeResult, Strength, TimeoutKind, format_bytes};
+use qualify_model::{Outcome, ProbeResult, Strength, TimeoutKind, format_bytes};
 use serde::Serialize;
 use serde_json::{Value, json};
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-use qualify_probe::{Outcome, ProbeResult};
+use qualify_model::{Outcome, ProbeResult};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{Plan, SearchSpec};

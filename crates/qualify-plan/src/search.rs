@@ -39,7 +39,7 @@
 
 use std::collections::BTreeSet;
 
-use qualify_probe::Outcome;
+use qualify_model::Outcome;
 
 /// The assumption a boundary rests on, in the words a receipt can quote.
 pub const MONOTONICITY_ASSUMPTION: &str = "along a searched axis, with the other axes fixed, \

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use qualify_probe::{Enforcement, Limits, Outcome, ProbeResult, Strength};
+use qualify_model::{Enforcement, Limits, Outcome, ProbeResult, Strength};
 
 use crate::*;
 
@@ -41,7 +41,7 @@ fn result(outcome: Outcome) -> ProbeResult {
         runs: None,
         distinct_outputs: None,
         load: None,
-        faults: None,
+        faults: Vec::new(),
     }
 }
 

@@ -74,6 +74,18 @@ impl ProbeSpec {
             sandbox: Sandbox::default(),
         }
     }
+
+    /// The result of this probe when it never started because qualify was stopping (or its
+    /// executor could not take it): outcome `interrupted`, nothing measured, nothing enforced.
+    /// It is recorded, never taken as evidence about the artifact.
+    pub fn not_run(&self, detail: impl Into<String>) -> ProbeResult {
+        ProbeResult::unobserved(
+            Outcome::Interrupted,
+            detail,
+            Enforcement::none(self.backend.to_string()),
+            self.limits.clone(),
+        )
+    }
 }
 
 /// Set to `true` to stop a running probe: the tree is killed and the result says `interrupted`.

@@ -713,7 +713,7 @@ pub(crate) fn run_with(
         runs: None,
         distinct_outputs: None,
         load: None,
-        faults: None,
+        faults: Vec::new(),
     })
 }
 

@@ -577,8 +577,8 @@ fn the_signature_line_says_what_the_caller_checked() {
 // ---------------------------------------------------------------------------------------------
 // Faults
 
-/// The Faults section reads what `qualify_evidence::faults` writes: every column of a record
-/// built with the evidence crate's own types shows up.
+/// The Faults section reads what `qualify_model::FaultRecord` writes (re-exported by
+/// `qualify_evidence::faults`): every column of a record built with those types shows up.
 #[test]
 fn the_faults_section_reads_what_the_evidence_crate_writes() {
     use qualify_evidence::faults::*;
@@ -617,6 +617,7 @@ fn the_faults_section_reads_what_the_evidence_crate_writes() {
         writes: Some(WritesRecord {
             acknowledged: 4812,
             lost: 2,
+            unread: 3,
             first_lost: vec![17, 18],
             ..WritesRecord::default()
         }),
@@ -626,7 +627,7 @@ fn the_faults_section_reads_what_the_evidence_crate_writes() {
         "tested": {"axes": [{"name": "rps"}, {"name": "db_fault"}]},
         "cells": [
             {"params": {"db_fault": "down", "rps": 200},
-             "result": {"outcome": "lost_writes", "faults": to_value(&[record])}},
+             "result": {"outcome": "lost_writes", "faults": serde_json::to_value([&record]).unwrap()}},
             {"params": {"db_fault": "none", "rps": 200}, "result": {"outcome": "ok"}}
         ]
     }});
@@ -640,7 +641,7 @@ fn the_faults_section_reads_what_the_evidence_crate_writes() {
         "| db | down | retry_storm | 1.25 s | 1× / 11× / 1.5× |",
         "| 10 connections, all busy, requests queued |",
         "| SIGKILL at 5 s: ready after 1.4 s, 37 errors |",
-        "| 2 of 4812 acknowledged lost (first: 17, 18) |",
+        "| 2 of 4812 acknowledged lost (first: 17, 18), 3 not read back |",
         "| ❌ lost_writes | retried 11.0× per request |",
     ] {
         assert!(row.contains(part), "`{part}` not in {row}");

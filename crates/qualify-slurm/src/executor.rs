@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use qualify_probe::{Limits, ProbeResult};
+use qualify_model::{Limits, ProbeResult};
 
 use crate::job::{CellFiles, CellJob, Resources, Topology, array_script, cell_script};
 use crate::lease::LeaseWriter;

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use qualify_probe::Limits;
+use qualify_model::Limits;
 
 /// Memory Slurm grants beyond the probe's ceiling, for `qualify probe` itself and the shell.
 pub const MEM_MARGIN_BYTES: u64 = 64 << 20;

@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use qualify_probe::{Enforcement, Limits, Outcome, ProbeResult, Strength};
+use qualify_model::{Enforcement, Limits, Outcome, ProbeResult, Strength};
 use serde_json::{Value, json};
 
 use crate::job::Topology;

@@ -3,7 +3,7 @@
 //! `scale` and `step`. `search = "boundary"` asks for the failure boundary instead of a sweep
 //! and needs an ordered numeric axis. An axis of kind `memory` holds sizes (in bytes) and sets
 //! the memory ceiling of each cell. An axis of kind `fault` lists faults (`none`,
-//! `latency(200ms)`, `down`, … — [`qualify_faults::Fault`]'s grammar) put on the `[[dependency]]`
+//! `latency(200ms)`, `down`, … — [`qualify_model::Fault`]'s grammar) put on the `[[dependency]]`
 //! its `dependency` key names; its values are kept in canonical form, parsed once here
 //! ([`Axis::fault`]). A parse error points inside the string.
 
@@ -16,7 +16,7 @@ use toml::Spanned;
 use crate::check::{Checker, describe};
 use crate::range::{Number, NumericRange, Scale};
 use crate::template::is_placeholder_name;
-use qualify_faults::Fault;
+use qualify_model::Fault;
 
 /// The most points a swept range (one without `search`) may expand to.
 pub const MAX_SWEEP_POINTS: usize = 1000;

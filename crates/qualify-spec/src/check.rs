@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 
+use qualify_model::units::{self, Quantity};
 use toml::{Spanned, Value};
 
 use crate::error::{Diagnostic, diagnostic_at};
@@ -87,12 +88,12 @@ impl<'a> Checker<'a> {
 
     /// A memory size: a size string (`512MiB`, `1.5G`) or a positive integer (bytes).
     pub fn size(&mut self, value: &Spanned<Value>) -> Option<u64> {
-        let hint = "expected a size such as 512M, 256MiB, 1.5G or 1000000 (bytes)";
+        let hint = Quantity::Size.hint();
         match value.get_ref() {
-            Value::String(text) => match qualify_probe::parse_size(text) {
+            Value::String(text) => match units::parse_size(text) {
                 Ok(bytes) => Some(bytes),
-                Err(message) => {
-                    self.error(value.span(), message);
+                Err(e) => {
+                    self.error(value.span(), e.to_string());
                     None
                 }
             },
@@ -116,13 +117,13 @@ impl<'a> Checker<'a> {
 
     /// A duration: a duration string (`30s`, `2m`) or a positive number of seconds.
     pub fn duration(&mut self, value: &Spanned<Value>) -> Option<Duration> {
-        let hint = "expected a duration such as 30s, 2m, 1h30m or 500ms";
+        let hint = Quantity::Duration.hint();
         let seconds = match value.get_ref() {
             Value::String(text) => {
-                return match qualify_probe::parse_duration(text) {
+                return match units::parse_duration_or_seconds(text) {
                     Ok(d) => Some(d),
-                    Err(message) => {
-                        self.error(value.span(), message);
+                    Err(e) => {
+                        self.error(value.span(), e.to_string());
                         None
                     }
                 };

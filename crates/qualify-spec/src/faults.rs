@@ -31,6 +31,16 @@ pub struct Faults {
     pub recover_within: Duration,
 }
 
+impl Faults {
+    /// The fault window (offsets in the measured phase).
+    pub fn window(&self) -> qualify_model::Window {
+        qualify_model::Window {
+            start: self.start,
+            end: self.end,
+        }
+    }
+}
+
 fn seconds<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
@@ -100,7 +110,7 @@ pub(crate) fn check(
         // `spec.rs` reports the missing [load] once.
         return faults;
     };
-    let duration = load.duration;
+    let duration = load.plan.duration;
     let at = ck.position(load_span.start);
     if s >= duration || e > duration {
         let outside = if s >= duration { start } else { end };

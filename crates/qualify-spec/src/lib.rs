@@ -54,7 +54,7 @@ pub use performance::{
     MIN_ROUNDS, PerfExpect, PerfMetric, PerfReference, Performance, Repeat, SERVICE_METRICS,
     is_service_metric,
 };
-pub use qualify_faults::Fault;
+pub use qualify_model::Fault;
 pub use qualify_model::{BoundKind, Slo, SloMetric};
 pub use range::{Number, NumericRange, Points, Scale};
 pub use recovery::{DEFAULT_READY_WITHIN, Recovery, Writes};

@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize, Serializer};
+use qualify_model::load::{HttpRequest, LoadPlan, Model, RequestKind, RequestTemplate, TcpRequest};
+use serde::{Deserialize, Serialize};
 use toml::{Spanned, Value};
 
 use crate::axis::{Axis, AxisKind, Domain};
@@ -30,22 +31,15 @@ pub const DEFAULT_MAX_IN_FLIGHT: u32 = 256;
 /// The largest `{pad:N}`: 16 MiB.
 pub const MAX_PAD: usize = 16 << 20;
 
-/// The checked `[load]` table.
+/// The checked `[load]` table: the plan every cell runs, and where its rate or users come from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Load {
-    pub model: LoadModel,
+    /// The load as checked. Its model carries the fixed amount, or 1 as a stand-in for the
+    /// load axis's value ([`Load::plan_for`] fills it per cell); `phases` and `record_writes`
+    /// are the runner's (fault windows, `[recovery] writes`).
+    pub plan: LoadPlan,
     /// Open model: arrivals per second; closed model: users.
     pub amount: Amount,
-    #[serde(rename = "duration_seconds", serialize_with = "seconds")]
-    pub duration: Duration,
-    #[serde(rename = "warmup_seconds", serialize_with = "seconds")]
-    pub warmup: Duration,
-    #[serde(rename = "timeout_seconds", serialize_with = "seconds")]
-    pub timeout: Duration,
-    pub max_in_flight: u32,
-    /// Event loops (threads) the generator runs on.
-    pub threads: u32,
-    pub requests: Vec<LoadRequest>,
 }
 
 impl Load {
@@ -57,6 +51,14 @@ impl Load {
         }
     }
 
+    /// The load model (`model = "open" | "closed"`).
+    pub fn model(&self) -> LoadModel {
+        match self.plan.model {
+            Model::Open { .. } => LoadModel::Open,
+            Model::Closed { .. } => LoadModel::Closed,
+        }
+    }
+
     /// The cell's rate (open) or users (closed): the fixed number, or the load axis's value in
     /// `params` (`None` when `params` lacks it or it is not a number).
     pub fn amount_for(&self, params: &qualify_model::Params) -> Option<f64> {
@@ -64,6 +66,25 @@ impl Load {
             Amount::Fixed(x) => Some(*x),
             Amount::Axis(name) => params.get(name).and_then(AxisValue::as_f64),
         }
+    }
+
+    /// The cell's load plan: the checked plan with the cell's rate or users (`None` when the
+    /// cell's amount is unknown).
+    pub fn plan_for(&self, params: &qualify_model::Params) -> Option<LoadPlan> {
+        let amount = self.amount_for(params)?;
+        let mut plan = self.plan.clone();
+        plan.model = model(self.model(), amount);
+        Some(plan)
+    }
+}
+
+/// The generator's model for `amount` (users rounded, at least 1).
+fn model(kind: LoadModel, amount: f64) -> Model {
+    match kind {
+        LoadModel::Open => Model::Open { rate: amount },
+        LoadModel::Closed => Model::Closed {
+            users: amount.round().clamp(1.0, f64::from(u32::MAX)) as u32,
+        },
     }
 }
 
@@ -82,35 +103,13 @@ pub enum Amount {
     Axis(String),
 }
 
-/// One `[[load.request]]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LoadRequest {
-    pub weight: u32,
-    #[serde(flatten)]
-    pub kind: LoadRequestKind,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadRequestKind {
-    Http(HttpLoadRequest),
-    Tcp { send: String, expect: String },
-}
-
-/// An HTTP/1.1 request to `http://127.0.0.1:{port}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HttpLoadRequest {
-    pub method: String,
-    pub path: String,
-    pub body: Option<String>,
-    pub headers: BTreeMap<String, String>,
-    /// Statuses that count as success; empty: 200–399.
-    pub expect_status: Vec<u16>,
-}
-
-fn seconds<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
-}
+/// One `[[load.request]]`: the load generator's weighted template.
+pub type LoadRequest = RequestTemplate;
+/// HTTP or a TCP line protocol.
+pub type LoadRequestKind = RequestKind;
+/// An HTTP/1.1 request to `http://127.0.0.1:{port}` (statuses that count as success: empty
+/// means 200–399).
+pub type HttpLoadRequest = HttpRequest;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -274,7 +273,7 @@ pub(crate) fn check(
         let Some(request) = check_request(r.into_inner(), request_span.clone(), axes, ck) else {
             continue;
         };
-        let is_tcp = |r: &LoadRequest| matches!(r.kind, LoadRequestKind::Tcp { .. });
+        let is_tcp = |r: &LoadRequest| matches!(r.kind, RequestKind::Tcp(_));
         if let Some(first) = requests.first()
             && is_tcp(first) != is_tcp(&request)
         {
@@ -286,15 +285,24 @@ pub(crate) fn check(
         }
         requests.push(request);
     }
+    let amount = amount.unwrap_or(Amount::Fixed(1.0));
+    let fixed = match &amount {
+        Amount::Fixed(x) => *x,
+        Amount::Axis(_) => 1.0,
+    };
     let load = Load {
-        model,
-        amount: amount.unwrap_or(Amount::Fixed(1.0)),
-        duration,
-        warmup,
-        timeout,
-        max_in_flight,
-        threads,
-        requests,
+        plan: LoadPlan {
+            model: self::model(model, fixed),
+            duration,
+            warmup,
+            timeout,
+            max_in_flight,
+            requests,
+            phases: Vec::new(),
+            record_writes: false,
+            threads,
+        },
+        amount,
     };
     (load, amount_use)
 }
@@ -463,7 +471,7 @@ fn check_request(
         }
         return Some(LoadRequest {
             weight,
-            kind: LoadRequestKind::Tcp { send, expect },
+            kind: RequestKind::Tcp(TcpRequest { send, expect }),
         });
     }
 

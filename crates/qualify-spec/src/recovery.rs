@@ -101,7 +101,7 @@ pub(crate) fn check(
         Some(at) => {
             let offset = zero_or_duration(at, ck).unwrap_or(Duration::ZERO);
             if let Some((load, load_span)) = &load
-                && offset >= load.duration
+                && offset >= load.plan.duration
             {
                 let position = ck.position(load_span.start);
                 ck.error_help(
@@ -109,11 +109,11 @@ pub(crate) fn check(
                     format!(
                         "recovery.at {} lies outside the measured load phase, which lasts {} ([load] duration)",
                         text(offset),
-                        text(load.duration)
+                        text(load.plan.duration)
                     ),
                     format!(
                         "kill the service inside the measured phase (at < {}), or raise duration in [load] at {position}",
-                        text(load.duration)
+                        text(load.plan.duration)
                     ),
                 );
             }
@@ -124,9 +124,10 @@ pub(crate) fn check(
         let writes_span = w.span();
         if let Some((load, _)) = &load
             && load
+                .plan
                 .requests
                 .iter()
-                .any(|r| matches!(r.kind, LoadRequestKind::Tcp { .. }))
+                .any(|r| matches!(r.kind, LoadRequestKind::Tcp(_)))
         {
             ck.error_help(
                 writes_span.clone(),

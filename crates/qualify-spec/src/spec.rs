@@ -145,7 +145,7 @@ impl Spec {
 
     /// The faults the cell whose axis values are `params` puts on the dependencies: one per
     /// fault axis (its dependency and the cell's fault, `none` included), in axis order.
-    pub fn faults_for(&self, params: &Params) -> Vec<(&Dependency, qualify_faults::Fault)> {
+    pub fn faults_for(&self, params: &Params) -> Vec<(&Dependency, qualify_model::Fault)> {
         self.axes
             .iter()
             .filter_map(|axis| {

@@ -719,7 +719,7 @@ fn bad_sizes_durations_and_numbers() {
     assert_starts(
         &e,
         &at(&text, "\"2XB\"", 0, 0),
-        "invalid size `2XB`: unknown unit `xb`",
+        "invalid size `2XB`: unknown unit `XB`",
     );
     assert!(e.contains("expected a size such as"), "{e}");
 
@@ -820,8 +820,8 @@ values = [1]
             "dir/qualify.toml:2:8: error: artifact.name must not be empty",
             "dir/qualify.toml:3:20: error: placeholder `{b}` has no axis named `b`",
             "dir/qualify.toml:6:9: error: claim level `production` needs a [target] table: the environment the claim is about",
-            "dir/qualify.toml:9:10: error: invalid size `lots`: expected a size such as 512M, 256MiB, 1.5G or 1000000 (bytes)",
-            "dir/qualify.toml:10:11: error: invalid duration `never`: expected number at 0; expected a duration such as 30s, 2m, 1h30m or 500ms",
+            "dir/qualify.toml:9:10: error: invalid size `lots`: expected a number, then a unit; expected a size such as 512M, 256MiB, 1.5G or 1000000 (bytes)",
+            "dir/qualify.toml:10:11: error: invalid duration `never`: expected a number before the unit; expected a duration such as 30s, 2m, 1h30m or 500ms",
             "dir/qualify.toml:15:10: error: axis `a` has no values",
             "dir/qualify.toml:18:8: error: duplicate axis name `a`",
             "dir/qualify.toml:20:9: error: range of axis `a` is empty: lo 9 is greater than hi 1",

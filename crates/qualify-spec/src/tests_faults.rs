@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::test_support::{PATH, at, errors};
-use qualify_faults::FaultKind;
+use qualify_model::fault::FaultKind;
 use qualify_model::{Params, Value as AxisValue};
 
 const FAULTS: &str = r#"[artifact]

@@ -90,7 +90,7 @@ fn a_service_spec_is_read() {
     );
     assert_eq!(service.port, None);
     let load = spec.load.as_ref().unwrap();
-    assert_eq!(load.model, LoadModel::Open);
+    assert_eq!(load.model(), LoadModel::Open);
     assert_eq!(load.amount, Amount::Axis("rps".into()));
     assert_eq!(load.axis(), Some("rps"));
     let params: qualify_model::Params =
@@ -98,8 +98,18 @@ fn a_service_spec_is_read() {
             .into_iter()
             .collect();
     assert_eq!(load.amount_for(&params), Some(200.0));
+    // The cell's plan is the checked plan with the axis's rate: no field copied by hand.
+    let plan = load.plan_for(&params).unwrap();
+    assert_eq!(plan.model, qualify_model::load::Model::Open { rate: 200.0 });
+    assert_eq!(plan.requests, load.plan.requests);
+    assert_eq!(load.plan_for(&qualify_model::Params::default()), None);
     assert_eq!(
-        (load.duration, load.warmup, load.timeout, load.max_in_flight),
+        (
+            load.plan.duration,
+            load.plan.warmup,
+            load.plan.timeout,
+            load.plan.max_in_flight
+        ),
         (
             Duration::from_secs(10),
             Duration::ZERO,
@@ -107,7 +117,7 @@ fn a_service_spec_is_read() {
             256
         )
     );
-    let LoadRequestKind::Http(request) = &load.requests[0].kind else {
+    let LoadRequestKind::Http(request) = &load.plan.requests[0].kind else {
         panic!("an HTTP request")
     };
     assert_eq!(
@@ -134,7 +144,7 @@ fn the_orders_example_spec_is_valid() {
     let spec = Spec::parse(text, "examples/orders/qualify.toml").unwrap();
     let load = spec.load.unwrap();
     assert_eq!(load.axis(), Some("rps"));
-    let LoadRequestKind::Http(request) = &load.requests[0].kind else {
+    let LoadRequestKind::Http(request) = &load.plan.requests[0].kind else {
         panic!("an HTTP request")
     };
     assert_eq!(
@@ -189,18 +199,23 @@ fn closed_model_tcp_requests_and_every_ready_kind() {
     );
     assert_eq!(service.port, Some(6379));
     let load = spec.load.unwrap();
-    assert_eq!(load.model, LoadModel::Closed);
+    assert_eq!(load.model(), LoadModel::Closed);
     assert_eq!(
-        (load.warmup, load.duration),
+        (load.plan.warmup, load.plan.duration),
         (Duration::ZERO, Duration::from_secs(3))
     );
-    assert_eq!(load.requests[0].weight, 3);
+    assert_eq!(load.plan.requests[0].weight, 3);
+    let users: qualify_model::Params = [("rps", AxisValue::Float(7.6))].into_iter().collect();
     assert_eq!(
-        load.requests[0].kind,
-        LoadRequestKind::Tcp {
+        load.plan_for(&users).unwrap().model,
+        qualify_model::load::Model::Closed { users: 8 }
+    );
+    assert_eq!(
+        load.plan.requests[0].kind,
+        LoadRequestKind::Tcp(qualify_model::load::TcpRequest {
             send: "SET k{seq} {pad:64}\r\n".into(),
             expect: "+OK".into()
-        }
+        })
     );
     let tcp = SERVICE.replace(
         "ready = { http = \"/healthz\", within = \"20s\" }",
@@ -695,7 +710,7 @@ fn the_service_starter_is_valid_and_explains_every_key() {
         .replace("# tcp = {", "tcp = {");
     let spec = Spec::parse(&tcp, "qualify.toml").unwrap();
     assert!(matches!(
-        spec.load.unwrap().requests[0].kind,
+        spec.load.unwrap().plan.requests[0].kind,
         LoadRequestKind::Tcp { .. }
     ));
 }

@@ -142,10 +142,7 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
     let json = args.json;
     let result = if cancel.load(std::sync::atomic::Ordering::SeqCst) {
         // Stopped before it started (a lapsed lease): nothing is run.
-        Ok(ProbeResult::not_run(
-            &spec,
-            "not probed: qualify was stopping",
-        ))
+        Ok(spec.not_run("not probed: qualify was stopping"))
     } else {
         qualify_probe::probe_repeated(&spec, repeat, &cancel, |i, r| {
             if repeat > 1 && !json {

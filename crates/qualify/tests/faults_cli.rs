@@ -141,6 +141,11 @@ fn retrying_without_a_budget_storms_and_with_one_does_not() {
         .as_f64()
         .unwrap();
     assert!(attempts <= 2.0, "{attempts} attempts per request");
+    // What a faulted cell's result says (load phases, proxy counters, behaviour), as a shape.
+    common::assert_shape(
+        "retry",
+        &serde_json::json!([storm["result"], budget["result"]]),
+    );
 }
 
 #[test]
@@ -164,6 +169,11 @@ fn acknowledged_writes_survive_a_kill_only_when_they_are_durable() {
     assert_eq!(writes["valid"], true);
     assert!(writes["acknowledged"].as_u64().unwrap() > 300, "{writes}");
     assert_ne!(fsync["result"]["outcome"], "lost_writes", "{text}");
+    // What a restarted cell's result says (load, restart, write check), pinned as a shape.
+    common::assert_shape(
+        "durable",
+        &serde_json::json!([buffered["result"], fsync["result"]]),
+    );
 }
 
 #[test]

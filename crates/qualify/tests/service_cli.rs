@@ -173,6 +173,8 @@ fn orders_envelope_has_ok_and_overloaded_cells_with_the_load_in_the_receipt() {
         "{over}"
     );
     assert!(out.stdout.contains("O overloaded"), "{}", out.context());
+    // What a service cell's result says (the load report and its judgement), as a shape.
+    common::assert_shape("orders", &serde_json::json!([ok["result"], over["result"]]));
 }
 
 #[test]

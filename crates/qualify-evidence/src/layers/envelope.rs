@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use qualify_probe::{Flag, Outcome};
+use qualify_model::{Flag, Outcome};
 use serde_json::{Value, json};
 
 use super::{Layer, LayerName, LayerStatus};

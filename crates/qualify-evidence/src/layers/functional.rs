@@ -5,7 +5,7 @@
 //! check, under `evidence.held_out` (digests, counts and outcomes only); any failing held-out
 //! check fails the layer.
 
-use qualify_probe::Outcome;
+use qualify_model::Outcome;
 use serde_json::{Value, json};
 
 use super::{Layer, LayerName, LayerStatus};

@@ -11,7 +11,7 @@
 //!
 //! Nothing is `closed` that was not examined: a run without repeats is at most `partial`.
 
-use qualify_probe::{Outcome, ProbeResult};
+use qualify_model::{Outcome, ProbeResult};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

@@ -1,7 +1,7 @@
 //! The claimed region vs the explored region: a boundary search past the target fails nothing
 //! it should not, states its headroom, and `[claim] headroom` judges it.
 
-use qualify_probe::Outcome;
+use qualify_model::Outcome;
 use serde_json::{Value, json};
 
 use super::*;

@@ -8,7 +8,7 @@ use qualify_faults::behaviour::{
 };
 use qualify_faults::stats::PhaseCounters;
 use qualify_faults::{Fault, check_set, judge};
-use qualify_probe::Outcome;
+use qualify_model::Outcome;
 use serde_json::{Value, json};
 
 use super::*;
@@ -90,7 +90,7 @@ fn latency_observation() -> Observation {
 fn latency_record() -> FaultRecord {
     let o = latency_observation();
     let fault: Fault = "latency(200ms)".parse().unwrap();
-    FaultRecord::new(Some("db"), &fault, &o, &judge(&o))
+    qualify_faults::record(Some("db"), &fault, &o, &judge(&o))
 }
 
 /// A fault record with just a verdict and the figures a sentence uses.
@@ -109,7 +109,7 @@ fn record_of(dependency: &str, fault: &str, verdict: &str) -> FaultRecord {
 }
 
 fn with_faults(mut c: Cell, records: &[FaultRecord]) -> Cell {
-    c.result.faults = Some(faults::to_value(records));
+    c.result.faults = records.to_vec();
     c
 }
 
@@ -207,7 +207,8 @@ fn a_restart_with_lost_writes_is_recorded_with_its_signal() {
         errors_during_restart: 37,
     });
     o.writes = Some(check_set(0..100, 0..90, (0..90).filter(|i| *i != 17)));
-    let record = FaultRecord::new(None, &Fault::NONE, &o, &judge(&o)).with_restart("SIGKILL", 5.0);
+    let record =
+        qualify_faults::record(None, &Fault::NONE, &o, &judge(&o)).with_restart("SIGKILL", 5.0);
     assert_eq!(record.behaviour.verdict, "loses_writes");
     assert!(!record.injected());
     assert_eq!(
@@ -227,6 +228,18 @@ fn a_restart_with_lost_writes_is_recorded_with_its_signal() {
     assert_eq!(
         record.restart_text().unwrap(),
         "SIGKILL under load at 5.0 s: ready again after 1.4 s, 37 error(s) during the restart; 1 of 90 acknowledged writes lost (first: 17)"
+    );
+    // Reads that got no answer are said to be unread, never counted lost.
+    o.writes = Some(qualify_faults::check_set_read(0..100, 0..90, 0..80, 0..80));
+    let record =
+        qualify_faults::record(None, &Fault::NONE, &o, &judge(&o)).with_restart("SIGKILL", 5.0);
+    assert_ne!(record.behaviour.verdict, "loses_writes");
+    assert!(
+        record.restart_text().unwrap().ends_with(
+            "; 0 of 90 acknowledged writes lost, 10 not read back (neither kept nor lost as far as the check knows)"
+        ),
+        "{}",
+        record.restart_text().unwrap()
     );
 }
 
@@ -260,11 +273,19 @@ fn reading_is_tolerant() {
     );
     assert_eq!(r.writes, None);
     // Entries that are not objects are skipped; anything else is no records.
-    assert_eq!(faults::read_value(&json!([1, "x", one, null])).len(), 1);
+    assert_eq!(
+        faults::read_value(&json!([1, "x", one.clone(), null])).len(),
+        1
+    );
     assert!(faults::read_value(&json!("down")).is_empty());
     assert!(faults::read(&probe(Outcome::Ok)).is_empty());
     // An empty object is a record of nothing: no dependency, so nothing was injected.
     assert!(!faults::read_value(&json!({}))[0].injected());
+    // A probe result reads the same way: an older receipt's single object is a list of one.
+    let mut result = serde_json::to_value(probe(Outcome::Ok)).unwrap();
+    result["faults"] = one;
+    let result: ProbeResult = serde_json::from_value(result).unwrap();
+    assert_eq!(faults::read(&result), read.as_slice());
 }
 
 #[test]

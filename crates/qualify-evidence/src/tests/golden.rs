@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use qualify_probe::{Flag, Outcome, TimeoutKind};
+use qualify_model::{Flag, Outcome, TimeoutKind};
 use serde_json::json;
 
 use super::*;
@@ -48,9 +48,9 @@ fn fingerprint() -> qualify_trust::Fingerprint {
     .unwrap()
 }
 
-fn repeated(outcome: Outcome, n: usize) -> qualify_probe::ProbeResult {
+fn repeated(outcome: Outcome, n: usize) -> qualify_model::ProbeResult {
     let runs: Vec<_> = (0..n).map(|_| probe(outcome)).collect();
-    qualify_probe::ProbeResult::combine(runs).unwrap()
+    qualify_model::ProbeResult::combine(runs).unwrap()
 }
 
 /// A development trace in qualify's own format: a failing test run, an edit, the tests
@@ -207,7 +207,7 @@ pub fn rich_record() -> RunRecord {
         Outcome::NotRecovered,
     );
     faulted.result.detail = "SLOs did not hold again within recover_within 5 s".to_string();
-    faulted.result.faults = Some(crate::faults::to_value(&[fault_record()]));
+    faulted.result.faults = vec![fault_record()];
     cells.push(faulted);
     r.headroom = qualify_model::Headroom {
         all: None,
@@ -327,10 +327,12 @@ fn fault_record() -> crate::faults::FaultRecord {
             lost: 2,
             recovered: 3,
             unexpected: 0,
+            unread: 0,
             first_lost: vec![4801, 4802],
             first_unexpected: Vec::new(),
             valid: false,
         }),
+        killed_instance: None,
     }
 }
 

@@ -1,4 +1,4 @@
-use qualify_probe::{Flag, Outcome, Strength};
+use qualify_model::{Flag, Outcome, Strength};
 use serde_json::json;
 
 use super::*;

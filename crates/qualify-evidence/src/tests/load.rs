@@ -1,52 +1,119 @@
 //! Service cells in the checklist: the `timeout` and `resource_exhaustion` rows state what the
-//! service did at and beyond capacity, read from the cells' `result.load` (the shape
-//! `qualify_load::LoadReport` writes, plus the runner's `slo` and `memory_growth`), and never
-//! say "not observed" about what service cells observed.
+//! service did at and beyond capacity, read from the cells' `result.load` (the vocabulary's
+//! `ServiceLoad`), and never say "not observed" about what service cells observed.
 
-use qualify_probe::{Flag, Outcome};
-use serde_json::{Value, json};
+use qualify_model::load::{
+    ErrorCounts, Generator, Growth, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency, LatencySummary,
+    LoadReport, ModelKind, ScheduleLag, ServiceLoad,
+};
+use qualify_model::{BoundKind, Flag, Outcome, SloMetric, SloResult};
+use serde_json::json;
 
 use super::*;
-use crate::load::{self, LoadFacts};
 use crate::receipt::build;
 
-/// `result.load` of a cell offered `rate` req/s.
-fn load(rate: f64, achieved: f64, dropped: u64, p99: f64, errors: Value, slo: Value) -> Value {
+/// `result.load` of a cell offered `rate` req/s for 5 s.
+fn load(
+    rate: f64,
+    achieved: f64,
+    dropped: u64,
+    p99: f64,
+    errors: ErrorCounts,
+    slo: Vec<SloResult>,
+) -> ServiceLoad {
     let sent = (rate * 5.0) as u64 - dropped;
-    json!({
-        "model": "open",
-        "offered_rate": rate,
-        "users": null,
-        "achieved_rate": achieved,
-        "throughput": achieved,
-        "sent": sent,
-        "completed": sent,
-        "succeeded": sent,
-        "dropped": dropped,
-        "shed": errors.get("status_5xx").cloned().unwrap_or(json!(0)),
-        "errors": errors,
-        "latency": {
-            "corrected": {"count": sent, "p50": p99 / 4.0, "p90": p99 / 2.0, "p99": p99, "p999": p99, "max": p99, "mean": p99 / 4.0},
-            "uncorrected": {"count": sent, "p50": 0.01, "p90": 0.02, "p99": 0.04, "p999": 0.05, "max": 0.05, "mean": 0.01},
-            "corrected_histogram": "",
-            "histogram_encoding": "hdrhistogram-v2-deflate-base64",
-            "histogram_unit": "microseconds"
+    let summary = |p50: f64, p90: f64, p99: f64, max: f64| LatencySummary {
+        count: sent,
+        p50: Some(p50),
+        p90: Some(p90),
+        p99: Some(p99),
+        p999: Some(max),
+        max: Some(max),
+        mean: Some(p50),
+    };
+    ServiceLoad {
+        report: Some(LoadReport {
+            model: ModelKind::Open,
+            offered_rate: Some(rate),
+            users: None,
+            duration_seconds: 5.0,
+            measured_seconds: 5.0,
+            warmup_seconds: 0.0,
+            sent,
+            completed: sent,
+            succeeded: sent,
+            dropped,
+            shed: errors.status_5xx,
+            achieved_rate: achieved,
+            throughput: achieved,
+            errors,
+            error_examples: Default::default(),
+            latency: Latency {
+                corrected: summary(p99 / 4.0, p99 / 2.0, p99, p99),
+                uncorrected: summary(0.01, 0.02, 0.04, 0.05),
+                corrected_histogram: String::new(),
+                histogram_encoding: HISTOGRAM_ENCODING.to_string(),
+                histogram_unit: HISTOGRAM_UNIT.to_string(),
+            },
+            timeline: Vec::new(),
+            phases: Vec::new(),
+            writes: None,
+            generator: Generator {
+                threads: 1,
+                cpu_seconds: 0.1,
+                wall_seconds: 5.0,
+                saturated: false,
+                detail: None,
+                schedule_lag: ScheduleLag::default(),
+                connections_opened: 8,
+            },
+            cancelled: false,
+            stopped_at_seconds: None,
+        }),
+        slo,
+        verdict: String::new(),
+        memory_growth: None,
+        ready_seconds: None,
+        port: None,
+        stop: Some("stopped on request".to_string()),
+    }
+}
+
+fn held(p99: f64) -> Vec<SloResult> {
+    vec![
+        SloResult {
+            metric: SloMetric::LatencyP99,
+            bound: BoundKind::Max,
+            limit: 0.1,
+            value: Some(p99),
+            held: p99 <= 0.1,
+            implicit: false,
         },
-        "timeline": [],
-        "slo": slo,
-        "verdict": "",
-        "stop": "stopped on request"
-    })
+        SloResult {
+            metric: SloMetric::ErrorRate,
+            bound: BoundKind::Max,
+            limit: 0.01,
+            value: Some(0.0),
+            held: true,
+            implicit: false,
+        },
+    ]
 }
 
-fn held(p99: f64) -> Value {
-    json!([
-        {"metric": "latency_p99", "bound": "max", "limit": 0.1, "value": p99, "held": p99 <= 0.1},
-        {"metric": "error_rate", "bound": "max", "limit": 0.01, "value": 0.0, "held": true}
-    ])
+/// Resident memory that grew steadily at `slope` bytes per second.
+fn grew(slope: f64, seconds_to_ceiling: Option<f64>) -> Growth {
+    Growth {
+        grew_steadily: true,
+        slope_bytes_per_second: slope,
+        start_bytes: 10e6,
+        end_bytes: 10e6 + slope * 5.0,
+        seconds_to_ceiling,
+        kendall_tau: 0.9,
+        detail: String::new(),
+    }
 }
 
-fn service_cell(workers: i64, rps: i64, outcome: Outcome, load: Value) -> Cell {
+fn service_cell(workers: i64, rps: i64, outcome: Outcome, load: ServiceLoad) -> Cell {
     let mut c = cell(&[("workers", json!(workers)), ("rps", json!(rps))], outcome);
     c.result.load = Some(load);
     c
@@ -71,8 +138,8 @@ fn service_run(cells: Vec<Cell>) -> RunRecord {
     r
 }
 
-fn none() -> Value {
-    json!({"status_5xx": 0, "timeout": 0, "refused": 0, "reset": 0})
+fn none() -> ErrorCounts {
+    ErrorCounts::default()
 }
 
 #[test]
@@ -83,10 +150,7 @@ fn overload_slo_violations_shedding_and_the_memory_ceiling_are_stated_per_offere
         Outcome::OomKilled,
         load(600.0, 410.0, 0, 0.3, none(), held(0.3)),
     );
-    oom.result.load.as_mut().unwrap()["memory_growth"] = json!({
-        "grew_steadily": true, "slope_bytes_per_second": 3.0 * 1048576.0,
-        "seconds_to_ceiling": 12.0, "kendall_tau": 0.9
-    });
+    oom.result.load.as_mut().unwrap().memory_growth = Some(grew(3.0 * 1048576.0, Some(12.0)));
     let r = service_run(vec![
         service_cell(
             2,
@@ -121,7 +185,11 @@ fn overload_slo_violations_shedding_and_the_memory_ceiling_are_stated_per_offere
                 420.0,
                 0,
                 2.0,
-                json!({"status_5xx": 900, "timeout": 30, "refused": 0, "reset": 0}),
+                ErrorCounts {
+                    status_5xx: 900,
+                    timeout: 30,
+                    ..ErrorCounts::default()
+                },
                 held(2.0),
             ),
         ),
@@ -189,9 +257,7 @@ fn memory_growth_and_a_deadlock_under_load_are_stated_and_batch_runs_keep_their_
         load(100.0, 100.0, 0, 0.04, none(), held(0.04)),
     );
     leak.result.flags.push(Flag::MemoryGrowth);
-    leak.result.load.as_mut().unwrap()["memory_growth"] = json!({
-        "grew_steadily": true, "slope_bytes_per_second": 1048576.0, "seconds_to_ceiling": null
-    });
+    leak.result.load.as_mut().unwrap().memory_growth = Some(grew(1048576.0, None));
     let stuck = service_cell(
         2,
         600,
@@ -222,20 +288,4 @@ fn memory_growth_and_a_deadlock_under_load_are_stated_and_batch_runs_keep_their_
         rows.resource_exhaustion,
         "no cell reached a resource ceiling; behaviour under exhaustion not observed"
     );
-}
-
-#[test]
-fn the_load_reads_tolerantly() {
-    let facts = load::read_value(&json!({
-        "offered_rate": "fast", "sent": -3, "errors": {"timeout": 4, "other": "x"},
-        "latency": {"corrected": {"p99": 0.5}}, "slo": [{"metric": "latency_p99", "held": "no"}]
-    }))
-    .unwrap();
-    assert_eq!(facts.offered_rate, None);
-    assert_eq!(facts.sent, 0);
-    assert_eq!(facts.latency.corrected.p99, Some(0.5));
-    assert_eq!(facts.slo.len(), 1);
-    assert!(!facts.slo[0].held);
-    assert_eq!(load::read_value(&json!("load")), None);
-    assert_eq!(load::read_value(&json!({})), Some(LoadFacts::default()));
 }

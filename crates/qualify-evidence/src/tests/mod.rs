@@ -13,7 +13,7 @@ mod trust;
 
 use std::time::{Duration, SystemTime};
 
-use qualify_probe::{Enforcement, Limits, Outcome, ProbeResult, Strength};
+use qualify_model::{Enforcement, Limits, Outcome, ProbeResult, Strength};
 use serde_json::{Value, json};
 
 use crate::claim::ClaimLevel;
@@ -61,7 +61,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
         runs: None,
         distinct_outputs: None,
         load: None,
-        faults: None,
+        faults: Vec::new(),
     }
 }
 

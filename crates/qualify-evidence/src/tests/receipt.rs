@@ -1,4 +1,4 @@
-use qualify_probe::{Flag, TimeoutKind};
+use qualify_model::{Flag, TimeoutKind};
 use serde_json::{Value, json};
 
 use super::*;

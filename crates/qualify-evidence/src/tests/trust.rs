@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use qualify_probe::{Outcome, ProbeResult};
+use qualify_model::{Outcome, ProbeResult};
 use qualify_trust::fingerprint::{Fingerprint, Os};
 use qualify_trust::{Algorithm, Envelope, IN_TOTO_PAYLOAD_TYPE, PrivateKey};
 use serde_json::json;

@@ -36,7 +36,7 @@ pub(crate) struct Conn {
 }
 
 /// Why reading an answer failed.
-enum ReadError {
+pub(crate) enum ReadError {
     Io(io::Error),
     /// The connection closed before the answer was complete.
     Closed(&'static str),
@@ -44,7 +44,7 @@ enum ReadError {
 }
 
 impl Conn {
-    fn new(stream: TcpStream) -> Conn {
+    pub(crate) fn new(stream: TcpStream) -> Conn {
         Conn {
             stream,
             buf: vec![0; 4 * 1024],
@@ -55,7 +55,7 @@ impl Conn {
 
     /// Whether the server closed the connection (or sent something unasked) while it was
     /// idle. Costs a syscall only when the event loop saw the socket become readable.
-    fn closed_while_idle(&self) -> bool {
+    pub(crate) fn closed_while_idle(&self) -> bool {
         let mut probe = [0u8; 1];
         !matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
@@ -270,13 +270,24 @@ fn idle(sh: &Shared) -> Option<Conn> {
 /// Render request `seq` into `out`: request line, Host, the template's headers, a
 /// Content-Length for a body (or for a body-carrying method without one), the body.
 fn render(sh: &Shared, seq: u64, out: &mut Vec<u8>) -> Option<bool> {
+    render_request(sh.compiled.request(seq), &sh.host, seq, out)
+}
+
+/// Render `request` for `seq` into `out`; `Some(true)` for a HEAD request, `None` for a TCP
+/// template.
+pub(crate) fn render_request(
+    request: &CompiledRequest,
+    host: &str,
+    seq: u64,
+    out: &mut Vec<u8>,
+) -> Option<bool> {
     let CompiledRequest::Http {
         method,
         path,
         body,
         headers,
         ..
-    } = sh.compiled.request(seq)
+    } = request
     else {
         return None;
     };
@@ -286,7 +297,7 @@ fn render(sh: &Shared, seq: u64, out: &mut Vec<u8>) -> Option<bool> {
     out.extend_from_slice(b" HTTP/1.1\r\n");
     if !headers.has_host {
         out.extend_from_slice(b"Host: ");
-        out.extend_from_slice(sh.host.as_bytes());
+        out.extend_from_slice(host.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(&headers.block);
@@ -303,6 +314,20 @@ fn render(sh: &Shared, seq: u64, out: &mut Vec<u8>) -> Option<bool> {
         None => out.extend_from_slice(b"\r\n"),
     }
     Some(method == "HEAD")
+}
+
+/// Send the rendered `request` on `conn` and read the whole answer: its status and whether
+/// the connection can carry another request.
+pub(crate) async fn send(
+    conn: &mut Conn,
+    request: &[u8],
+    head_request: bool,
+) -> Result<(u16, bool), ReadError> {
+    conn.stream
+        .write_all(request)
+        .await
+        .map_err(ReadError::Io)?;
+    conn.answer(head_request).await
 }
 
 /// Send request `seq`; the caller bounds it with the timeout.

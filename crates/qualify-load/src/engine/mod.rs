@@ -15,7 +15,7 @@
 //! between when it could have been sent and when it was is its own lag; too many late
 //! dispatches (open model) or busy threads (closed model) mark the run `saturated`.
 
-mod http;
+pub(crate) mod http;
 mod tcp;
 mod timer;
 
@@ -34,8 +34,8 @@ use crate::error::LoadError;
 use crate::plan::{Compiled, LoadPlan, Model, Protocol};
 use crate::record::{Ending, Recorder};
 use crate::report::{
-    ErrorClass, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency, LatencySummary, LoadReport,
-    ModelKind, encode_histogram,
+    ErrorClass, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency, LoadReport, ModelKind,
+    encode_histogram,
 };
 use timer::{FineTimerSlack, Timer, thread_cpu};
 
@@ -97,7 +97,7 @@ pub fn run(
     cancel: &AtomicBool,
     observer: &mut dyn FnMut(&Progress) -> Flow,
 ) -> Result<LoadReport, LoadError> {
-    let compiled = plan.compile()?;
+    let compiled = crate::plan::compile(plan)?;
     if tokio::runtime::Handle::try_current().is_ok() {
         return Err(LoadError::NestedRuntime);
     }
@@ -751,8 +751,8 @@ fn report(
         errors: c.errors,
         error_examples: std::mem::take(&mut rec.examples),
         latency: Latency {
-            corrected: LatencySummary::of(&rec.corrected),
-            uncorrected: LatencySummary::of(&rec.uncorrected),
+            corrected: crate::report::summary_of(&rec.corrected),
+            uncorrected: crate::report::summary_of(&rec.uncorrected),
             corrected_histogram: encode_histogram(&rec.corrected),
             histogram_encoding: HISTOGRAM_ENCODING.to_string(),
             histogram_unit: HISTOGRAM_UNIT.to_string(),

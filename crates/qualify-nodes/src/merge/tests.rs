@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use qualify_probe::{Enforcement, Limits, Outcome, ProbeResult, Strength, TimeoutKind};
+use qualify_model::{Enforcement, Limits, Outcome, ProbeResult, Strength, TimeoutKind};
 use serde_json::Value;
 
 use super::*;

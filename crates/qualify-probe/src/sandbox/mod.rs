@@ -28,15 +28,15 @@ mod landlock_rules;
 mod plan;
 mod seccomp;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+pub use qualify_model::enforcement::{
+    HiddenLayer, HiddenPath, Layer, Mode, Role, SandboxEnforcement,
+};
 
 use crate::netns::Netns;
-use crate::result::Strength;
 
 pub(crate) use plan::Plan;
 
@@ -47,43 +47,6 @@ pub(crate) use plan::Plan;
 pub fn simulated_missing(mechanism: &str) -> bool {
     std::env::var("QUALIFY_SIMULATE_MISSING")
         .is_ok_and(|v| v.split(',').any(|m| m.trim() == mechanism))
-}
-
-/// `--sandbox` / `[sandbox] mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// No sandbox (the cell's init still holds the tree).
-    Off,
-    /// As strong as the host allows; each missing layer is stated.
-    #[default]
-    On,
-    /// Refuse to run (setup error, exit 2) when a layer cannot be enforced.
-    Required,
-}
-
-impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Mode, String> {
-        match s {
-            "off" => Ok(Mode::Off),
-            "on" => Ok(Mode::On),
-            "required" => Ok(Mode::Required),
-            other => Err(format!(
-                "unknown sandbox mode `{other}`; expected one of: on, off, required"
-            )),
-        }
-    }
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Mode::Off => "off",
-            Mode::On => "on",
-            Mode::Required => "required",
-        })
-    }
 }
 
 /// `--network` / `[sandbox] network`.
@@ -125,46 +88,6 @@ impl FromStr for Network {
             "host" => Ok(Network::Host),
             other => Err(format!(
                 "unknown network policy `{other}`; expected one of: none, loopback, host"
-            )),
-        }
-    }
-}
-
-/// Why a path is hidden from the program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// Held-out checks (visible only to the held-out checks themselves).
-    Holdout,
-    /// The signing key.
-    Key,
-    /// qualify's state: ledger, receipts, Slurm run files.
-    State,
-    /// Home directories (qualify's user's and everyone else's).
-    Home,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Holdout => "holdout",
-            Role::Key => "key",
-            Role::State => "state",
-            Role::Home => "home",
-        }
-    }
-}
-
-impl FromStr for Role {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Role, String> {
-        match s {
-            "holdout" => Ok(Role::Holdout),
-            "key" => Ok(Role::Key),
-            "state" => Ok(Role::State),
-            "home" => Ok(Role::Home),
-            other => Err(format!(
-                "unknown role `{other}`; expected one of: holdout, key, state, home"
             )),
         }
     }
@@ -262,101 +185,6 @@ pub fn home_paths() -> Vec<PathBuf> {
         keep
     });
     out
-}
-
-/// How one layer of the sandbox was enforced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Layer {
-    /// What the policy asked for.
-    pub policy: String,
-    /// `kernel` (with `mechanisms`) or `none` (with `reason`).
-    pub enforced: Strength,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mechanisms: Vec<String>,
-    /// Why it is not enforced, or what is missing of it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-impl Layer {
-    pub fn kernel(policy: impl Into<String>, mechanisms: Vec<String>) -> Layer {
-        Layer {
-            policy: policy.into(),
-            enforced: Strength::Kernel,
-            mechanisms,
-            reason: None,
-        }
-    }
-
-    pub fn none(policy: impl Into<String>, reason: impl Into<String>) -> Layer {
-        Layer {
-            policy: policy.into(),
-            enforced: Strength::None,
-            mechanisms: Vec::new(),
-            reason: Some(reason.into()),
-        }
-    }
-
-    pub fn is_kernel(&self) -> bool {
-        self.enforced == Strength::Kernel
-    }
-
-    /// A self-test that got through: the layer is not enforced, whatever was set up.
-    pub fn downgrade(&mut self, why: impl Into<String>) {
-        self.enforced = Strength::None;
-        self.reason = Some(why.into());
-    }
-}
-
-/// One hidden path and what hides it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HiddenPath {
-    pub path: String,
-    /// `mount namespace` and/or `landlock`; empty when nothing does.
-    pub by: Vec<String>,
-}
-
-/// The `hidden` layer: a layer plus the hidden paths by role.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HiddenLayer {
-    #[serde(flatten)]
-    pub layer: Layer,
-    pub paths: BTreeMap<Role, Vec<HiddenPath>>,
-}
-
-impl HiddenLayer {
-    /// Whether every path of `role` is hidden by the kernel (at least one mechanism), and the
-    /// layer itself is enforced. `None` when no path has that role.
-    pub fn role_kernel_enforced(&self, role: Role) -> Option<bool> {
-        let paths = self.paths.get(&role)?;
-        Some(self.layer.is_kernel() && paths.iter().all(|p| !p.by.is_empty()))
-    }
-}
-
-/// `enforcement.sandbox` of a result: per layer, the policy and how it was enforced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SandboxEnforcement {
-    pub mode: Mode,
-    pub filesystem: Layer,
-    pub hidden: HiddenLayer,
-    pub network: Layer,
-    pub pid: Layer,
-    pub user: Layer,
-    pub syscalls: Layer,
-}
-
-impl SandboxEnforcement {
-    /// The layers by name, in order.
-    pub fn layers(&self) -> [(&'static str, &Layer); 6] {
-        [
-            ("filesystem", &self.filesystem),
-            ("hidden", &self.hidden.layer),
-            ("network", &self.network),
-            ("pid", &self.pid),
-            ("user", &self.user),
-            ("syscalls", &self.syscalls),
-        ]
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! Policy parsing and the evidence's JSON shape.
 
+use std::collections::BTreeMap;
+
 use super::*;
 
 #[test]

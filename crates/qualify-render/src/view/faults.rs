@@ -1,5 +1,5 @@
 //! The rows of the Faults section: one per fault record of a cell's `result.faults` (the shape
-//! `qualify_evidence::faults` defines: an array of records, or one record), read tolerantly —
+//! `qualify_model::fault::record` defines: an array of records, or one record), read tolerantly —
 //! a missing or mistyped part becomes `—`.
 
 use serde_json::{Map, Value};
@@ -146,6 +146,9 @@ fn row(r: &Map<String, Value>, cell: &str, outcome: &str) -> FaultRow {
             }
             if let Some(u) = n("unexpected").filter(|u| *u > 0.0) {
                 text.push_str(&format!(", {} unexpected", num(u)));
+            }
+            if let Some(u) = n("unread").filter(|u| *u > 0.0) {
+                text.push_str(&format!(", {} not read back", num(u)));
             }
             (text, n("lost").is_some_and(|l| l > 0.0))
         }

@@ -1,6 +1,6 @@
 //! The rows of the Service under load section: one per cell whose result carries `load` (the
-//! shape `qualify_load::LoadReport` serializes, plus the runner's `slo`, `verdict`,
-//! `ready_seconds`, `stop` and `memory_growth`), read tolerantly — a missing or mistyped part
+//! shape `qualify_model::ServiceLoad` serializes: the load report plus the cell's `slo`,
+//! `verdict`, `ready_seconds`, `stop` and `memory_growth`), read tolerantly — a missing or mistyped part
 //! becomes `None`, empty text or an empty list.
 
 use serde_json::{Map, Value};

@@ -71,7 +71,7 @@ impl<'a> CellRunner<'a> {
             Err(e) => {
                 let _ = self.setup_error.set(e);
                 self.cancel.store(true, Ordering::SeqCst);
-                ProbeResult::not_run(probe, "not probed: the run was stopping")
+                probe.not_run("not probed: the run was stopping")
             }
         }
     }
@@ -105,8 +105,8 @@ impl<'a> CellRunner<'a> {
         })
     }
 
-    fn service_cell(&self) -> super::service::ServiceCell<'_> {
-        super::service::ServiceCell {
+    fn service_cell(&self) -> qualify_service::ServiceCell<'_> {
+        qualify_service::ServiceCell {
             spec: self.spec,
             backend: self.backend,
             cancel: self.cancel,
@@ -153,7 +153,7 @@ impl CellRunner<'_> {
                 once.unwrap_or_else(|e| {
                     let _ = self.setup_error.set(e);
                     self.cancel.store(true, Ordering::SeqCst);
-                    ProbeResult::not_run(&probe, "not probed: the run was stopping")
+                    probe.not_run("not probed: the run was stopping")
                 })
             }
             Executor::Slurm(slurm) => {
@@ -292,8 +292,9 @@ fn service_metrics(run: &ProbeResult) -> Result<ServiceMeasures, String> {
     let Some(load) = &run.load else {
         return Err("no load report (result.load) to measure the service metrics from".into());
     };
-    let report: qualify_load::LoadReport = serde_json::from_value(load.clone())
-        .map_err(|e| format!("the load report (result.load) does not read: {e}"))?;
+    let Some(report) = &load.report else {
+        return Err("the load report (result.load) holds no measurement".into());
+    };
     let mut values = Vec::new();
     let mut missing = Vec::new();
     for (name, _, _) in qualify_spec::SERVICE_METRICS {
@@ -302,7 +303,7 @@ fn service_metrics(run: &ProbeResult) -> Result<ServiceMeasures, String> {
             other => other
                 .parse::<qualify_model::SloMetric>()
                 .ok()
-                .and_then(|m| qualify_load::slo::value(m, &report)),
+                .and_then(|m| qualify_load::slo::value(m, report)),
         };
         match value.filter(|v| v.is_finite()) {
             Some(v) => values.push((name, v)),

@@ -7,11 +7,9 @@
 //! decide whether the held-out checks' secrecy was kernel-enforced.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use qualify_evidence as ev;
 use qualify_probe::Role;
-use qualify_probe::netns::Netns;
 use qualify_probe::selftest::{SelfTest, Targets};
 use qualify_spec::{SandboxMode, Spec};
 use serde_json::{Value, json};
@@ -198,30 +196,6 @@ pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, CliError> {
                     "self_test_error": e.to_string(),
                 })),
             })
-        }
-    }
-}
-
-/// A service cell's network: with `network = "loopback"` one namespace (only its loopback) for
-/// the service, its readiness command and its dependencies, joined by qualify's threads that
-/// talk to it. `None` (and the probe shares qualify's network, stated in its evidence) when the
-/// sandbox is off, the policy is another, or the host cannot make one (not root).
-pub fn service_netns(probe: &mut qualify_probe::ProbeSpec) -> Option<Arc<Netns>> {
-    if probe.sandbox.mode == SandboxMode::Off
-        || !matches!(probe.sandbox.network, qualify_probe::Network::Loopback)
-    {
-        return None;
-    }
-    match Netns::loopback() {
-        Ok(n) => {
-            probe.sandbox.network = qualify_probe::Network::Join(Arc::clone(&n));
-            Some(n)
-        }
-        Err(e) => {
-            probe.sandbox.network = qualify_probe::Network::Unavailable(format!(
-                "the service shares qualify's network: a network namespace qualify can join needs root ({e})"
-            ));
-            None
         }
     }
 }

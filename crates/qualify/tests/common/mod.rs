@@ -635,3 +635,92 @@ pub fn receipted(dir: &Path, out: std::process::Output) -> Receipted {
     o.receipt = serde_json::from_str(&text).expect("receipt is JSON");
     o
 }
+
+// ---------------------------------------------------------------------------------------------
+// Shapes of receipts whose figures vary from run to run.
+
+/// Keys whose values depend on the host or on timing in ways a shape cannot pin (the probe's
+/// evidence and enforcement, output tails and digests, error examples, flags, a pool seen or
+/// not).
+const VOLATILE: [&str; 9] = [
+    "evidence",
+    "enforcement",
+    "stdout_tail",
+    "stdout_sha256",
+    "stderr_tail",
+    "error_examples",
+    "flags",
+    "corrected_histogram",
+    "pool",
+];
+
+/// Keys whose identifier-like values depend on timing (the tests assert those they rely on).
+const JUDGED: [&str; 2] = ["outcome", "verdict"];
+
+/// The shape of `v`: every key (but [`VOLATILE`] ones), numbers and nulls as `#`, booleans as
+/// `bool`, free text as `text` (identifier-like strings — outcomes, verdicts, faults, signals,
+/// phase names — kept, but not [`JUDGED`] ones), arrays as their distinct element shapes in
+/// order.
+pub fn shape(v: &Value) -> Value {
+    shape_of(None, v)
+}
+
+fn shape_of(key: Option<&str>, v: &Value) -> Value {
+    match v {
+        Value::Null | Value::Number(_) => Value::from("#"),
+        Value::Bool(_) => Value::from("bool"),
+        Value::String(s) => {
+            let word = !s.is_empty()
+                && !key.is_some_and(|k| JUDGED.contains(&k))
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_()@.×-".contains(c));
+            Value::from(if word { s.as_str() } else { "text" })
+        }
+        Value::Array(items) => {
+            let mut out: Vec<Value> = Vec::new();
+            for s in items.iter().map(|i| shape_of(key, i)) {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+            Value::Array(out)
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !VOLATILE.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), shape_of(Some(k), v)))
+                .collect(),
+        ),
+    }
+}
+
+/// Compare the shape of `value` with `tests/golden/<name>.json` (keys compared as a set: the
+/// golden pins what a receipt says, not the order it says it in). Re-bless with
+/// `QUALIFY_BLESS=1` only when the change is deliberate.
+pub fn assert_shape(name: &str, value: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.json"));
+    let got = shape(value);
+    if std::env::var_os("QUALIFY_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("golden dir")).expect("create golden dir");
+        let text = serde_json::to_string_pretty(&got).expect("shape serializes") + "\n";
+        std::fs::write(&path, text).expect("write golden");
+        return;
+    }
+    let want: Value = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "{}: missing or not JSON; create it with QUALIFY_BLESS=1",
+                path.display()
+            )
+        });
+    assert!(
+        got == want,
+        "the shape of {name} changed (re-bless with QUALIFY_BLESS=1 only if deliberate):\n--- golden ---\n{}\n--- now ---\n{}",
+        serde_json::to_string_pretty(&want).unwrap_or_default(),
+        serde_json::to_string_pretty(&got).unwrap_or_default()
+    );
+}

@@ -1,4 +1,4 @@
-//! The fault vocabulary: what a `fault` axis value means, its parser and its canonical text.
+//! The fault grammar: what a `fault` axis value means, its parser and its canonical text.
 //!
 //! Grammar (whitespace between the parts is allowed):
 //!
@@ -24,6 +24,8 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 use std::time::Duration;
+
+use crate::units;
 
 /// What the fault does, before direction and toxicity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,40 +212,7 @@ impl<'de> serde::Deserialize<'de> for Fault {
     }
 }
 
-/// A duration written the way the parser reads it: whole seconds as `s`, else `ms`, `us`, `ns`.
-pub struct DurationText(pub Duration);
-
-impl fmt::Display for DurationText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ns = self.0.as_nanos();
-        if ns == 0 {
-            f.write_str("0s")
-        } else if ns % 1_000_000_000 == 0 {
-            write!(f, "{}s", ns / 1_000_000_000)
-        } else if ns % 1_000_000 == 0 {
-            write!(f, "{}ms", ns / 1_000_000)
-        } else if ns % 1_000 == 0 {
-            write!(f, "{}us", ns / 1_000)
-        } else {
-            write!(f, "{ns}ns")
-        }
-    }
-}
-
-/// A rate in bytes per second: the largest binary unit that divides it, `16KiB/s`, else `B/s`.
-pub struct RateText(pub u64);
-
-impl fmt::Display for RateText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-        for (name, size) in UNITS {
-            if self.0 >= size && self.0 % size == 0 {
-                return write!(f, "{}{name}/s", self.0 / size);
-            }
-        }
-        write!(f, "{}B/s", self.0)
-    }
-}
+pub use crate::units::{DurationText, RateText};
 
 /// A fault value that does not parse: where (byte range in the value) and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -284,11 +253,11 @@ pub enum FaultErrorKind {
     #[error("too many arguments to `{name}`")]
     TooManyArguments { name: &'static str },
     #[error("invalid duration `{text}`: {reason}")]
-    BadDuration { text: String, reason: &'static str },
+    BadDuration { text: String, reason: String },
     #[error("`{name}` of zero does nothing")]
     ZeroDuration { name: &'static str },
     #[error("invalid rate `{text}`: {reason}")]
-    BadRate { text: String, reason: &'static str },
+    BadRate { text: String, reason: String },
     #[error("invalid count `{text}`: expected a whole number of connections")]
     BadCount { text: String },
     #[error("fail_first(0) resets no connection")]
@@ -354,7 +323,7 @@ impl FaultErrorKind {
                 format!("give `{name}` a positive duration, or use `none` for no fault")
             }
             K::BadRate { .. } => {
-                "a rate is a number, a byte unit and /s: 16KiB/s, 500B/s, 1.5MB/s (units B, KB, KiB, MB, MiB, GB, GiB)".into()
+                "a rate is a size per second: 16KiB/s, 500B/s, 1.5MB/s (KiB, MiB, GiB and K, M, G are 1024-based; KB, MB, GB are 1000-based, in any case)".into()
             }
             K::BadCount { .. } => "write the number of connections to reset, e.g. fail_first(3)".into(),
             K::ZeroCount => "give a count of at least 1, or use `none` for no fault".into(),
@@ -789,96 +758,16 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// Split `12.5ms` into its exact value in `unit_ns` units: integer and fraction digits are
-/// combined without floating point, so `0.1s` is exactly 100ms.
-fn scaled(number: &str, unit: u128) -> Result<u128, &'static str> {
-    let (int, frac) = match number.split_once('.') {
-        Some((i, f)) => (i, f),
-        None => (number, ""),
-    };
-    if int.is_empty() && frac.is_empty() {
-        return Err("missing number");
-    }
-    if !int.chars().all(|c| c.is_ascii_digit()) || !frac.chars().all(|c| c.is_ascii_digit()) {
-        return Err("not a number");
-    }
-    let int_value: u128 = if int.is_empty() {
-        0
-    } else {
-        int.parse().map_err(|_| "too large")?
-    };
-    let mut value = int_value.checked_mul(unit).ok_or("too large")?;
-    let mut scale = unit;
-    for d in frac.chars() {
-        scale /= 10;
-        let digit = u128::from(d.to_digit(10).unwrap_or(0));
-        if scale == 0 {
-            if digit != 0 {
-                return Err("more precision than the unit allows");
-            }
-            continue;
-        }
-        value += digit * scale;
-    }
-    Ok(value)
+/// A duration inside a fault value: the spec's one grammar ([`crate::units`]), a unit
+/// always required (`200ms`, `1.5s`, `500us`).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    units::parse_duration(text).map_err(|e| e.reason)
 }
 
-/// `200ms`, `1.5s`, `500us`/`500µs`, `10ns`, `2m`, `1h`. No sign, no whitespace inside.
-pub fn parse_duration(text: &str) -> Result<Duration, &'static str> {
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or("missing unit (ns, us, ms, s, m, h)")?;
-    let (number, unit) = text.split_at(split);
-    let unit_ns: u128 = match unit {
-        "ns" => 1,
-        "us" | "µs" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "m" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        _ if number.is_empty() => return Err("expected a number before the unit"),
-        _ => return Err("unknown unit (ns, us, ms, s, m, h)"),
-    };
-    let ns = scaled(number, unit_ns)?;
-    let secs = u64::try_from(ns / 1_000_000_000).map_err(|_| "too large")?;
-    Ok(Duration::new(secs, (ns % 1_000_000_000) as u32))
-}
-
-/// `16KiB/s`, `500B/s`, `1.5MB/s` → bytes per second (at least 1).
-pub fn parse_rate(text: &str) -> Result<u64, &'static str> {
-    let Some(per) = text.strip_suffix("/s") else {
-        return Err("missing `/s`");
-    };
-    let split = per
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or("missing byte unit (B, KB, KiB, MB, MiB, GB, GiB)")?;
-    let (number, unit) = per.split_at(split);
-    let size: u128 = match unit {
-        "B" => 1,
-        "KB" | "kB" => 1_000,
-        "KiB" => 1 << 10,
-        "MB" => 1_000_000,
-        "MiB" => 1 << 20,
-        "GB" => 1_000_000_000,
-        "GiB" => 1 << 30,
-        "b" | "kb" | "Kb" | "kbit" | "Mb" | "Mbit" | "Gbit" => {
-            return Err("bits are not accepted: give bytes (B, KB, KiB, …)");
-        }
-        _ => return Err("unknown unit (B, KB, KiB, MB, MiB, GB, GiB)"),
-    };
-    // Exact to 1/1000 of the unit, then rounded down to whole bytes.
-    let milli = scaled(number, 1_000).map_err(|e| {
-        if e == "more precision than the unit allows" {
-            "at most three decimals"
-        } else {
-            e
-        }
-    })?;
-    let bytes = milli.checked_mul(size).ok_or("too large")? / 1_000;
-    if bytes == 0 {
-        return Err("below 1 byte per second");
-    }
-    u64::try_from(bytes).map_err(|_| "too large")
+/// `16KiB/s`, `500B/s`, `1.5MB/s` → bytes per second (at least 1): the spec's one size
+/// grammar per second ([`crate::units`]).
+pub fn parse_rate(text: &str) -> Result<u64, String> {
+    units::parse_rate(text).map_err(|e| e.reason)
 }
 
 #[cfg(test)]
@@ -1011,6 +900,16 @@ mod tests {
             ),
             (
                 "bandwidth(16KB/s)",
+                Bandwidth {
+                    bytes_per_second: 16000,
+                },
+                Option::None,
+                1.0,
+                "bandwidth(16000B/s)",
+            ),
+            (
+                // `kb` is 1000 bytes here as in a memory ceiling (one size grammar).
+                "bandwidth(16kb/s)",
                 Bandwidth {
                     bytes_per_second: 16000,
                 },
@@ -1279,16 +1178,25 @@ mod tests {
                 "200",
                 K::BadDuration {
                     text: "200".into(),
-                    reason: "missing unit (ns, us, ms, s, m, h)",
+                    reason: "missing unit (ns, us, ms, s, m, h)".into(),
                 },
                 "number and a unit",
             ),
             (
-                "latency(200sec)",
-                "200sec",
+                "latency(200secs2)",
+                "200secs2",
                 K::BadDuration {
-                    text: "200sec".into(),
-                    reason: "unknown unit (ns, us, ms, s, m, h)",
+                    text: "200secs2".into(),
+                    reason: "missing unit (ns, us, ms, s, m, h)".into(),
+                },
+                "units",
+            ),
+            (
+                "latency(200xs)",
+                "200xs",
+                K::BadDuration {
+                    text: "200xs".into(),
+                    reason: "unknown unit `xs` (ns, us, ms, s, m, h)".into(),
                 },
                 "units",
             ),
@@ -1297,7 +1205,7 @@ mod tests {
                 "ms",
                 K::BadDuration {
                     text: "ms".into(),
-                    reason: "missing number",
+                    reason: "expected a number before the unit".into(),
                 },
                 "number",
             ),
@@ -1306,7 +1214,7 @@ mod tests {
                 "-5ms",
                 K::BadDuration {
                     text: "-5ms".into(),
-                    reason: "expected a number before the unit",
+                    reason: "expected a number before the unit".into(),
                 },
                 "number",
             ),
@@ -1315,7 +1223,7 @@ mod tests {
                 "1.2.3s",
                 K::BadDuration {
                     text: "1.2.3s".into(),
-                    reason: "not a number",
+                    reason: "unexpected `.`".into(),
                 },
                 "number",
             ),
@@ -1324,7 +1232,7 @@ mod tests {
                 "0.5ns",
                 K::BadDuration {
                     text: "0.5ns".into(),
-                    reason: "more precision than the unit allows",
+                    reason: "too large, or finer than a nanosecond".into(),
                 },
                 "number",
             ),
@@ -1345,7 +1253,7 @@ mod tests {
                 "50",
                 K::BadDuration {
                     text: "50".into(),
-                    reason: "missing unit (ns, us, ms, s, m, h)",
+                    reason: "missing unit (ns, us, ms, s, m, h)".into(),
                 },
                 "unit",
             ),
@@ -1354,7 +1262,7 @@ mod tests {
                 "16KiB",
                 K::BadRate {
                     text: "16KiB".into(),
-                    reason: "missing `/s`",
+                    reason: "missing `/s`".into(),
                 },
                 "/s",
             ),
@@ -1363,25 +1271,16 @@ mod tests {
                 "16kbit/s",
                 K::BadRate {
                     text: "16kbit/s".into(),
-                    reason: "bits are not accepted: give bytes (B, KB, KiB, …)",
+                    reason: "bits are not accepted: every size is bytes (B, KB, KiB, …)".into(),
                 },
-                "byte unit",
+                "size per second",
             ),
             (
                 "bandwidth(16XB/s)",
                 "16XB/s",
                 K::BadRate {
                     text: "16XB/s".into(),
-                    reason: "unknown unit (B, KB, KiB, MB, MiB, GB, GiB)",
-                },
-                "KiB",
-            ),
-            (
-                "bandwidth(16/s)",
-                "16/s",
-                K::BadRate {
-                    text: "16/s".into(),
-                    reason: "missing byte unit (B, KB, KiB, MB, MiB, GB, GiB)",
+                    reason: "unknown unit `XB`".into(),
                 },
                 "KiB",
             ),
@@ -1390,7 +1289,7 @@ mod tests {
                 "0KiB/s",
                 K::BadRate {
                     text: "0KiB/s".into(),
-                    reason: "below 1 byte per second",
+                    reason: "below 1 byte per second".into(),
                 },
                 "rate",
             ),
@@ -1399,7 +1298,7 @@ mod tests {
                 "0.5B/s",
                 K::BadRate {
                     text: "0.5B/s".into(),
-                    reason: "below 1 byte per second",
+                    reason: "below 1 byte per second".into(),
                 },
                 "rate",
             ),

@@ -1,0 +1,106 @@
+//! A judged observation as the receipt keeps it: [`record`] turns what the fault harness saw
+//! ([`Observation`]) and the verdict on it ([`Behaviour`]) into the vocabulary's
+//! [`FaultRecord`] (`result.faults`), with the proxy's per-phase counters.
+
+use qualify_model::fault::{
+    AmplificationRecord, BehaviourRecord, DependencyPhaseRecord, Fault, FaultRecord, PhaseRecord,
+    PhasesRecord, PoolRecord, RestartRecord, WindowRecord,
+};
+
+use crate::behaviour::{
+    Amplification, Behaviour, Observation, PhaseLoad, PoolObservation, Recovery,
+};
+use crate::stats::PhaseCounters;
+
+/// The record of one judged observation: `dependency` (`None` for a restart only) with
+/// `fault` on it, the window, the phases (service and, when proxied, dependency counters),
+/// the restart (its `signal` left empty and its kill taken as the window's start: name both
+/// with [`FaultRecord::with_restart`]) and the write check.
+pub fn record(
+    dependency: Option<&str>,
+    fault: &Fault,
+    observation: &Observation,
+    behaviour: &Behaviour,
+) -> FaultRecord {
+    let o = observation;
+    let dep = o.dependency.as_ref();
+    let phase = |load: &PhaseLoad, counters: Option<&PhaseCounters>| PhaseRecord {
+        requests: load.requests,
+        errors: load.errors,
+        timeouts: load.timeouts,
+        latency_p50: load.latency_p50,
+        latency_p99: load.latency_p99,
+        peak_in_flight: load.peak_in_flight,
+        dependency: counters.map(DependencyPhaseRecord::from),
+    };
+    FaultRecord {
+        dependency: dependency.map(str::to_string),
+        fault: fault.to_string(),
+        window: Some(WindowRecord {
+            start_seconds: o.window_start,
+            end_seconds: o.window_end,
+        }),
+        recover_within_seconds: Some(o.recover_within),
+        behaviour: BehaviourRecord::from(behaviour),
+        phases: Some(PhasesRecord {
+            before: phase(&o.before, dep.map(|d| &d.before)),
+            during: phase(&o.during, dep.map(|d| &d.during)),
+            after: phase(&o.after, dep.map(|d| &d.after)),
+        }),
+        restart: o.restart.map(|r| RestartRecord {
+            signal: String::new(),
+            at_seconds: o.window_start,
+            ready_after_seconds: r.ready_after,
+            errors_during_restart: r.errors_during_restart,
+        }),
+        writes: o.writes.clone(),
+        killed_instance: None,
+    }
+}
+
+impl From<&Behaviour> for BehaviourRecord {
+    fn from(b: &Behaviour) -> BehaviourRecord {
+        let amp = |a: Option<Amplification>| {
+            a.map(|a| AmplificationRecord {
+                requests: a.requests,
+                connections: a.connections,
+            })
+        };
+        BehaviourRecord {
+            verdict: b.verdict.as_str().to_string(),
+            detail: b.detail.clone(),
+            recovery_seconds: match b.recovery {
+                Recovery::After(t) => Some(t),
+                Recovery::NotRecovered => None,
+            },
+            error_rate_before: b.error_rate_before,
+            error_rate_during: b.error_rate_during,
+            error_rate_after: b.error_rate_after,
+            amplification_before: amp(b.amplification_before),
+            amplification_during: amp(b.amplification_during),
+            amplification_after: amp(b.amplification_after),
+            attempts_per_request: b.attempts_per_request,
+            pool: b.pool.map(|p: PoolObservation| PoolRecord {
+                connections: p.connections,
+                all_busy: p.all_busy,
+                requests_queued: p.requests_queued,
+            }),
+        }
+    }
+}
+
+impl From<&PhaseCounters> for DependencyPhaseRecord {
+    fn from(c: &PhaseCounters) -> DependencyPhaseRecord {
+        DependencyPhaseRecord {
+            connections_opened: c.connections_opened,
+            failed_connects: c.failed_connects,
+            peak_connections: c.peak_connections,
+            peak_busy_connections: c.peak_busy_connections,
+            requests: c.requests,
+            replies: c.replies,
+            bytes_upstream: c.bytes_upstream,
+            bytes_downstream: c.bytes_downstream,
+            resets: c.resets,
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! The fault vocabulary: what a `kind = "fault"` axis value means ([`Fault`], its grammar and
+//! canonical text: [`grammar`]), when a fault is active ([`Window`]) and where a moment of the
+//! measured phase falls around it ([`Phase`]), and what a cell's faults and restart left in the
+//! receipt ([`FaultRecord`]: `result.faults`, with the write check [`SetCheck`]). Plain data;
+//! `qualify-faults` injects and judges, the spec parses, the evidence reads.
+
+pub mod grammar;
+pub mod record;
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use grammar::{Direction, Fault, FaultError, FaultErrorKind, FaultKind};
+pub use record::{
+    AmplificationRecord, BehaviourRecord, DependencyPhaseRecord, FaultRecord, KilledInstance,
+    PhaseRecord, PhasesRecord, PoolRecord, RestartRecord, SetCheck, WindowRecord,
+};
+
+/// When a fault is active: `[start, end)` as offsets from the measured phase's start (the
+/// instant the proxies are armed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Window {
+    pub start: Duration,
+    pub end: Duration,
+}
+
+/// Where a moment falls around a fault window (or a restart: before the kill, from the kill).
+/// The load's phase windows and the proxy's counters are named by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Before the proxy was armed (warmup, pool set-up); the proxy's counters only.
+    Unarmed,
+    /// The measured phase before the window.
+    Before,
+    /// Inside the window (for a restart: from the kill on).
+    During,
+    /// From the window's end for `recover_within`: the service may still be catching up. The
+    /// proxy, which does not know `recover_within`, counts it in [`Phase::After`].
+    Recovery,
+    /// The rest of the measured phase.
+    After,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Unarmed => "unarmed",
+            Phase::Before => "before",
+            Phase::During => "during",
+            Phase::Recovery => "recovery",
+            Phase::After => "after",
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,487 @@
+//! `result.faults` of a service cell: the faults it put on its dependencies, the kill and
+//! restart of the service, the acknowledged-writes check, and how the service behaved. This
+//! module is the one definition of that JSON: `qualify_faults::record` builds a [`FaultRecord`]
+//! from the fault harness's observation and verdict, `ProbeResult::faults` holds them, and every
+//! reader of a receipt reads them through these types ([`read_value`] for JSON).
+//!
+//! The shape: a JSON array with one object per fault axis of the cell (its dependency and its
+//! fault, `none` included: the control cell's figures matter too); a cell that only restarts
+//! the service (`[recovery]` without a fault axis) has one object with `dependency: null` and
+//! `fault: "none"`. A restart and its write check are cell facts: the runner puts them on each
+//! object it judged with them, and readers count them once per cell.
+//!
+//! ```json
+//! [{
+//!   "dependency": "db",                      // null: the restart only
+//!   "fault": "latency(200ms)",               // canonical qualify_faults::Fault text
+//!   "window": { "start_seconds": 3.0, "end_seconds": 8.0 },   // offsets in the measured phase
+//!   "recover_within_seconds": 5.0,
+//!   "behaviour": {
+//!     "verdict": "hangs",                    // stops | recovers | recovers_late | degrades |
+//!                                            // unaffected | retry_storm | hangs | loses_writes
+//!     "detail": "requests piled up to max_in_flight 64 and timed out …",
+//!     "recovery_seconds": 1.2,               // window end → SLOs held again; null: not recovered
+//!     "error_rate_before": 0.0, "error_rate_during": 0.4, "error_rate_after": 0.0,
+//!     "amplification_before": { "requests": 1.0, "connections": 0.01 },   // per service request
+//!     "amplification_during": { … }, "amplification_after": { … },
+//!     "attempts_per_request": 0.01,          // connection attempts per service request, window
+//!     "pool": { "connections": 10, "all_busy": true, "requests_queued": true }
+//!   },
+//!   "phases": { "before": { "requests": 300, "errors": 0, "timeouts": 0, "latency_p50": 0.001,
+//!               "latency_p99": 0.004, "peak_in_flight": 3,
+//!               "dependency": { "connections_opened": 10, "peak_connections": 10, … } },
+//!               "during": { … }, "after": { … } },
+//!   "restart": { "signal": "SIGKILL", "at_seconds": 5.0, "ready_after_seconds": 1.4,
+//!                "errors_during_restart": 37 },                    // optional
+//!   "writes": { "attempted": 4900, "acknowledged": 4812, "ok": 4812, "lost": 0, "recovered": 3,
+//!               "unexpected": 0, "first_lost": [], "first_unexpected": [], "valid": true },
+//!   "killed_instance": { "outcome": "ok", "detail": "…" }            // optional, with a restart
+//! }]
+//! ```
+//!
+//! Reading is tolerant: a single object reads as a list of one, a missing or mistyped field
+//! becomes its default (`None`, empty, 0), an entry that is not an object is skipped — a
+//! receipt from a newer or older qualify still reads.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use super::Fault;
+use crate::outcome::Outcome;
+
+/// What one cell did to one dependency (or to the service itself), and how the service behaved.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FaultRecord {
+    /// The `[[dependency]]` the fault was put on; `None` for a restart-only record.
+    #[serde(default, deserialize_with = "lenient")]
+    pub dependency: Option<String>,
+    /// The fault, canonical (`none`, `latency(200ms)`, `down`, …).
+    #[serde(default, deserialize_with = "lenient")]
+    pub fault: String,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub window: Option<WindowRecord>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub recover_within_seconds: Option<f64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub behaviour: BehaviourRecord,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub phases: Option<PhasesRecord>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub restart: Option<RestartRecord>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub writes: Option<SetCheck>,
+    /// How the instance killed by the restart ended (its probe's outcome and detail).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub killed_instance: Option<KilledInstance>,
+}
+
+/// When the fault was active (for a restart: from the kill until ready), seconds from the
+/// measured phase's start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowRecord {
+    #[serde(default, deserialize_with = "lenient")]
+    pub start_seconds: f64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub end_seconds: f64,
+}
+
+/// The behaviour verdict and the figures behind it (`qualify_faults::Behaviour`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BehaviourRecord {
+    /// `stops`, `recovers`, `recovers_late`, `degrades`, `unaffected`, `retry_storm`, `hangs`,
+    /// `loses_writes` (kept as text: a verdict this version does not know still reads).
+    #[serde(default, deserialize_with = "lenient")]
+    pub verdict: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub detail: String,
+    /// Seconds from the window's end until the SLOs held again; `None`: they did not hold again
+    /// by the end of the load.
+    #[serde(default, deserialize_with = "lenient")]
+    pub recovery_seconds: Option<f64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub error_rate_before: Option<f64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub error_rate_during: Option<f64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub error_rate_after: Option<f64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub amplification_before: Option<AmplificationRecord>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub amplification_during: Option<AmplificationRecord>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub amplification_after: Option<AmplificationRecord>,
+    /// Connection attempts at the dependency per service request during the window.
+    #[serde(default, deserialize_with = "lenient")]
+    pub attempts_per_request: Option<f64>,
+    /// The dependency's connections during the window, when they held a level (a pool).
+    #[serde(default, deserialize_with = "lenient")]
+    pub pool: Option<PoolRecord>,
+}
+
+/// Dependency traffic per request the service received, in one phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct AmplificationRecord {
+    #[serde(default, deserialize_with = "lenient")]
+    pub requests: f64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub connections: f64,
+}
+
+/// Connections to the dependency held at one level during the window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolRecord {
+    #[serde(default, deserialize_with = "lenient")]
+    pub connections: u64,
+    /// Every one of them was awaiting a reply: the pool was exhausted.
+    #[serde(default, deserialize_with = "lenient")]
+    pub all_busy: bool,
+    /// More requests were in flight at the service than connections: requests queued.
+    #[serde(default, deserialize_with = "lenient")]
+    pub requests_queued: bool,
+}
+
+/// The service and the dependency before, during and after the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhasesRecord {
+    #[serde(default, deserialize_with = "lenient")]
+    pub before: PhaseRecord,
+    #[serde(default, deserialize_with = "lenient")]
+    pub during: PhaseRecord,
+    #[serde(default, deserialize_with = "lenient")]
+    pub after: PhaseRecord,
+}
+
+/// One phase: what the load generator saw of the service, and what the proxy saw at the
+/// dependency.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseRecord {
+    #[serde(default, deserialize_with = "lenient")]
+    pub requests: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub errors: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub timeouts: u64,
+    /// Corrected latency percentiles, seconds.
+    #[serde(default, deserialize_with = "lenient")]
+    pub latency_p50: Option<f64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub latency_p99: Option<f64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub peak_in_flight: u64,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub dependency: Option<DependencyPhaseRecord>,
+}
+
+/// The proxy's counters of one phase (`qualify_faults::PhaseCounters`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DependencyPhaseRecord {
+    #[serde(default, deserialize_with = "lenient")]
+    pub connections_opened: u64,
+    /// Connects refused while the dependency was `down`, when counted.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub failed_connects: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub peak_connections: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub peak_busy_connections: u64,
+    /// Chunks in the request direction.
+    #[serde(default, deserialize_with = "lenient")]
+    pub requests: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub replies: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub bytes_upstream: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub bytes_downstream: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub resets: u64,
+}
+
+/// A kill and restart of the service under load (`[recovery]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RestartRecord {
+    #[serde(default, deserialize_with = "lenient")]
+    pub signal: String,
+    /// The kill's offset in the measured phase.
+    #[serde(default, deserialize_with = "lenient")]
+    pub at_seconds: f64,
+    /// From the kill until ready again; `None`: not ready within `ready_within`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub ready_after_seconds: Option<f64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub errors_during_restart: u64,
+}
+
+/// The acknowledged-writes check: Jepsen's `checker/set` over write sequence numbers
+/// (`qualify_faults::check_set` computes it from the attempted, acknowledged and present ids).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetCheck {
+    #[serde(default, deserialize_with = "lenient")]
+    pub attempted: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub acknowledged: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub ok: u64,
+    /// Acknowledged, missing from the final read.
+    #[serde(default, deserialize_with = "lenient")]
+    pub lost: u64,
+    /// Present, never acknowledged.
+    #[serde(default, deserialize_with = "lenient")]
+    pub recovered: u64,
+    /// Present, never attempted.
+    #[serde(default, deserialize_with = "lenient")]
+    pub unexpected: u64,
+    /// Acknowledged, but their read-back got no answer (it failed, or the check's time ran
+    /// out): neither ok nor lost, and the history is not valid while any is unread.
+    #[serde(default, deserialize_with = "lenient", skip_serializing_if = "is_zero")]
+    pub unread: u64,
+    /// The smallest lost ids (at most a few).
+    #[serde(default, deserialize_with = "lenient")]
+    pub first_lost: Vec<u64>,
+    /// The smallest unexpected ids (at most a few).
+    #[serde(default, deserialize_with = "lenient")]
+    pub first_unexpected: Vec<u64>,
+    /// Every acknowledged write read back and present, and nothing unexpected.
+    #[serde(default, deserialize_with = "lenient")]
+    pub valid: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// How the service instance a restart killed ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KilledInstance {
+    pub outcome: Outcome,
+    #[serde(default, deserialize_with = "lenient")]
+    pub detail: String,
+}
+
+/// A field that does not have the expected type reads as its default.
+pub(crate) fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(
+    d: D,
+) -> Result<T, D::Error> {
+    let value = Value::deserialize(d)?;
+    Ok(serde_json::from_value(value).unwrap_or_default())
+}
+
+impl FaultRecord {
+    /// The same record with the restart's signal and kill offset (the spec's `[recovery]`
+    /// `signal` and `at`); no effect without a restart.
+    pub fn with_restart(mut self, signal: &str, at_seconds: f64) -> FaultRecord {
+        if let Some(r) = self.restart.as_mut() {
+            r.signal = signal.to_string();
+            r.at_seconds = at_seconds;
+        }
+        self
+    }
+
+    /// A fault other than `none` was put on a dependency.
+    pub fn injected(&self) -> bool {
+        self.dependency.is_some() && !self.fault.is_empty() && self.fault != "none"
+    }
+
+    /// The fault, parsed (`None` when the text is not one this version knows).
+    pub fn parsed_fault(&self) -> Option<Fault> {
+        self.fault.parse().ok()
+    }
+
+    /// `db latency(200ms)`, or `restart` for a restart-only record.
+    pub fn subject(&self) -> String {
+        match &self.dependency {
+            Some(d) => format!("{d} {}", self.fault),
+            None => "restart".to_string(),
+        }
+    }
+
+    /// What the service did, in a few words, with the verdict in parentheses and the
+    /// recovery: `queued until timeouts (hangs), recovered 1.2 s after`.
+    pub fn behaviour_text(&self) -> String {
+        let b = &self.behaviour;
+        let percent =
+            |r: Option<f64>| r.map_or_else(String::new, |r| format!(" ({:.0}% errors)", r * 100.0));
+        let phrase = match b.verdict.as_str() {
+            "hangs" => "queued until timeouts".to_string(),
+            "retry_storm" => match (b.attempts_per_request, b.amplification_during) {
+                (Some(a), _) if a >= 1.0 => format!("retried {} per request", times(a)),
+                (_, Some(amp)) => format!(
+                    "sent {} dependency requests per request",
+                    times(amp.requests)
+                ),
+                _ => "retried into a storm".to_string(),
+            },
+            "stops"
+                if self
+                    .restart
+                    .as_ref()
+                    .is_some_and(|r| r.ready_after_seconds.is_none()) =>
+            {
+                "never became ready after the restart".to_string()
+            }
+            "stops" => "stopped serving".to_string(),
+            "recovers" | "recovers_late" => format!(
+                "failed requests during the fault{}",
+                percent(b.error_rate_during)
+            ),
+            "degrades" => "slower but within its SLOs".to_string(),
+            "unaffected" => "no visible effect".to_string(),
+            "loses_writes" => "lost acknowledged writes".to_string(),
+            "" => "no verdict".to_string(),
+            _ => b.detail.clone(),
+        };
+        let verdict = if b.verdict.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", b.verdict)
+        };
+        let recovery = match (b.verdict.as_str(), b.recovery_seconds) {
+            ("degrades" | "unaffected" | "", _) => String::new(),
+            ("stops", _) if self.restart.is_some() => String::new(),
+            (_, Some(t)) => format!(", recovered {} after", seconds(t)),
+            (_, None) => ", not recovered by the end of the load".to_string(),
+        };
+        let pool = match b.pool {
+            Some(p) if p.all_busy && p.requests_queued => format!(
+                "; dependency connections plateaued at {} (all busy) while requests queued",
+                p.connections
+            ),
+            _ => String::new(),
+        };
+        format!("{phrase}{verdict}{recovery}{pool}")
+    }
+
+    /// The restart and write check in one line: `SIGKILL under load at 5 s: ready again after
+    /// 1.4 s, 37 errors during the restart; 0 of 4,812 acknowledged writes lost`.
+    pub fn restart_text(&self) -> Option<String> {
+        let r = self.restart.as_ref();
+        let w = self.writes.as_ref();
+        if r.is_none() && w.is_none() {
+            return None;
+        }
+        let mut out = match r {
+            Some(r) => {
+                let signal = if r.signal.is_empty() {
+                    "kill"
+                } else {
+                    &r.signal
+                };
+                let ready = match r.ready_after_seconds {
+                    Some(t) => format!("ready again after {}", seconds(t)),
+                    None => "NOT ready again within ready_within".to_string(),
+                };
+                format!(
+                    "{signal} under load at {}: {ready}, {} error(s) during the restart",
+                    seconds(r.at_seconds),
+                    thousands(r.errors_during_restart)
+                )
+            }
+            None => "writes".to_string(),
+        };
+        if let Some(w) = w {
+            out.push_str(&format!(
+                "; {} of {} acknowledged writes lost",
+                thousands(w.lost),
+                thousands(w.acknowledged)
+            ));
+            if w.lost > 0 {
+                let first: Vec<String> = w.first_lost.iter().map(u64::to_string).collect();
+                out.push_str(&format!(" (first: {})", first.join(", ")));
+            }
+            if w.unexpected > 0 {
+                out.push_str(&format!(", {} unexpected", thousands(w.unexpected)));
+            }
+            if w.unread > 0 {
+                out.push_str(&format!(
+                    ", {} not read back (neither kept nor lost as far as the check knows)",
+                    thousands(w.unread)
+                ));
+            }
+        }
+        Some(out)
+    }
+}
+
+/// The fault records in `value`: an array of records, or one record (older receipts); entries
+/// that are not objects are skipped, mistyped fields read as their defaults.
+pub fn read_value(value: &Value) -> Vec<FaultRecord> {
+    let entries: &[Value] = match value {
+        Value::Array(items) => items,
+        Value::Object(_) => std::slice::from_ref(value),
+        _ => &[],
+    };
+    entries
+        .iter()
+        .filter(|v| v.is_object())
+        .filter_map(|v| serde_json::from_value(v.clone()).ok())
+        .collect()
+}
+
+/// Serde for `ProbeResult::faults`: [`read_value`]'s tolerance (one object or an array).
+pub(crate) fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<FaultRecord>, D::Error> {
+    Ok(read_value(&Value::deserialize(d)?))
+}
+
+/// `1.2 s`, `350 ms`.
+fn seconds(v: f64) -> String {
+    if v >= 1.0 || v == 0.0 {
+        format!("{v:.1} s")
+    } else {
+        format!("{:.0} ms", v * 1000.0)
+    }
+}
+
+/// `11×`, `2.5×`.
+fn times(x: f64) -> String {
+    if x >= 10.0 || (x - x.round()).abs() < 0.05 {
+        format!("{:.0}×", x)
+    } else {
+        format!("{x:.1}×")
+    }
+}
+
+/// `4,812`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,95 @@
+//! A probe's ceilings and watch windows ([`Limits`], serialized into every result as `limits`),
+//! the progress signal it watches ([`Progress`]), and the CPU-ceiling grammar ([`parse_cpus`];
+//! sizes and durations are [`crate::units`]').
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Which signal counts as progress (used for livelock and `timeout_kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Progress {
+    /// No declared progress signal: livelock cannot be detected.
+    #[default]
+    None,
+    /// Any byte on stdout or stderr is progress.
+    Output,
+    /// A touch of / append to the file named by `QUALIFY_HEARTBEAT` is progress.
+    Heartbeat,
+}
+
+impl FromStr for Progress {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(Progress::None),
+            "output" => Ok(Progress::Output),
+            "heartbeat" => Ok(Progress::Heartbeat),
+            other => Err(format!(
+                "unknown progress signal `{other}`; expected one of: none, output, heartbeat"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Progress::None => "none",
+            Progress::Output => "output",
+            Progress::Heartbeat => "heartbeat",
+        })
+    }
+}
+
+/// The ceilings and watch windows of one probe. Serialized into every result as `limits`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Memory ceiling for the whole tree, bytes.
+    pub memory_bytes: Option<u64>,
+    /// CPU ceiling in (fractional) cores.
+    pub cpus: Option<f64>,
+    /// Maximum number of tasks (processes and threads) in the tree.
+    pub pids: Option<u64>,
+    pub timeout_seconds: f64,
+    pub stall_seconds: f64,
+    pub progress: Progress,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_bytes: None,
+            cpus: None,
+            pids: None,
+            timeout_seconds: DEFAULT_TIMEOUT.as_secs_f64(),
+            stall_seconds: DEFAULT_STALL.as_secs_f64(),
+            progress: Progress::None,
+        }
+    }
+}
+
+impl Limits {
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout_seconds.max(0.0))
+    }
+    pub fn stall(&self) -> Duration {
+        Duration::from_secs_f64(self.stall_seconds.max(0.0))
+    }
+}
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub const DEFAULT_STALL: Duration = Duration::from_secs(10);
+
+/// Parse a CPU ceiling in cores (`0.5`, `2`).
+pub fn parse_cpus(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.01 => Ok(v),
+        _ => Err(format!(
+            "invalid CPU ceiling `{text}`: expected a number of cores of at least 0.01, e.g. 0.5 or 2"
+        )),
+    }
+}

@@ -1,0 +1,343 @@
+//! The one grammar for durations, sizes and byte rates in the whole spec and on the command
+//! line — `[limits]`, `[load]`, `[service]`, `[faults]`, `[recovery]`, fault values such as
+//! `latency(200ms)` and `bandwidth(16KiB/s)`, and the `qualify probe` flags all read through
+//! these functions, so a unit means the same thing everywhere.
+//!
+//! - **Duration**: one or more `NUMBER UNIT` terms (`30s`, `1.5s`, `500ms`, `1h30m`,
+//!   `2min`), units `ns`, `us`/`µs`, `ms`, `s`, `m` (minutes), `h`, `d` and their long names
+//!   — humantime's grammar ([`parse_duration`]). Where a key takes a plain value (`timeout =
+//!   "30"`, `--timeout 30`) a bare number means seconds ([`parse_duration_or_seconds`]); inside
+//!   a fault value a unit is always required.
+//! - **Size**: `NUMBER [UNIT]`, units case-insensitive: `K`, `M`, `G`, `T` and `KiB`, `MiB`,
+//!   `GiB`, `TiB` are powers of 1024 (as cgroups and container tools read a memory size);
+//!   `KB`, `MB`, `GB`, `TB` are powers of 1000 (so `kb` is 1000 bytes wherever a size is
+//!   read); `B` or no unit is bytes. Fractions are exact and rounded down to whole bytes
+//!   ([`parse_size`]). Bits (`kbit`, `Mbit`, `Gbit`) are refused: every size is bytes.
+//! - **Rate**: a size per second, `SIZE/s` (`16KiB/s`, `1.5MB/s`, `500B/s`; [`parse_rate`]).
+//!
+//! [`DurationText`] and [`RateText`] write the canonical forms that parse back to the same
+//! value; [`format_bytes`] writes sizes for people (`1.5 GiB`).
+
+use std::fmt;
+use std::time::Duration;
+
+/// What a text was meant to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    Duration,
+    Size,
+    Rate,
+}
+
+impl Quantity {
+    fn name(self) -> &'static str {
+        match self {
+            Quantity::Duration => "duration",
+            Quantity::Size => "size",
+            Quantity::Rate => "rate",
+        }
+    }
+
+    /// Examples of the form, for the message.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Quantity::Duration => "expected a duration such as 30s, 2m, 1h30m or 500ms",
+            Quantity::Size => "expected a size such as 512M, 256MiB, 1.5G or 1000000 (bytes)",
+            Quantity::Rate => "expected a rate such as 16KiB/s, 500B/s or 1.5MB/s",
+        }
+    }
+}
+
+/// A duration, size or rate that does not parse: the text, why, and the form it takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitError {
+    pub quantity: Quantity,
+    pub text: String,
+    /// Why, in a few words (`unknown unit \`x\``, `must be positive`).
+    pub reason: String,
+}
+
+impl UnitError {
+    fn new(quantity: Quantity, text: &str, reason: impl Into<String>) -> UnitError {
+        UnitError {
+            quantity,
+            text: text.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid {} `{}`: {}; {}",
+            self.quantity.name(),
+            self.text,
+            self.reason,
+            self.quantity.hint()
+        )
+    }
+}
+
+impl std::error::Error for UnitError {}
+
+/// A duration with units (`30s`, `1.5s`, `200ms`, `1h30m`); zero is allowed (`0s`).
+pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
+    let t = text.trim();
+    humantime::parse_duration(t).map_err(|e| {
+        use humantime::DurationError as E;
+        let reason = match e {
+            E::NumberExpected(_) if t.parse::<f64>().is_ok() => {
+                "missing unit (ns, us, ms, s, m, h)".to_string()
+            }
+            E::NumberExpected(_) => "expected a number before the unit".to_string(),
+            E::InvalidCharacter(at) => format!(
+                "unexpected `{}`",
+                t[at..].chars().next().map_or(String::new(), String::from)
+            ),
+            E::UnknownUnit { unit, .. } if unit.is_empty() => {
+                "missing unit (ns, us, ms, s, m, h)".to_string()
+            }
+            E::UnknownUnit { unit, .. } => {
+                format!("unknown unit `{unit}` (ns, us, ms, s, m, h)")
+            }
+            E::NumberOverflow => "too large, or finer than a nanosecond".to_string(),
+            E::Empty => "empty".to_string(),
+        };
+        UnitError::new(Quantity::Duration, text, reason)
+    })
+}
+
+/// A positive duration: [`parse_duration`], or a bare number of seconds (`30`, `1.5`), where a
+/// key or flag takes a plain value.
+pub fn parse_duration_or_seconds(text: &str) -> Result<Duration, UnitError> {
+    let t = text.trim();
+    let d = match t.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs < 1e15 => Duration::from_secs_f64(secs),
+        Ok(_) => return Err(UnitError::new(Quantity::Duration, text, "must be positive")),
+        Err(_) => parse_duration(t)?,
+    };
+    if d.is_zero() {
+        return Err(UnitError::new(Quantity::Duration, text, "must be positive"));
+    }
+    Ok(d)
+}
+
+/// A size in bytes (at least 1): `512M`, `256MiB`, `1.5G`, `2MB`, `64 k`, `4096`.
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
+    size(text.trim(), Quantity::Size).map_err(|reason| UnitError::new(Quantity::Size, text, reason))
+}
+
+/// A rate in bytes per second (at least 1): `16KiB/s`, `1.5MB/s`, `500B/s`.
+pub fn parse_rate(text: &str) -> Result<u64, UnitError> {
+    let t = text.trim();
+    let Some(per) = t.strip_suffix("/s") else {
+        return Err(UnitError::new(Quantity::Rate, text, "missing `/s`"));
+    };
+    size(per.trim(), Quantity::Rate).map_err(|reason| UnitError::new(Quantity::Rate, text, reason))
+}
+
+/// Bytes of `t`: a number with an optional (case-insensitive) unit.
+fn size(t: &str, quantity: Quantity) -> Result<u64, String> {
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let written = unit.trim();
+    if number.is_empty() {
+        return Err("expected a number, then a unit".to_string());
+    }
+    let multiplier: u128 = match written.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "bit" | "kbit" | "mbit" | "gbit" | "tbit" => {
+            return Err("bits are not accepted: every size is bytes (B, KB, KiB, …)".to_string());
+        }
+        _ => return Err(format!("unknown unit `{written}`")),
+    };
+    let (int, frac) = number.split_once('.').unwrap_or((number, ""));
+    if (int.is_empty() && frac.is_empty()) || frac.contains('.') {
+        return Err("not a number".to_string());
+    }
+    if frac.len() > 18 {
+        return Err("more than 18 decimals".to_string());
+    }
+    let whole: u128 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| "too large".to_string())?
+    };
+    let frac_value: u128 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().map_err(|_| "not a number".to_string())?
+    };
+    let bytes = whole
+        .checked_mul(multiplier)
+        .and_then(|b| b.checked_add(frac_value * multiplier / 10u128.pow(frac.len() as u32)))
+        .ok_or_else(|| "too large".to_string())?;
+    if bytes == 0 {
+        return Err(match quantity {
+            Quantity::Rate => "below 1 byte per second".to_string(),
+            _ => "must be at least 1 byte".to_string(),
+        });
+    }
+    u64::try_from(bytes).map_err(|_| "too large".to_string())
+}
+
+/// A duration written the way [`parse_duration`] reads it back exactly: whole seconds as `s`,
+/// else `ms`, `us`, `ns`.
+pub struct DurationText(pub Duration);
+
+impl fmt::Display for DurationText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.0.as_nanos();
+        if ns == 0 {
+            f.write_str("0s")
+        } else if ns % 1_000_000_000 == 0 {
+            write!(f, "{}s", ns / 1_000_000_000)
+        } else if ns % 1_000_000 == 0 {
+            write!(f, "{}ms", ns / 1_000_000)
+        } else if ns % 1_000 == 0 {
+            write!(f, "{}us", ns / 1_000)
+        } else {
+            write!(f, "{ns}ns")
+        }
+    }
+}
+
+/// A rate in bytes per second: the largest binary unit that divides it, `16KiB/s`, else `B/s`.
+pub struct RateText(pub u64);
+
+impl fmt::Display for RateText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+        for (name, size) in UNITS {
+            if self.0 >= size && self.0 % size == 0 {
+                return write!(f, "{}{name}/s", self.0 / size);
+            }
+        }
+        write!(f, "{}B/s", self.0)
+    }
+}
+
+/// A byte count for people: `1.5 GiB`, `300 MiB`, `12 KiB`, `17 B`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else if value >= 100.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_in_binary_and_decimal_units() {
+        assert_eq!(parse_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_size("256MiB"), Ok(256 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("2MB"), Ok(2_000_000));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64 k"), Ok(64 << 10));
+        assert_eq!(parse_size(".5K"), Ok(512));
+        // One meaning of `kb`, whatever the case and wherever a size is read.
+        for kb in ["1kb", "1KB", "1kB", "1Kb"] {
+            assert_eq!(parse_size(kb), Ok(1000), "{kb}");
+            assert_eq!(parse_rate(&format!("{kb}/s")), Ok(1000), "{kb}/s");
+        }
+    }
+
+    #[test]
+    fn bad_sizes_name_the_input_and_the_form() {
+        for bad in [
+            "", "M", "12X", "-1G", "0", "1..2M", "1.5.2K", "3kbit", "0.1B",
+        ] {
+            let err = parse_size(bad).unwrap_err().to_string();
+            assert!(err.contains(&format!("`{bad}`")), "{err}");
+            assert!(err.contains("expected a size"), "{err}");
+        }
+        assert!(
+            parse_size("8Mbit")
+                .unwrap_err()
+                .reason
+                .contains("bits are not accepted")
+        );
+    }
+
+    #[test]
+    fn rates_are_sizes_per_second() {
+        assert_eq!(parse_rate("16KiB/s"), Ok(16 << 10));
+        assert_eq!(parse_rate("500B/s"), Ok(500));
+        assert_eq!(parse_rate("1.5MB/s"), Ok(1_500_000));
+        assert_eq!(parse_rate("1.5K/s"), Ok(1536));
+        assert!(parse_rate("16KiB").unwrap_err().reason.contains("/s"));
+        assert!(
+            parse_rate("0.5B/s")
+                .unwrap_err()
+                .reason
+                .contains("below 1 byte")
+        );
+        for r in [1, 999, 1 << 10, 3 << 20, 5 << 30, 1_500_000] {
+            assert_eq!(parse_rate(&RateText(r).to_string()), Ok(r));
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("0.2s"), Ok(Duration::from_millis(200)));
+        assert_eq!(parse_duration("500µs"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
+        let missing = parse_duration("200").unwrap_err();
+        assert!(missing.reason.contains("missing unit"), "{missing}");
+        assert!(parse_duration("soon").is_err());
+        assert_eq!(
+            parse_duration_or_seconds("1.5"),
+            Ok(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            parse_duration_or_seconds("2m"),
+            Ok(Duration::from_secs(120))
+        );
+        for bad in ["0s", "0", "-3", "soon"] {
+            let err = parse_duration_or_seconds(bad).unwrap_err().to_string();
+            assert!(err.contains(&format!("`{bad}`")), "{err}");
+            assert!(err.contains("expected a duration"), "{err}");
+        }
+        for d in [1, 999, 1_000, 1_500_000, 200_000_000, 3_000_000_000u64] {
+            let d = Duration::from_nanos(d);
+            assert_eq!(parse_duration(&DurationText(d).to_string()), Ok(d));
+        }
+    }
+
+    #[test]
+    fn bytes_for_people() {
+        assert_eq!(format_bytes(17), "17 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
+        assert_eq!(format_bytes(300 << 20), "300 MiB");
+    }
+}

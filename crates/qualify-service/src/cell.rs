@@ -1,0 +1,314 @@
+//! [`ServiceCell::run`]: one service cell, stage by stage — the network and the dependencies
+//! (the [`Harness`]), the service started under the probe, readiness, the load (fault windows
+//! armed at the measured phase's start; a kill and restart at `[recovery] at`), the write
+//! check, the graceful stop, and the judgement: objectives, memory growth, the behaviour under
+//! the fault and the cell's verdict. The result is the service probe's, with `load` and
+//! `faults` filled and the outcome the verdict decided.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use qualify_faults::SetCheck;
+use qualify_load::verdict::CellFacts;
+use qualify_load::{Flow, LoadPlan, LoadReport, RequestKind, RequestTemplate};
+use qualify_model::fault::KilledInstance;
+use qualify_model::load::{Growth, ServiceLoad};
+use qualify_model::{Flag, Outcome, Params, SloResult};
+use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeResult};
+use qualify_spec::Spec;
+
+use crate::harness::Harness;
+use crate::instance::{Instances, ServiceRun, free_port, with_port};
+use crate::writes::{HttpReadBack, check_writes};
+use crate::{judge, network, phases, ready, verdict};
+
+/// Readers of the write check at once (one connection each).
+const WRITE_READERS: usize = 4;
+/// The write check's time budget.
+const WRITE_BUDGET: Duration = Duration::from_secs(30);
+
+/// Everything one service cell needs from the run.
+pub struct ServiceCell<'a> {
+    pub spec: &'a Spec,
+    pub backend: BackendChoice,
+    pub cancel: &'a CancelToken,
+}
+
+impl ServiceCell<'_> {
+    /// Start, await, load, judge and stop the service of the cell at `params` — with its
+    /// dependencies behind fault proxies and a kill-and-restart when the spec has them.
+    pub fn run(&self, params: &Params) -> Result<ProbeResult, ProbeError> {
+        let spec = self.spec;
+        let Some(service) = &spec.service else {
+            return Err(ProbeError::Io {
+                context: "a service cell needs [service]".into(),
+                source: std::io::Error::other("not a service spec"),
+            });
+        };
+        // This machine: a loopback port, reached at a loopback address.
+        let port = match service.port {
+            Some(p) => p,
+            None => free_port()?,
+        };
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let bound = with_port(params, port);
+        let mut probe = spec.cell_probe(&bound, self.backend);
+        let netns = network::service_netns(spec, &mut probe);
+        let mut harness = Harness::start(spec, params, self.backend, self.cancel, netns.as_ref())?;
+        if self.cancelled() {
+            let _ = harness.finish();
+            return Ok(probe.not_run("not probed: the run was stopping"));
+        }
+        probe.env.push(("PORT".into(), port.to_string().into()));
+        for (k, v) in harness.service_env(spec, &bound) {
+            probe.env.push((k.into(), v.into()));
+        }
+        let run = ServiceRun::start(probe.clone(), addr);
+        // This thread joins the service's namespace for the readiness check, the load and the
+        // write check (their extra threads inherit it).
+        let _inside = match &netns {
+            Some(n) => match n.enter() {
+                Ok(guard) => Some(guard),
+                Err(source) => {
+                    let _ = harness.finish();
+                    let _ = run.abort();
+                    return Err(ProbeError::Io {
+                        context: "joining the service's network namespace".into(),
+                        source,
+                    });
+                }
+            },
+            None => None,
+        };
+
+        // Ready?
+        let ready = ready::await_ready(
+            spec,
+            self.backend,
+            self.cancel,
+            &run,
+            &service.ready.check,
+            &bound,
+            service.ready.within,
+        );
+        if let Err(why) = ready {
+            let _ = harness.finish();
+            if self.cancelled() {
+                let mut r = run.abort()?;
+                r.outcome = Outcome::Interrupted;
+                return Ok(r);
+            }
+            if run.ended() {
+                let mut r = run.stop(service.stop.signal_number, service.stop.grace)?;
+                r.detail = format!("exited before it was ready: {}", r.detail);
+                return Ok(r);
+            }
+            let mut r = run.stop(service.stop.signal_number, service.stop.grace)?;
+            let detail = format!("never ready: {why}");
+            r.load = Some(ServiceLoad::without_load(detail.clone()));
+            r.outcome = Outcome::Unavailable;
+            r.detail = detail;
+            return Ok(r);
+        }
+        let ready_seconds = run.started.elapsed().as_secs_f64();
+
+        // Load, with the fault windows armed at the measured phase's start and a kill and
+        // restart of the service at `[recovery] at`.
+        let plan = self.plan(params);
+        let mut instances = Instances::new(run, probe, addr);
+        let mut measured = None;
+        let report = match &plan {
+            Some(plan) => {
+                let recovery = spec.recovery.as_ref();
+                let mut observer = |p: &qualify_load::Progress| {
+                    measured = Some(p.measured_start);
+                    harness.arm(p.measured_start);
+                    if let (Some(r), Some(elapsed)) = (recovery, p.measured_elapsed())
+                        && elapsed >= r.at
+                    {
+                        instances.kill_and_restart(r, service.ready.check.clone());
+                    }
+                    if instances.ended() {
+                        Flow::Stop
+                    } else {
+                        Flow::Continue
+                    }
+                };
+                Some(
+                    qualify_load::run(plan, addr, self.cancel, &mut observer).map_err(|e| {
+                        ProbeError::Io {
+                            context: format!("the load on {addr} could not run"),
+                            source: std::io::Error::other(e.to_string()),
+                        }
+                    })?,
+                )
+            }
+            None => None,
+        };
+        let restart = instances.restart_seen(measured);
+        let alive = !instances.ended();
+        // The write check reads back while the (restarted) service still runs.
+        let writes = match &report {
+            Some(rep) if alive => self.check_writes(addr, rep),
+            _ => None,
+        };
+        let samples = instances.memory_samples();
+        let (mut r, killed) = if self.cancelled() {
+            instances.abort()?
+        } else {
+            instances.stop(service.stop.signal_number, service.stop.grace)?
+        };
+        let injected = harness.finish();
+        if self.cancelled() {
+            r.outcome = Outcome::Interrupted;
+            r.detail = "not probed to the end: the run was stopping".into();
+            return Ok(r);
+        }
+
+        // Judged: the objectives over the whole measured phase, memory growth, and for a
+        // faulted or restarted cell its behaviour (`result.faults`) and the objectives outside
+        // the fault window.
+        let slos = report
+            .as_ref()
+            .map(|rep| qualify_load::slo::evaluate(&spec.slos, rep))
+            .unwrap_or_default();
+        let growth =
+            measured.and_then(|start| memory_growth(&samples, start, r.limits.memory_bytes));
+        if growth.as_ref().is_some_and(|g| g.grew_steadily) && !r.has_flag(Flag::MemoryGrowth) {
+            r.flags.push(Flag::MemoryGrowth);
+            r.flags.sort_unstable();
+        }
+        let faulted = !injected.is_empty() || restart.is_some();
+        let behaviour = match (&report, faulted) {
+            (Some(rep), true) => {
+                let max_in_flight = plan.as_ref().map_or(0, |p| p.max_in_flight);
+                let (behaviour, mut records) = judge::judge(
+                    spec,
+                    rep,
+                    &injected,
+                    restart.as_ref(),
+                    writes,
+                    max_in_flight,
+                );
+                if let Some(first) = &killed {
+                    // How the killed instance ended, beside each record's restart.
+                    for record in &mut records {
+                        record.killed_instance = Some(KilledInstance {
+                            outcome: first.outcome,
+                            detail: first.detail.clone(),
+                        });
+                    }
+                }
+                r.faults = records;
+                Some(behaviour)
+            }
+            _ => None,
+        };
+        let outside = match (&report, &behaviour) {
+            (Some(rep), Some(_)) => Some(verdict::outside_window(rep)),
+            _ => None,
+        };
+        let judged_report = outside.as_ref().or(report.as_ref());
+        let slos_outside = match &outside {
+            Some(o) => qualify_load::slo::evaluate(&spec.slos, o),
+            None => slos.clone(),
+        };
+        let load_verdict = qualify_load::verdict::decide(&CellFacts {
+            not_ready: None,
+            report: judged_report,
+            slos: &slos_outside,
+            process_alive: alive,
+        });
+        let decided = verdict::decide(&load_verdict, behaviour.as_ref(), || {
+            verdict::summary(judged_report, &slos_outside)
+        });
+        r.load = Some(service_load(
+            report,
+            slos,
+            &decided.detail,
+            growth,
+            ready_seconds,
+            port,
+            // How the service ended when asked to stop, before the verdict takes the detail.
+            r.detail.clone(),
+        ));
+        decided.apply(&mut r, alive);
+        Ok(r)
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// The cell's load plan (`None` without `[load]` or an amount for the cell): the spec's,
+    /// with the phase windows of its fault or restart, and for a write check every request
+    /// writing `{seq}`.
+    fn plan(&self, params: &Params) -> Option<LoadPlan> {
+        let spec = self.spec;
+        let mut plan = spec.load.as_ref()?.plan_for(params)?;
+        plan.phases = match (&spec.faults, &spec.recovery) {
+            (Some(_), _) => phases::phases(spec, plan.duration),
+            (None, Some(r)) => phases::restart_phases(r.at, plan.duration),
+            (None, None) => Vec::new(),
+        };
+        if let Some(writes) = spec.recovery.as_ref().and_then(|r| r.writes.as_ref()) {
+            plan.record_writes = true;
+            plan.requests = vec![RequestTemplate {
+                weight: 1,
+                kind: RequestKind::Http(writes.request.clone()),
+            }];
+        }
+        Some(plan)
+    }
+
+    /// `[recovery] writes`: read every write back at `addr`.
+    fn check_writes(&self, addr: SocketAddr, report: &LoadReport) -> Option<SetCheck> {
+        let read = &self.spec.recovery.as_ref()?.writes.as_ref()?.read;
+        let mut readers: Vec<HttpReadBack> = (0..WRITE_READERS)
+            .filter_map(|_| HttpReadBack::new(addr, read).ok())
+            .collect();
+        check_writes(report, &mut readers, WRITE_BUDGET)
+    }
+}
+
+/// `result.load`: the load report, the objectives' verdicts, the verdict's detail, memory
+/// growth, readiness, port and how the service stopped.
+fn service_load(
+    report: Option<LoadReport>,
+    slos: Vec<SloResult>,
+    verdict: &str,
+    growth: Option<Growth>,
+    ready_seconds: f64,
+    port: u16,
+    stop: String,
+) -> ServiceLoad {
+    ServiceLoad {
+        report,
+        slo: slos,
+        verdict: verdict.to_string(),
+        memory_growth: growth,
+        ready_seconds: Some(ready_seconds),
+        port: Some(port),
+        stop: Some(stop),
+    }
+}
+
+/// Memory growth through the measured phase (samples from its start on).
+fn memory_growth(
+    samples: &[(Instant, u64)],
+    measured_start: Instant,
+    ceiling: Option<u64>,
+) -> Option<Growth> {
+    let points: Vec<qualify_load::memory::MemorySample> = samples
+        .iter()
+        .filter_map(|(t, bytes)| {
+            let s = t.checked_duration_since(measured_start)?;
+            Some(qualify_load::memory::MemorySample {
+                seconds: s.as_secs_f64(),
+                bytes: *bytes,
+            })
+        })
+        .collect();
+    qualify_load::memory::memory_growth(&points, ceiling)
+}

@@ -1,0 +1,150 @@
+//! One `[[dependency]]` of a cell: started fresh in a directory of its own (supervised like
+//! the service, outside the artifact's sandbox and ceilings: it is the user's infrastructure)
+//! or reached at its `upstream`, and awaited until ready (`ready`: HTTP, TCP or a command),
+//! from inside the cell's network namespace when there is one.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use qualify_model::{Outcome, Params};
+use qualify_probe::netns::Netns;
+use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeSpec};
+use qualify_spec::{Dependency, ReadyCheck, Spec};
+
+use crate::instance::ServiceRun;
+
+/// The cell's parameters plus `{dep_port}`.
+pub(crate) fn bind_port(params: &Params, dep_port: u16) -> Params {
+    let mut p = params.clone();
+    p.insert(
+        qualify_spec::DEP_PORT_PLACEHOLDER,
+        qualify_model::Value::Int(i64::from(dep_port)),
+    );
+    p
+}
+
+/// Start the dependency's `start` command on `dep_port` (its own directory, kept until the
+/// returned guard drops).
+pub(crate) fn start_dependency(
+    spec: &Spec,
+    dep: &Dependency,
+    params: &Params,
+    dep_port: u16,
+    backend: BackendChoice,
+    netns: Option<&Arc<Netns>>,
+) -> Result<(ServiceRun, tempfile::TempDir), ProbeError> {
+    let argv = dep.start_argv(params, dep_port).unwrap_or_default();
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("qualify-dep-{}-", dep.name))
+        .tempdir()
+        .map_err(|e| ProbeError::Io {
+            context: format!("cannot create a directory for dependency `{}`", dep.name),
+            source: e,
+        })?;
+    let mut probe: ProbeSpec =
+        spec.command_probe(argv.into_iter().map(Into::into).collect(), backend);
+    probe.workdir = Some(dir.path().to_path_buf());
+    // The dependency is not the artifact: no memory ceiling of the artifact's, the cell's
+    // deadline only.
+    probe.limits.memory_bytes = None;
+    probe.limits.cpus = None;
+    probe.limits.pids = None;
+    // The dependency is the user's infrastructure, not the artifact (like the build step): it
+    // runs outside the sandbox (`runuser`, its own data directory), in the cell's network
+    // namespace when the service has one — the probe forks from a thread that joined it.
+    probe.sandbox = qualify_probe::Sandbox::off();
+    probe
+        .env
+        .push(("DEP_PORT".into(), dep_port.to_string().into()));
+    let addr = SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, dep_port));
+    let _inside = match netns {
+        Some(n) => Some(n.enter().map_err(|source| ProbeError::Io {
+            context: format!(
+                "cannot join the service's network namespace to start dependency `{}`",
+                dep.name
+            ),
+            source,
+        })?),
+        None => None,
+    };
+    // The probe's thread is made here, inside the namespace, and so is the dependency.
+    Ok((ServiceRun::start(probe, addr), dir))
+}
+
+/// Wait until the dependency at `addr` is ready; `Err` says why not.
+pub(crate) fn await_dependency(
+    dep: &Dependency,
+    addr: SocketAddr,
+    bound: &Params,
+    cancel: &CancelToken,
+    spec: &Spec,
+    backend: BackendChoice,
+    netns: Option<&Arc<Netns>>,
+) -> Result<(), String> {
+    let within = dep.ready.within;
+    // The check runs where the proxy will connect from: inside the cell's namespace.
+    let _inside = match netns {
+        Some(n) => Some(
+            n.enter()
+                .map_err(|e| format!("cannot join the service's network namespace: {e}"))?,
+        ),
+        None => None,
+    };
+    match &dep.ready.check {
+        ReadyCheck::Http(path) => qualify_load::ready::wait_ready(
+            &qualify_load::ready::ReadyCheck::Http { path: path.clone() },
+            addr,
+            within,
+            cancel,
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string()),
+        ReadyCheck::Tcp => qualify_load::ready::wait_ready(
+            &qualify_load::ready::ReadyCheck::Tcp,
+            addr,
+            within,
+            cancel,
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string()),
+        ReadyCheck::Command(command) => {
+            let argv: Vec<std::ffi::OsString> = command
+                .render(bound)
+                .argv()
+                .into_iter()
+                .map(Into::into)
+                .collect();
+            let start = Instant::now();
+            let mut last = String::from("not run");
+            while start.elapsed() < within {
+                let mut probe = spec.command_probe(argv.clone(), backend);
+                // Outside the sandbox like the dependency, from this thread (inside the cell's
+                // namespace when there is one).
+                probe.sandbox = qualify_probe::Sandbox::off();
+                probe.limits.timeout_seconds = 10.0;
+                probe.limits.stall_seconds = 5.0;
+                match qualify_probe::probe(&probe, cancel) {
+                    Ok(r) if r.outcome == Outcome::Ok => return Ok(()),
+                    Ok(r) => last = format!("`{command}` ended {}", r.outcome),
+                    Err(e) => return Err(e.to_string()),
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(format!(
+                "not ready after {:.1} s; last: {last}",
+                within.as_secs_f64()
+            ))
+        }
+    }
+}
+
+/// `; its last output:` and the last lines of `text` (nothing for no output).
+pub(crate) fn last_lines(text: &str) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let tail = lines[lines.len().saturating_sub(5)..].join("\n  | ");
+    format!("; its last output:\n  | {tail}")
+}

@@ -1,0 +1,441 @@
+//! The service cell's verdict, in order. The load's verdict (`qualify_load::verdict::decide`:
+//! unavailable, interrupted, overloaded, slo_violated or ok — or "the process ended") is
+//! judged, for a faulted or restarted cell, on the load outside the fault window and its
+//! recovery ([`outside_window`]); then the behaviour under the fault outranks it: lost writes
+//! outrank everything (`lost_writes`), not recovering within `recover_within` outranks the
+//! objectives outside the window (`not_recovered`, unless the run was interrupted), and any
+//! other behaviour is added to the detail. Finally a probe verdict about the process tree
+//! (crash, oom_killed, deadlock, …) outranks the service's: the service did not just serve
+//! badly, it failed ([`CellVerdict::apply`]).
+
+use qualify_faults::{Behaviour, Recovery, Verdict as Behaved};
+use qualify_load::slo::SloResult;
+use qualify_load::verdict::Verdict;
+use qualify_load::{ErrorCounts, LatencySummary, LoadReport, Phase, PhaseReport};
+use qualify_model::{Outcome, ProbeResult};
+
+/// What the service verdict decided: the outcome for the cell (`None`: the probe's own
+/// classification stands) and the detail line (also the load's `verdict`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellVerdict {
+    pub outcome: Option<Outcome>,
+    pub detail: String,
+}
+
+/// Decide the cell's outcome from the load's verdict and, for a faulted cell, the behaviour
+/// under the fault; `summary` is the detail of a verdict that has none of its own.
+pub fn decide(
+    verdict: &Verdict,
+    behaviour: Option<&Behaviour>,
+    summary: impl FnOnce() -> String,
+) -> CellVerdict {
+    let (outcome, detail) = match verdict {
+        // The process ended during the load: the probe's classification stands.
+        Verdict::ProcessEnded => (None, String::new()),
+        Verdict::Service { outcome, detail } => {
+            (Some(*outcome), detail.clone().unwrap_or_else(summary))
+        }
+    };
+    let (outcome, detail) = match (behaviour, outcome) {
+        (Some(b), _) if b.verdict == Behaved::LosesWrites => {
+            (Some(Outcome::LostWrites), b.detail.clone())
+        }
+        (Some(b), Some(o))
+            if o != Outcome::Interrupted && matches!(b.recovery, Recovery::NotRecovered) =>
+        {
+            (Some(Outcome::NotRecovered), b.detail.clone())
+        }
+        (Some(b), Some(o)) => (
+            Some(o),
+            format!("{detail}; under the fault: {} ({})", b.verdict, b.detail),
+        ),
+        (_, o) => (o, detail),
+    };
+    CellVerdict { outcome, detail }
+}
+
+impl CellVerdict {
+    /// Put the verdict on the service's probe result: its outcome and detail when the probe
+    /// itself saw nothing wrong (`ok`); otherwise the probe's verdict about the tree stands
+    /// (said to have happened during the load when the process ended before it did).
+    pub fn apply(&self, r: &mut ProbeResult, alive: bool) {
+        match self.outcome {
+            Some(o) if r.outcome == Outcome::Ok => {
+                r.outcome = o;
+                r.detail = self.detail.clone();
+            }
+            Some(_) | None => {
+                if !alive {
+                    r.detail = format!("ended during the load: {}", r.detail);
+                }
+            }
+        }
+    }
+}
+
+/// The load outside the fault window and its recovery: a report of the phases before the
+/// window and after `recover_within`, so a fault's errors count for recovery (and
+/// `not_recovered`), not against the service's objectives.
+pub fn outside_window(report: &LoadReport) -> LoadReport {
+    let mut outside = report.clone();
+    let phases: Vec<&PhaseReport> = report
+        .phases
+        .iter()
+        .filter(|p| !matches!(p.phase, Phase::During | Phase::Recovery))
+        .collect();
+    if phases.is_empty() {
+        return outside;
+    }
+    let mut errors = ErrorCounts::default();
+    let (mut sent, mut completed, mut succeeded, mut dropped, mut shed) = (0, 0, 0, 0, 0);
+    let mut seconds = 0.0;
+    for p in &phases {
+        errors.add_counts(&p.errors);
+        sent += p.sent;
+        completed += p.completed;
+        succeeded += p.succeeded;
+        dropped += p.dropped;
+        shed += p.shed;
+        seconds += p.end_seconds - p.start_seconds;
+    }
+    outside.sent = sent;
+    outside.completed = completed;
+    outside.succeeded = succeeded;
+    outside.dropped = dropped;
+    outside.shed = shed;
+    outside.errors = errors;
+    outside.measured_seconds = seconds;
+    outside.throughput = if seconds > 0.0 {
+        succeeded as f64 / seconds
+    } else {
+        0.0
+    };
+    outside.achieved_rate = if seconds > 0.0 {
+        completed as f64 / seconds
+    } else {
+        0.0
+    };
+    // Latency outside the window: the worse of the phases' corrected percentiles.
+    let worst = |f: fn(&LatencySummary) -> Option<f64>| {
+        phases
+            .iter()
+            .filter_map(|p| f(&p.corrected))
+            .reduce(f64::max)
+    };
+    outside.latency.corrected.p50 = worst(|l| l.p50);
+    outside.latency.corrected.p90 = worst(|l| l.p90);
+    outside.latency.corrected.p99 = worst(|l| l.p99);
+    outside.latency.corrected.p999 = worst(|l| l.p999);
+    outside.latency.corrected.max = worst(|l| l.max);
+    outside
+}
+
+/// `180.0 req/s of 180 offered, p99 12.3 ms; every objective held`.
+pub fn summary(report: Option<&LoadReport>, slos: &[SloResult]) -> String {
+    let Some(rep) = report else {
+        return "ran without load".to_string();
+    };
+    let p99 = rep
+        .latency
+        .corrected
+        .p99
+        .map(|s| format!("{:.1} ms", s * 1000.0))
+        .unwrap_or_else(|| "—".into());
+    let held = if slos.iter().all(|s| s.held) {
+        "every objective held".to_string()
+    } else {
+        let failed: Vec<String> = slos
+            .iter()
+            .filter(|s| !s.held)
+            .map(|s| s.describe())
+            .collect();
+        failed.join("; ")
+    };
+    match rep.offered_rate {
+        Some(offered) => format!(
+            "{:.1} req/s achieved of {offered:.0} offered, corrected p99 {p99}; {held}",
+            rep.achieved_rate
+        ),
+        None => format!(
+            "{:.1} req/s achieved, corrected p99 {p99}; {held}",
+            rep.achieved_rate
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use qualify_faults::Recovery;
+    use qualify_load::{PhaseReport, Writes};
+    use qualify_model::{Enforcement, Limits};
+
+    use super::*;
+
+    fn behaviour(verdict: Behaved, recovery: Recovery) -> Behaviour {
+        Behaviour {
+            verdict,
+            detail: format!("{verdict} figures"),
+            recovery,
+            error_rate_before: None,
+            error_rate_during: None,
+            error_rate_after: None,
+            amplification_before: None,
+            amplification_during: None,
+            amplification_after: None,
+            attempts_per_request: None,
+            pool: None,
+        }
+    }
+
+    fn service(outcome: Outcome, detail: Option<&str>) -> Verdict {
+        Verdict::Service {
+            outcome,
+            detail: detail.map(str::to_string),
+        }
+    }
+
+    fn probe(outcome: Outcome, detail: &str) -> ProbeResult {
+        ProbeResult::unobserved(
+            outcome,
+            detail,
+            Enforcement::none("cgroup2"),
+            Limits::default(),
+        )
+    }
+
+    /// The cell's outcome and detail for every kind of load verdict × behaviour under the
+    /// fault × what the probe saw of the process tree.
+    #[test]
+    fn the_service_verdict_order() {
+        use Outcome::*;
+        let recovered = || Recovery::After(1.2);
+        let loses = behaviour(Behaved::LosesWrites, recovered());
+        let not_recovered = behaviour(Behaved::Hangs, Recovery::NotRecovered);
+        let recovers = behaviour(Behaved::Recovers, recovered());
+        let stops_unrecovered = behaviour(Behaved::Stops, Recovery::NotRecovered);
+        struct Row<'a> {
+            name: &'a str,
+            verdict: Verdict,
+            behaviour: Option<&'a Behaviour>,
+            /// The probe's own outcome, and whether the process was alive after the load.
+            probe: Outcome,
+            alive: bool,
+            outcome: Outcome,
+            detail: &'a str,
+        }
+        let rows = [
+            Row {
+                name: "kept up, no fault",
+                verdict: service(Ok, None),
+                behaviour: None,
+                probe: Ok,
+                alive: true,
+                outcome: Ok,
+                detail: "summary",
+            },
+            Row {
+                name: "an objective failed, no fault",
+                verdict: service(SloViolated, Some("latency_p99 = 150 ms")),
+                behaviour: None,
+                probe: Ok,
+                alive: true,
+                outcome: SloViolated,
+                detail: "latency_p99 = 150 ms",
+            },
+            Row {
+                name: "overloaded, no fault",
+                verdict: service(Overloaded, Some("3 arrivals dropped")),
+                behaviour: None,
+                probe: Ok,
+                alive: true,
+                outcome: Overloaded,
+                detail: "3 arrivals dropped",
+            },
+            Row {
+                name: "refused while alive",
+                verdict: service(Unavailable, Some("4 of 10 refused")),
+                behaviour: None,
+                probe: Ok,
+                alive: true,
+                outcome: Unavailable,
+                detail: "4 of 10 refused",
+            },
+            Row {
+                name: "the generator was the bottleneck",
+                verdict: service(Interrupted, Some("not evidence about the service")),
+                behaviour: None,
+                probe: Ok,
+                alive: true,
+                outcome: Interrupted,
+                detail: "not evidence about the service",
+            },
+            Row {
+                name: "recovered from the fault: the verdict outside the window, the behaviour added",
+                verdict: service(Ok, None),
+                behaviour: Some(&recovers),
+                probe: Ok,
+                alive: true,
+                outcome: Ok,
+                detail: "summary; under the fault: recovers (recovers figures)",
+            },
+            Row {
+                name: "not recovered outranks the objectives outside the window",
+                verdict: service(SloViolated, Some("latency_p99 = 150 ms")),
+                behaviour: Some(&not_recovered),
+                probe: Ok,
+                alive: true,
+                outcome: NotRecovered,
+                detail: "hangs figures",
+            },
+            Row {
+                name: "not recovered after stopping to serve",
+                verdict: service(Ok, None),
+                behaviour: Some(&stops_unrecovered),
+                probe: Ok,
+                alive: true,
+                outcome: NotRecovered,
+                detail: "stops figures",
+            },
+            Row {
+                name: "an interrupted run is never not_recovered",
+                verdict: service(Interrupted, Some("the load was cancelled")),
+                behaviour: Some(&not_recovered),
+                probe: Ok,
+                alive: true,
+                outcome: Interrupted,
+                detail: "the load was cancelled; under the fault: hangs (hangs figures)",
+            },
+            Row {
+                name: "lost writes outrank everything the load said",
+                verdict: service(Overloaded, Some("dropped")),
+                behaviour: Some(&loses),
+                probe: Ok,
+                alive: true,
+                outcome: LostWrites,
+                detail: "loses_writes figures",
+            },
+            Row {
+                name: "lost writes outrank an interruption too",
+                verdict: service(Interrupted, Some("cancelled")),
+                behaviour: Some(&loses),
+                probe: Ok,
+                alive: true,
+                outcome: LostWrites,
+                detail: "loses_writes figures",
+            },
+            Row {
+                name: "the process ended: the probe's classification stands",
+                verdict: Verdict::ProcessEnded,
+                behaviour: None,
+                probe: Crash,
+                alive: false,
+                outcome: Crash,
+                detail: "ended during the load: killed by SIGSEGV",
+            },
+            Row {
+                name: "the process ended under a fault: still the probe's",
+                verdict: Verdict::ProcessEnded,
+                behaviour: Some(&not_recovered),
+                probe: OomKilled,
+                alive: false,
+                outcome: OomKilled,
+                detail: "ended during the load: killed by SIGSEGV",
+            },
+            Row {
+                name: "a probe verdict about the tree outranks lost writes",
+                verdict: service(Ok, None),
+                behaviour: Some(&loses),
+                probe: Deadlock,
+                alive: true,
+                outcome: Deadlock,
+                detail: "killed by SIGSEGV",
+            },
+            Row {
+                name: "a probe verdict about the tree outranks the service's",
+                verdict: service(SloViolated, Some("slow")),
+                behaviour: None,
+                probe: OomKilled,
+                alive: true,
+                outcome: OomKilled,
+                detail: "killed by SIGSEGV",
+            },
+        ];
+        for row in rows {
+            let decided = decide(&row.verdict, row.behaviour, || "summary".to_string());
+            let mut r = probe(row.probe, "killed by SIGSEGV");
+            decided.apply(&mut r, row.alive);
+            assert_eq!(
+                (r.outcome, r.detail.as_str()),
+                (row.outcome, row.detail),
+                "{}",
+                row.name
+            );
+        }
+    }
+
+    fn phase(phase: Phase, sent: u64, errors: u64, p99: f64, seconds: (f64, f64)) -> PhaseReport {
+        let latency = LatencySummary {
+            count: sent - errors,
+            p99: Some(p99),
+            max: Some(p99),
+            ..LatencySummary::default()
+        };
+        PhaseReport {
+            phase,
+            start_seconds: seconds.0,
+            end_seconds: seconds.1,
+            sent,
+            completed: sent - errors,
+            succeeded: sent - errors,
+            dropped: 0,
+            shed: 0,
+            errors: ErrorCounts {
+                timeout: errors,
+                ..ErrorCounts::default()
+            },
+            peak_in_flight: 4,
+            corrected: latency,
+            uncorrected: latency,
+        }
+    }
+
+    /// The load outside the window counts only the phases before the window and after
+    /// `recover_within`: the fault's errors and its latency are left to recovery.
+    #[test]
+    fn outside_the_window_is_before_and_after_only() {
+        let mut report: LoadReport = serde_json::from_value(serde_json::json!({
+            "model": "open", "offered_rate": 100.0, "users": null,
+            "duration_seconds": 10.0, "measured_seconds": 10.0, "warmup_seconds": 0.0,
+            "sent": 1000, "completed": 900, "succeeded": 900, "dropped": 0, "shed": 0,
+            "achieved_rate": 90.0, "throughput": 90.0,
+            "errors": {"status_4xx": 0, "status_5xx": 0, "status_429": 0, "timeout": 100,
+                       "refused": 0, "reset": 0, "unexpected_reply": 0, "other": 0},
+            "latency": {
+                "corrected": {"count": 900, "p50": 0.01, "p90": 0.5, "p99": 2.0, "p999": 2.0,
+                              "max": 2.0, "mean": 0.2},
+                "uncorrected": {"count": 900, "p50": 0.01, "p90": 0.5, "p99": 2.0,
+                                "p999": 2.0, "max": 2.0, "mean": 0.2},
+                "corrected_histogram": "", "histogram_encoding": "", "histogram_unit": ""
+            },
+            "timeline": [],
+            "generator": {"threads": 1, "cpu_seconds": 0.1, "wall_seconds": 10.0,
+                          "saturated": false, "connections_opened": 4,
+                          "schedule_lag": {"dispatched": 1000, "late": 0}},
+            "cancelled": false
+        }))
+        .unwrap();
+        report.phases = vec![
+            phase(Phase::Before, 300, 0, 0.01, (0.0, 3.0)),
+            phase(Phase::During, 300, 90, 2.0, (3.0, 6.0)),
+            phase(Phase::Recovery, 200, 10, 0.8, (6.0, 8.0)),
+            phase(Phase::After, 200, 0, 0.02, (8.0, 10.0)),
+        ];
+        report.writes = Some(Writes::default());
+        let outside = outside_window(&report);
+        assert_eq!((outside.sent, outside.completed), (500, 500));
+        assert_eq!(outside.errors.total(), 0);
+        assert_eq!(outside.measured_seconds, 5.0);
+        assert_eq!(outside.throughput, 100.0);
+        assert_eq!(outside.latency.corrected.p99, Some(0.02));
+    }
+}
