@@ -151,6 +151,7 @@ impl Inspect for Scripted {
                     class: t.class,
                     call: t.call.to_string(),
                     wchan: String::new(),
+                    futex: None,
                 });
             }
         }
