@@ -320,7 +320,11 @@ impl StallWatch {
                 match w.class {
                     Class::Internal if held_whole => Part::Stuck,
                     Class::External if held_whole => Part::Outside,
-                    Class::Timed | Class::Running if wakes >= LOOP_WAKES => Part::TimedLoop,
+                    // Woken again and again while the tree stayed quiet: a ticker or poll loop
+                    // (also when it alternates between waits, as a runtime's scheduler does).
+                    Class::Timed | Class::Running | Class::Internal if wakes >= LOOP_WAKES => {
+                        Part::TimedLoop
+                    }
                     Class::Timed if held_whole => Part::TimedPending,
                     _ => Part::Moving,
                 }
