@@ -39,6 +39,9 @@ pub struct ThreadWait {
     /// The futex a thread waits on (for owners and wait-for cycles); not part of the JSON.
     #[serde(skip)]
     pub futex: Option<FutexWait>,
+    /// A poll-style wait's timeout in milliseconds, when the call shows it.
+    #[serde(skip)]
+    pub timeout_ms: Option<u64>,
 }
 
 /// A futex wait as the syscall file shows it: the word's address, the operation and the value
@@ -48,6 +51,8 @@ pub struct FutexWait {
     pub addr: u64,
     pub op: u64,
     pub val: u64,
+    /// The waiting thread's stack pointer (a word on its own stack is no shared lock).
+    pub sp: Option<u64>,
 }
 
 impl FutexWait {
@@ -63,7 +68,12 @@ impl FutexWait {
 enum Syscall {
     Running,
     Outside,
-    In { nr: libc::c_long, args: [u64; 6] },
+    In {
+        nr: libc::c_long,
+        args: [u64; 6],
+        /// The thread's stack pointer.
+        sp: Option<u64>,
+    },
 }
 
 fn read_syscall(pid: i32, tid: i32) -> Option<Syscall> {
@@ -86,7 +96,10 @@ fn parse_syscall(text: &str) -> Option<Syscall> {
         let s = it.next()?;
         *a = u64::from_str_radix(s.trim_start_matches("0x"), 16).ok()?;
     }
-    Some(Syscall::In { nr, args })
+    let sp = it
+        .next()
+        .and_then(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok());
+    Some(Syscall::In { nr, args, sp })
 }
 
 /// Who holds each pipe of the tree open, and how: inode → (pid, readable, writable); which
@@ -204,12 +217,13 @@ pub fn classify(procs: &[ProcSnap]) -> Vec<ThreadWait> {
                 'D' => (Class::External, format!("uninterruptible wait ({wchan})")),
                 'T' | 't' => (Class::External, "stopped by a signal or tracer".to_string()),
                 _ => match read_syscall(p.pid, t.tid) {
-                    Some(Syscall::In { nr, args }) => {
+                    Some(Syscall::In { nr, args, sp }) => {
                         if nr == libc::SYS_futex {
                             futex = Some(FutexWait {
                                 addr: args[0],
                                 op: args[1],
                                 val: args[2] & 0xffff_ffff,
+                                sp,
                             });
                         }
                         classify_call(p.pid, nr, &args, procs, &mut pipes, &has_children)
@@ -227,6 +241,7 @@ pub fn classify(procs: &[ProcSnap]) -> Vec<ThreadWait> {
                 comm: t.comm.clone(),
                 state: t.state.to_string(),
                 class,
+                timeout_ms: timeout_of(&call),
                 call,
                 wchan,
                 futex,
@@ -477,6 +492,12 @@ fn epoll_untimed(
     }
 }
 
+/// The milliseconds of `poll(timeout 99 ms)`, as [`int_timeout`] writes them.
+fn timeout_of(call: &str) -> Option<u64> {
+    let at = call.find("(timeout ")? + "(timeout ".len();
+    call[at..].split_whitespace().next()?.parse().ok()
+}
+
 /// poll-style `int` timeout in milliseconds: negative means forever.
 fn int_timeout(name: &str, raw: u64) -> (Class, String) {
     let ms = raw as u32 as i32;
@@ -530,7 +551,8 @@ mod tests {
             parse_syscall("202 0x55d0 0x80 0x2 0x0 0x0 0x0 0x7ffd 0x7f00\n"),
             Some(Syscall::In {
                 nr: 202,
-                args: [0x55d0, 0x80, 2, 0, 0, 0]
+                args: [0x55d0, 0x80, 2, 0, 0, 0],
+                sp: Some(0x7ffd)
             })
         );
     }

@@ -864,6 +864,7 @@ mod tests {
             call: "futex(FUTEX_WAIT, no timeout)".into(),
             wchan: "futex_wait_queue".into(),
             futex: None,
+            timeout_ms: None,
         };
         let value = Evidence {
             verdict_seconds: 2.5,

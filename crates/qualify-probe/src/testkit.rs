@@ -152,6 +152,7 @@ impl Inspect for Scripted {
                     call: t.call.to_string(),
                     wchan: String::new(),
                     futex: None,
+                    timeout_ms: None,
                 });
             }
         }

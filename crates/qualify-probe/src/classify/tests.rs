@@ -428,6 +428,7 @@ fn compose_decisions() {
                 call: "futex(FUTEX_WAIT, no timeout)".into(),
                 wchan: String::new(),
                 futex: None,
+                timeout_ms: None,
             };
             2
         ]

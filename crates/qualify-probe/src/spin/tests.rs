@@ -49,6 +49,7 @@ fn judge_procs(
                     call: t.call.to_string(),
                     wchan: String::new(),
                     futex: None,
+                    timeout_ms: None,
                 })
             })
             .collect();

@@ -88,9 +88,12 @@ pub fn describe(cycle: &[JavaWait]) -> String {
     cycle
         .iter()
         .map(|w| {
+            // The program's own frame: past the JDK's (`Unsafe.park`, `ReentrantLock.lock`).
             let at = w
                 .frames
-                .first()
+                .iter()
+                .find(|f| !["java.", "jdk.", "sun."].iter().any(|p| f.starts_with(p)))
+                .or(w.frames.first())
                 .map(|f| format!(" at {f}"))
                 .unwrap_or_default();
             format!(

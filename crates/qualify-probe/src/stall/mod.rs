@@ -56,6 +56,10 @@ struct Track {
     since: Instant,
     slices_since: u64,
     base_slices: u64,
+    /// When its wake-up count last grew.
+    last_wake: Instant,
+    /// The longest timeout it waited with (poll-style waits show it).
+    max_timeout_ms: Option<u64>,
     wait: ThreadWait,
 }
 
@@ -247,16 +251,27 @@ impl StallWatch {
             let s = slices.get(&w.tid).copied().unwrap_or(0);
             let key = (w.class, w.call.clone(), w.futex.map(|f| f.addr));
             seen.push(w.tid);
+            if let Some(t) = self.tracks.get_mut(&w.tid)
+                && let Some(ms) = w.timeout_ms
+            {
+                t.max_timeout_ms = Some(t.max_timeout_ms.unwrap_or(0).max(ms));
+            }
             match self.tracks.get_mut(&w.tid) {
                 // The same wait since: a stack sampler's ptrace stop restarts an untimed wait
                 // (and counts as a wake-up), so only the wait itself is compared.
                 Some(t) if t.key == key => {
                     t.wait = w.clone();
+                    if s != t.slices_since {
+                        t.last_wake = now;
+                    }
                     t.slices_since = s;
                 }
                 Some(t) => {
                     t.key = key;
                     t.since = now;
+                    if s != t.slices_since {
+                        t.last_wake = now;
+                    }
                     t.slices_since = s;
                     t.wait = w.clone();
                 }
@@ -268,6 +283,8 @@ impl StallWatch {
                             since: now,
                             slices_since: s,
                             base_slices: s,
+                            last_wake: now,
+                            max_timeout_ms: w.timeout_ms,
                             wait: w.clone(),
                         },
                     );
@@ -313,6 +330,15 @@ impl StallWatch {
                 .copied()
                 .unwrap_or(0)
                 .saturating_sub(t.base_slices);
+            // A loop keeps waking to the end of the window; a burst at its start (a runtime
+            // settling down) is not one.
+            // A wait whose timeout reaches past half the window waits for a timer that has not
+            // fired (a long sleep), whatever woke it before.
+            let short = t
+                .max_timeout_ms
+                .is_none_or(|ms| u128::from(ms) * 2 < window.as_millis());
+            let ticking =
+                short && wakes >= LOOP_WAKES && now.duration_since(t.last_wake) * 3 < window;
             let runtime = rt(w.pid);
             let part = if runtime.is_some_and(|r| r.is_helper(&w.comm)) {
                 Part::Helper
@@ -322,10 +348,8 @@ impl StallWatch {
                     Class::External if held_whole => Part::Outside,
                     // Woken again and again while the tree stayed quiet: a ticker or poll loop
                     // (also when it alternates between waits, as a runtime's scheduler does).
-                    Class::Timed | Class::Running | Class::Internal if wakes >= LOOP_WAKES => {
-                        Part::TimedLoop
-                    }
-                    Class::Timed if held_whole => Part::TimedPending,
+                    Class::Timed | Class::Running | Class::Internal if ticking => Part::TimedLoop,
+                    Class::Timed if held_whole || !short => Part::TimedPending,
                     _ => Part::Moving,
                 }
             };
@@ -393,7 +417,8 @@ impl StallWatch {
                     .collect();
             }
             let Some(f) = w.futex else { continue };
-            let mut held = owners::futex_owner(inspect, w.pid, &f, &tids);
+            let mut held = owners::futex_owner(inspect, w.pid, &f, &tids)
+                .or_else(|| owners::kernel_found_deadlock(inspect, w));
             if held.is_none() && rt(w.pid).is_some_and(|r| r.name == "CPython") {
                 match owners::python_lock(inspect, w.pid, &f, table, &tids) {
                     Some(l) if l.rlock => {

@@ -96,6 +96,35 @@ pub fn futex_owner(
     None
 }
 
+/// Whether a thread waits forever where glibc parks a `pthread_mutex_lock` whose
+/// `FUTEX_LOCK_PI` the kernel answered with `EDEADLK` (its priority-inheritance lock chain leads
+/// back to it): an untimed wait on a zero word on its own stack, inside `pthread_mutex_lock`
+/// (its stack sample says so).
+pub fn kernel_found_deadlock(inspect: &mut dyn Inspect, w: &ThreadWait) -> Option<Held> {
+    let f = w.futex?;
+    let near_sp = f.sp.is_some_and(|sp| f.addr.abs_diff(sp) < 4096);
+    if !near_sp || f.val != 0 || f.is_pi() {
+        return None;
+    }
+    let word = le_i32(&inspect.read_mem(w.pid, f.addr, 4)?, 0)?;
+    if word != 0 {
+        return None;
+    }
+    let stacks = inspect.stacks(&[w.pid]);
+    let in_lock = stacks
+        .iter()
+        .flat_map(|p| p.threads.iter())
+        .filter(|(tid, _)| *tid == w.tid)
+        .flat_map(|(_, frames)| frames.iter())
+        .any(|fr| fr.name().is_some_and(|n| n.contains("pthread_mutex_lock")));
+    in_lock.then(|| Held {
+        object: "a priority-inheritance mutex whose lock chain the kernel found leading back to it"
+            .into(),
+        owner: w.tid,
+        how: "the kernel's PI deadlock detection (FUTEX_LOCK_PI answered EDEADLK; glibc's pthread_mutex_lock then waits forever)",
+    })
+}
+
 /// The TID (here) of the thread whose glibc descriptor is at `pthread` (a `pthread_t`), checked
 /// by the descriptor's pointer to itself.
 pub fn tid_of_pthread(
@@ -246,6 +275,13 @@ pub fn describe(cycle: &[Edge]) -> String {
             Some(h) if i == 0 => format!(" holds {h} and"),
             _ => String::new(),
         };
+        if e.held.how.contains("EDEADLK") {
+            parts.push(format!(
+                "{who} waits forever in pthread_mutex_lock for {}",
+                e.held.object
+            ));
+            continue;
+        }
         let owner = if e.held.owner == w.tid {
             "itself".to_string()
         } else {
@@ -274,6 +310,7 @@ mod tests {
             call: "futex(FUTEX_WAIT, no timeout)".into(),
             wchan: String::new(),
             futex: None,
+            timeout_ms: None,
         }
     }
 
