@@ -49,6 +49,10 @@ pub struct Runtime {
 pub struct Glibc {
     pub pthread_self_offset: u64,
     pub pthread_tid_offset: u64,
+    /// Frames of a thread waiting for a mutex.
+    pub mutex_frames: Pattern,
+    /// Frames of a thread joining another.
+    pub join_frames: Pattern,
 }
 
 #[derive(Debug, Clone, Deserialize)]

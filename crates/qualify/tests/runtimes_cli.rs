@@ -174,8 +174,10 @@ fn c_cycle(kind: &str, object: &str, how: &str) {
     assert_eq!(cycle[0]["held_by"], cycle[1]["tid"], "{run}");
     assert_eq!(cycle[1]["held_by"], cycle[0]["tid"], "{run}");
     assert!(
-        cycle[0]["how"].as_str().is_some_and(|h| h.contains(how)),
-        "{run}"
+        cycle[0]["how"].as_str().is_some_and(
+            |h| h.contains(how) && h.contains("in pthread_mutex_lock in its stack sample")
+        ),
+        "how the owner was read, confirmed by the waiter's stack\n{run}"
     );
 }
 

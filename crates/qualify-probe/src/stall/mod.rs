@@ -231,12 +231,12 @@ impl StallWatch {
         if now < self.next_exam {
             return None;
         }
+        // The next examination waits longer, also after a stop a caller may not act on (the
+        // node agents watch, they never end a program).
         let stop = self.examine(now, procs, &waits, inspect);
-        if stop.is_none() {
-            self.exams += 1;
-            let pause = (1u32 << self.exams.min(5)).min(MAX_PAUSE);
-            self.next_exam = now + self.stall * pause;
-        }
+        self.exams += 1;
+        let pause = (1u32 << self.exams.min(5)).min(MAX_PAUSE);
+        self.next_exam = now + self.stall * pause;
         stop
     }
 
@@ -425,7 +425,7 @@ impl StallWatch {
                         held = l.owner.map(|owner| Held {
                             object: format!("RLock {:#x}", l.addr),
                             owner,
-                            how: "CPython RLock owner (pthread_t → TID through glibc's thread descriptor)",
+                            how: "CPython RLock owner (pthread_t → TID through glibc's thread descriptor)".into(),
                         });
                     }
                     Some(l) => unread.push(format!("threading.Lock {:#x} keeps no owner", l.addr)),
@@ -443,8 +443,9 @@ impl StallWatch {
                 });
             }
         }
+        confirm_by_stacks(inspect, table, &mut edges, &mut parts);
         if let Some(c) = owners::cycle(&edges) {
-            let mut hows: Vec<&str> = c.iter().map(|e| e.held.how).collect();
+            let mut hows: Vec<&str> = c.iter().map(|e| e.held.how.as_str()).collect();
             hows.sort_unstable();
             hows.dedup();
             finding.verdict = Verdict::Deadlock;
@@ -457,7 +458,7 @@ impl StallWatch {
                     comm: e.waiter.comm.clone(),
                     waits_for: e.held.object.clone(),
                     held_by: e.held.owner,
-                    how: e.held.how.to_string(),
+                    how: e.held.how.clone(),
                 })
                 .collect();
             let in_cycle: Vec<i32> = c.iter().map(|e| e.waiter.tid).collect();
@@ -614,6 +615,84 @@ impl StallWatch {
         self.conclusion = Some(Box::new(finding));
         None
     }
+}
+
+/// Edges read from glibc's layouts count only when the waiter's stack sample, where one can be
+/// taken, shows it inside the matching call (`pthread_mutex_lock`, `pthread_join`): a futex
+/// word that merely looks like a mutex's is no edge. Without a sampler the edge stays, and says
+/// it was not confirmed.
+fn confirm_by_stacks(
+    inspect: &mut dyn Inspect,
+    table: &Runtimes,
+    edges: &mut Vec<Edge>,
+    parts: &mut [ThreadPart],
+) {
+    let glibc = |how: &str| {
+        [
+            "glibc mutex",
+            "robust",
+            "pthread_join",
+            "priority-inheritance futex",
+        ]
+        .iter()
+        .any(|k| how.contains(k))
+    };
+    let mut pids: Vec<i32> = edges
+        .iter()
+        .filter(|e| glibc(&e.held.how))
+        .map(|e| e.waiter.pid)
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    if pids.is_empty() {
+        return;
+    }
+    let sampled = inspect.sampler().is_ok();
+    let stacks = if sampled {
+        inspect.stacks(&pids)
+    } else {
+        Vec::new()
+    };
+    edges.retain_mut(|e| {
+        if !glibc(&e.held.how) {
+            return true;
+        }
+        let join = e.held.how.contains("pthread_join");
+        let frames = stacks
+            .iter()
+            .filter(|p| p.pid == e.waiter.pid)
+            .flat_map(|p| p.threads.iter())
+            .find(|(tid, _)| *tid == e.waiter.tid)
+            .map(|(_, f)| f)
+            .filter(|f| !f.is_empty());
+        let Some(frames) = frames else {
+            e.held.how.push_str(if sampled {
+                "; the stack sample showed no frames for it"
+            } else {
+                "; no stack sampler to confirm"
+            });
+            return true;
+        };
+        let want = if join {
+            &table.glibc.join_frames
+        } else {
+            &table.glibc.mutex_frames
+        };
+        let inside = frames
+            .iter()
+            .any(|f| f.name().is_some_and(|n| want.matches(n)));
+        if inside {
+            e.held.how.push_str(if join {
+                "; in pthread_join in its stack sample"
+            } else {
+                "; in pthread_mutex_lock in its stack sample"
+            });
+        } else if let Some(p) = parts.iter_mut().find(|p| p.tid == e.waiter.tid) {
+            p.waits_for = None;
+            p.held_by = None;
+        }
+        inside
+    });
 }
 
 fn round3(x: f64) -> f64 {

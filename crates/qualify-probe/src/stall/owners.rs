@@ -24,7 +24,7 @@ pub struct Held {
     pub object: String,
     pub owner: i32,
     /// How the owner was read.
-    pub how: &'static str,
+    pub how: String,
 }
 
 fn le_i32(b: &[u8], at: usize) -> Option<i32> {
@@ -58,7 +58,7 @@ pub fn futex_owner(
         return Some(Held {
             object: format!("PI mutex {:#x}", f.addr),
             owner,
-            how: "priority-inheritance futex word (owner TID bits)",
+            how: "priority-inheritance futex word (owner TID bits)".into(),
         });
     }
     let owner_field = le_i32(&m, 8)?;
@@ -69,7 +69,7 @@ pub fn futex_owner(
         return Some(Held {
             object: format!("robust mutex {:#x}", f.addr),
             owner,
-            how: "robust mutex futex word (owner TID bits)",
+            how: "robust mutex futex word (owner TID bits)".into(),
         });
     }
     // A contended normal mutex: the waiter sleeps on value 2, glibc keeps the owner's TID in
@@ -78,7 +78,7 @@ pub fn futex_owner(
         return Some(Held {
             object: format!("mutex {:#x}", f.addr),
             owner,
-            how: "glibc mutex owner field (/proc/PID/mem)",
+            how: "glibc mutex owner field (/proc/PID/mem)".into(),
         });
     }
     // pthread_join waits on the joined thread's TID field until the kernel clears it.
@@ -90,7 +90,7 @@ pub fn futex_owner(
         return Some(Held {
             object: format!("the exit of thread {owner}"),
             owner,
-            how: "pthread_join (the futex word is the joined thread's TID)",
+            how: "pthread_join (the futex word is the joined thread's TID)".into(),
         });
     }
     None
@@ -121,7 +121,7 @@ pub fn kernel_found_deadlock(inspect: &mut dyn Inspect, w: &ThreadWait) -> Optio
         object: "a priority-inheritance mutex whose lock chain the kernel found leading back to it"
             .into(),
         owner: w.tid,
-        how: "the kernel's PI deadlock detection (FUTEX_LOCK_PI answered EDEADLK; glibc's pthread_mutex_lock then waits forever)",
+        how: "the kernel's PI deadlock detection (FUTEX_LOCK_PI answered EDEADLK; glibc's pthread_mutex_lock then waits forever)".into(),
     })
 }
 
@@ -320,7 +320,7 @@ mod tests {
             held: Held {
                 object: obj.into(),
                 owner,
-                how: "test",
+                how: "test".into(),
             },
         }
     }

@@ -105,10 +105,37 @@ fn stall_decisions() {
     let cases: Vec<(&str, Vec<P>, Setup, &str, &str)> = vec![
         (
             "a mutex cycle beside a ticking thread: owners from the futex words",
-            c_tree(),
+            {
+                let mut t = c_tree();
+                let lock: &[(&str, &str)] = &[
+                    ("__GI___lll_lock_wait", "libc.so.6"),
+                    ("__pthread_mutex_lock@GLIBC_2.2.5", "libc.so.6"),
+                    ("worker", "lockorder"),
+                ];
+                t[0].threads[1] = t[0].threads[1].clone().stack(lock);
+                t[0].threads[2] = t[0].threads[2].clone().stack(lock);
+                t
+            },
             Box::new(c_memory),
             "deadlock",
             "wait-for cycle: thread 11 (lockorder) holds mutex 0x1000 and waits for mutex 0x2000 held by 12, which 12 (lockorder) waits for mutex 0x1000 held by 11; nothing else moved for 2.0s (stall window); besides: 1 thread(s) in a timed sleep loop, 1 thread(s) in an untimed wait for the exit of thread 11",
+        ),
+        (
+            "words that look like mutexes, but the stacks show the threads in sem_wait: no edge",
+            {
+                let mut t = c_tree();
+                let sem: &[(&str, &str)] = &[
+                    ("__futex_abstimed_wait_common", "libc.so.6"),
+                    ("sem_wait", "libc.so.6"),
+                    ("worker", "lockorder"),
+                ];
+                t[0].threads[1] = t[0].threads[1].clone().stack(sem);
+                t[0].threads[2] = t[0].threads[2].clone().stack(sem);
+                t
+            },
+            Box::new(c_memory),
+            "none",
+            "no wait-for cycle proven",
         ),
         (
             "the same with the owners unreadable: not proven, and the timeout says what was seen",
