@@ -918,6 +918,78 @@ mod tests {
         );
     }
 
+    /// `evidence.wait_for`, the partial-stall examination, is part of the contract too.
+    #[test]
+    fn evidence_wait_for_json_is_pinned() {
+        use crate::stall::{CycleEdge, Finding, Part, RuntimeReport, ThreadPart, Verdict};
+        let counters = Counters::default();
+        let finding = Finding {
+            verdict: Verdict::Deadlock,
+            why: "wait-for cycle: …".into(),
+            decided_by: "a wait-for cycle; owners read from …".into(),
+            window_seconds: 2.0,
+            cycle: vec![CycleEdge {
+                pid: 10,
+                tid: 11,
+                comm: "worker".into(),
+                waits_for: "mutex 0x10".into(),
+                held_by: 12,
+                how: "glibc mutex owner field (/proc/PID/mem)".into(),
+            }],
+            threads: vec![ThreadPart {
+                pid: 10,
+                tid: 13,
+                comm: "ticker".into(),
+                part: Part::TimedLoop,
+                wait: "nanosleep".into(),
+                runtime: None,
+                at: None,
+                waits_for: None,
+                held_by: None,
+            }],
+            runtimes: vec![RuntimeReport {
+                runtime: "CPython".into(),
+                tool: "py-spy".into(),
+                pid: 10,
+                said: "4 Python thread(s) named".into(),
+                java_deadlock: Vec::new(),
+                goroutines: Vec::new(),
+            }],
+            waits: Vec::new(),
+        };
+        let value = Evidence {
+            verdict_seconds: 1.0,
+            cleanup_seconds: 0.0,
+            launch_seconds: 0.0,
+            sample_interval_ms: 10,
+            sampling: sampling(),
+            counters: &counters,
+            peak_memory_basis: "x",
+            cgroups: Vec::new(),
+            backend_fallback: None,
+            cgroups_not_removed: Vec::new(),
+            leaked: Vec::new(),
+            streams_open: None,
+            threads: None,
+            stacks: None,
+            interrupted: false,
+            spin: None,
+            wait_for: Some(&finding),
+        }
+        .to_value();
+        assert_eq!(
+            serde_json::to_string(&value["wait_for"]).unwrap(),
+            concat!(
+                r#"{"cycle":[{"comm":"worker","held_by":12,"how":"glibc mutex owner field (/proc/PID/mem)","#,
+                r#""pid":10,"tid":11,"waits_for":"mutex 0x10"}],"#,
+                r#""decided_by":"a wait-for cycle; owners read from …","#,
+                r#""runtimes":[{"pid":10,"runtime":"CPython","said":"4 Python thread(s) named","tool":"py-spy"}],"#,
+                r#""threads":[{"comm":"ticker","part":"timed_loop","pid":10,"tid":13,"wait":"nanosleep"}],"#,
+                r#""verdict":"deadlock","why":"wait-for cycle: …","window_seconds":2.0}"#
+            )
+        );
+    }
+
     #[test]
     fn evidence_json_is_pinned_with_optional_parts_absent() {
         let counters = Counters::default();

@@ -283,6 +283,12 @@ fn python_rlock_cycle_beside_a_daemon_ticker() {
             threads.contains("worker (py_locks_ticker.py:"),
             "py-spy's lines are in the evidence\n{run}"
         );
+        assert!(
+            run.str_field("detail")
+                .unwrap_or("")
+                .contains("(python3 at worker (py_locks_ticker.py:"),
+            "the cycle names the lines its threads wait at\n{run}"
+        );
     }
 }
 

@@ -464,7 +464,10 @@ impl StallWatch {
             let in_cycle: Vec<i32> = c.iter().map(|e| e.waiter.tid).collect();
             finding.why = format!(
                 "wait-for cycle: {}; nothing else moved for {:.1}s (stall window){}",
-                owners::describe(&c),
+                owners::describe(&c, &|tid| parts
+                    .iter()
+                    .find(|p| p.tid == tid)
+                    .and_then(|p| p.at.clone())),
                 window.as_secs_f64(),
                 others(&parts, &in_cycle)
             );

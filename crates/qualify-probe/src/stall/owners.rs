@@ -255,8 +255,8 @@ pub fn cycle(edges: &[Edge]) -> Option<Vec<Edge>> {
 }
 
 /// `thread 1234 (worker) holds mutex 0x… and waits for mutex 0x… held by 1235, which waits
-/// for …`.
-pub fn describe(cycle: &[Edge]) -> String {
+/// for …`; `at` names where a thread waits, when a runtime's tool said.
+pub fn describe(cycle: &[Edge], at: &dyn Fn(i32) -> Option<String>) -> String {
     let holds = |tid: i32| {
         cycle
             .iter()
@@ -266,10 +266,15 @@ pub fn describe(cycle: &[Edge]) -> String {
     let mut parts = Vec::new();
     for (i, e) in cycle.iter().enumerate() {
         let w = &e.waiter;
+        // Where it waits, when a runtime's tool said (`python3 at worker (deadlock.py:21)`).
+        let name = match at(w.tid) {
+            Some(a) => format!("{} at {a}", w.comm),
+            None => w.comm.clone(),
+        };
         let who = if i == 0 {
-            format!("thread {} ({})", w.tid, w.comm)
+            format!("thread {} ({name})", w.tid)
         } else {
-            format!("{} ({})", w.tid, w.comm)
+            format!("{} ({name})", w.tid)
         };
         let holding = match holds(w.tid) {
             Some(h) if i == 0 => format!(" holds {h} and"),
@@ -335,15 +340,17 @@ mod tests {
         let c = cycle(&edges).expect("a cycle");
         assert_eq!(c.iter().map(|e| e.waiter.tid).collect::<Vec<_>>(), [11, 12]);
         assert_eq!(
-            describe(&c),
+            describe(&c, &|_| None),
             "thread 11 (worker) holds mutex 0xb and waits for mutex 0xa held by 12, which 12 (worker) waits for mutex 0xb held by 11"
         );
         assert!(cycle(&[edge(10, 11, "x"), edge(11, 12, "y")]).is_none());
         let own = cycle(&[edge(7, 7, "mutex 0xc")]).expect("self-deadlock");
+        let text = describe(&own, &|t| (t == 7).then(|| "worker (x.py:3)".to_string()));
         assert!(
-            describe(&own).contains("held by itself"),
-            "{}",
-            describe(&own)
+            text.contains(
+                "thread 7 (worker at worker (x.py:3)) holds mutex 0xc and waits for mutex 0xc held by itself"
+            ),
+            "{text}"
         );
     }
 }
