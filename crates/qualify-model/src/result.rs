@@ -27,6 +27,10 @@ pub enum TimeoutKind {
     /// stack sample but not everything proven stuck (a thread computing or blocked outside the
     /// tree, a rank outside the tree): possibly a deadlock, not proven one.
     AmbiguousSpin,
+    /// Little CPU, with threads in untimed waits only the tree could release for the whole stall
+    /// window while others keep ticking or sleep on a timer: no wait-for cycle proven, no
+    /// runtime's report of a deadlock — possibly a deadlock, not proven one.
+    AmbiguousWait,
 }
 
 impl TimeoutKind {
@@ -37,6 +41,7 @@ impl TimeoutKind {
             TimeoutKind::Idle => "idle",
             TimeoutKind::BlockedExternal => "blocked_external",
             TimeoutKind::AmbiguousSpin => "ambiguous_spin",
+            TimeoutKind::AmbiguousWait => "ambiguous_wait",
         }
     }
 }

@@ -36,6 +36,31 @@ pub struct ThreadWait {
     pub call: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub wchan: String,
+    /// The futex a thread waits on (for owners and wait-for cycles); not part of the JSON.
+    #[serde(skip)]
+    pub futex: Option<FutexWait>,
+    /// A poll-style wait's timeout in milliseconds, when the call shows it.
+    #[serde(skip)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// A futex wait as the syscall file shows it: the word's address, the operation and the value
+/// the thread expected there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FutexWait {
+    pub addr: u64,
+    pub op: u64,
+    pub val: u64,
+    /// The waiting thread's stack pointer (a word on its own stack is no shared lock).
+    pub sp: Option<u64>,
+}
+
+impl FutexWait {
+    /// `FUTEX_LOCK_PI`/`FUTEX_LOCK_PI2`: the kernel's priority-inheritance protocol, whose word
+    /// holds the owner's TID.
+    pub fn is_pi(&self) -> bool {
+        matches!(self.op & FUTEX_CMD_MASK, 6 | 13)
+    }
 }
 
 /// Raw contents of the syscall file.
@@ -43,7 +68,12 @@ pub struct ThreadWait {
 enum Syscall {
     Running,
     Outside,
-    In { nr: libc::c_long, args: [u64; 6] },
+    In {
+        nr: libc::c_long,
+        args: [u64; 6],
+        /// The thread's stack pointer.
+        sp: Option<u64>,
+    },
 }
 
 fn read_syscall(pid: i32, tid: i32) -> Option<Syscall> {
@@ -66,24 +96,35 @@ fn parse_syscall(text: &str) -> Option<Syscall> {
         let s = it.next()?;
         *a = u64::from_str_radix(s.trim_start_matches("0x"), 16).ok()?;
     }
-    Some(Syscall::In { nr, args })
+    let sp = it
+        .next()
+        .and_then(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok());
+    Some(Syscall::In { nr, args, sp })
 }
 
-/// Who holds each pipe of the tree open, and how: inode → (pid, readable, writable).
+/// Who holds each pipe of the tree open, and how: inode → (pid, readable, writable); which
+/// sockets the tree holds; and (asked once, when needed) the peers of Unix sockets.
 #[derive(Default)]
 struct Pipes {
     holders: HashMap<u64, Vec<(i32, bool, bool)>>,
+    sockets: std::collections::HashSet<u64>,
+    unix_peers: Option<HashMap<u64, u64>>,
 }
 
 impl Pipes {
     fn scan(procs: &[ProcSnap]) -> Pipes {
         let mut holders: HashMap<u64, Vec<(i32, bool, bool)>> = HashMap::new();
+        let mut sockets = std::collections::HashSet::new();
         for p in procs {
             let Ok(dir) = std::fs::read_dir(format!("/proc/{}/fd", p.pid)) else {
                 continue;
             };
             for e in dir.flatten() {
-                let Some(ino) = pipe_inode_of_link(&e.path()) else {
+                if let Some(ino) = inode_of_link(&e.path(), "socket:[") {
+                    sockets.insert(ino);
+                    continue;
+                }
+                let Some(ino) = inode_of_link(&e.path(), "pipe:[") else {
                     continue;
                 };
                 let fd = e.file_name();
@@ -91,7 +132,11 @@ impl Pipes {
                 holders.entry(ino).or_default().push((p.pid, r, w));
             }
         }
-        Pipes { holders }
+        Pipes {
+            holders,
+            sockets,
+            unix_peers: None,
+        }
     }
 
     /// Is there a holder in the tree that could feed (`want_writer`) or drain this pipe?
@@ -100,12 +145,23 @@ impl Pipes {
             .get(&ino)
             .is_some_and(|hs| hs.iter().any(|&(_, r, w)| if want_writer { w } else { r }))
     }
+
+    /// The peer of a Unix socket, when the tree holds it too.
+    fn peer_in_tree(&mut self, pid: i32, ino: u64) -> Option<u64> {
+        let peers = self
+            .unix_peers
+            .get_or_insert_with(|| crate::sockets::unix_peers(pid));
+        peers
+            .get(&ino)
+            .copied()
+            .filter(|p| self.sockets.contains(p))
+    }
 }
 
-fn pipe_inode_of_link(link: &std::path::Path) -> Option<u64> {
+fn inode_of_link(link: &std::path::Path, kind: &str) -> Option<u64> {
     let target = std::fs::read_link(link).ok()?;
     let t = target.to_str()?;
-    t.strip_prefix("pipe:[")?.strip_suffix(']')?.parse().ok()
+    t.strip_prefix(kind)?.strip_suffix(']')?.parse().ok()
 }
 
 fn fd_target(pid: i32, fd: u64) -> String {
@@ -154,13 +210,22 @@ pub fn classify(procs: &[ProcSnap]) -> Vec<ThreadWait> {
             let wchan = std::fs::read_to_string(format!("/proc/{}/task/{}/wchan", p.pid, t.tid))
                 .unwrap_or_default();
             let wchan = if wchan == "0" { String::new() } else { wchan };
+            let mut futex = None;
             let (class, call) = match t.state {
                 'R' => (Class::Running, "running".to_string()),
                 'Z' | 'X' => (Class::Gone, "exited".to_string()),
                 'D' => (Class::External, format!("uninterruptible wait ({wchan})")),
                 'T' | 't' => (Class::External, "stopped by a signal or tracer".to_string()),
                 _ => match read_syscall(p.pid, t.tid) {
-                    Some(Syscall::In { nr, args }) => {
+                    Some(Syscall::In { nr, args, sp }) => {
+                        if nr == libc::SYS_futex {
+                            futex = Some(FutexWait {
+                                addr: args[0],
+                                op: args[1],
+                                val: args[2] & 0xffff_ffff,
+                                sp,
+                            });
+                        }
                         classify_call(p.pid, nr, &args, procs, &mut pipes, &has_children)
                     }
                     Some(Syscall::Running) => (Class::Running, "running".into()),
@@ -176,8 +241,10 @@ pub fn classify(procs: &[ProcSnap]) -> Vec<ThreadWait> {
                 comm: t.comm.clone(),
                 state: t.state.to_string(),
                 class,
+                timeout_ms: timeout_of(&call),
                 call,
                 wchan,
+                futex,
             });
         }
     }
@@ -288,13 +355,19 @@ fn classify_call(
             "epoll_pwait2"
         };
         return if a[idx] == 0 {
+            if nr_l == l::SYS_epoll_pwait2 {
+                return epoll_untimed(pid, a[0], name, procs, pipes);
+            }
             (Class::External, format!("{name}(no timeout)"))
         } else {
             (Class::Timed, format!("{name}(timeout)"))
         };
     }
     if nr_l == l::SYS_epoll_pwait {
-        return int_timeout("epoll_pwait", a[3]);
+        return match int_timeout("epoll_pwait", a[3]) {
+            (Class::External, _) => epoll_untimed(pid, a[0], "epoll_pwait", procs, pipes),
+            timed => timed,
+        };
     }
     if nr_l == l::SYS_rt_sigtimedwait {
         return if a[2] == 0 {
@@ -309,6 +382,13 @@ fn classify_call(
             "rt_sigsuspend (waiting for a signal)".into(),
         );
     }
+    #[cfg(target_arch = "x86_64")]
+    if nr_l == l::SYS_epoll_wait {
+        return match int_timeout("epoll_wait", a[3]) {
+            (Class::External, _) => epoll_untimed(pid, a[0], "epoll_wait", procs, pipes),
+            timed => timed,
+        };
+    }
     if let Some(r) = arch_specific(nr_l, a) {
         return r;
     }
@@ -320,9 +400,6 @@ fn arch_specific(nr: libc::c_long, a: &[u64; 6]) -> Option<(Class, String)> {
     use libc as l;
     if nr == l::SYS_poll {
         return Some(int_timeout("poll", a[2]));
-    }
-    if nr == l::SYS_epoll_wait {
-        return Some(int_timeout("epoll_wait", a[3]));
     }
     if nr == l::SYS_select {
         return Some(if a[4] == 0 {
@@ -340,6 +417,85 @@ fn arch_specific(nr: libc::c_long, a: &[u64; 6]) -> Option<(Class, String)> {
 #[cfg(not(target_arch = "x86_64"))]
 fn arch_specific(_nr: libc::c_long, _a: &[u64; 6]) -> Option<(Class, String)> {
     None
+}
+
+/// An untimed wait on an epoll set: only the tree could end it when every file the set watches
+/// is the tree's own — a pipe or Unix socket whose other end the tree holds, an eventfd (an
+/// in-process wake-up) — as in an asyncio loop whose only registration is its self-pipe. A
+/// timerfd in the set makes it a timed wait; anything else is named as outside the tree.
+fn epoll_untimed(
+    pid: i32,
+    epfd: u64,
+    name: &str,
+    procs: &[ProcSnap],
+    pipes: &mut Option<Pipes>,
+) -> (Class, String) {
+    let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{epfd}")).unwrap_or_default();
+    let tfds: Vec<u64> = info
+        .lines()
+        .filter_map(|l| l.strip_prefix("tfd:"))
+        .filter_map(|r| r.split_whitespace().next()?.parse().ok())
+        .collect();
+    if tfds.is_empty() {
+        return (
+            Class::External,
+            format!("{name}(no timeout) on an empty epoll set (waiting for a signal)"),
+        );
+    }
+    let pipes = pipes.get_or_insert_with(|| Pipes::scan(procs));
+    let mut own = Vec::new();
+    let mut outside = Vec::new();
+    for fd in tfds {
+        let target = fd_target(pid, fd);
+        let ino = |kind: &str| {
+            target
+                .strip_prefix(kind)
+                .and_then(|t| t.strip_suffix(']'))
+                .and_then(|t| t.parse::<u64>().ok())
+        };
+        if target == "anon_inode:[timerfd]" {
+            return (
+                Class::Timed,
+                format!("{name}(no timeout) on an epoll set with a timerfd (fd {fd})"),
+            );
+        }
+        let inside = if let Some(i) = ino("pipe:[") {
+            // Readable when a writer exists; the tree's own when that writer is in the tree.
+            pipes.other_end_in_tree(i, true)
+        } else if let Some(i) = ino("socket:[") {
+            pipes.peer_in_tree(pid, i).is_some()
+        } else {
+            target == "anon_inode:[eventfd]"
+        };
+        if inside {
+            own.push(format!("fd {fd} = {target}"));
+        } else {
+            outside.push(format!("fd {fd} = {target}"));
+        }
+    }
+    if outside.is_empty() {
+        (
+            Class::Internal,
+            format!(
+                "{name}(no timeout) on fds whose other ends the tree holds ({})",
+                own.join(", ")
+            ),
+        )
+    } else {
+        (
+            Class::External,
+            format!(
+                "{name}(no timeout) on {} (other end outside the tree)",
+                outside.join(", ")
+            ),
+        )
+    }
+}
+
+/// The milliseconds of `poll(timeout 99 ms)`, as [`int_timeout`] writes them.
+fn timeout_of(call: &str) -> Option<u64> {
+    let at = call.find("(timeout ")? + "(timeout ".len();
+    call[at..].split_whitespace().next()?.parse().ok()
 }
 
 /// poll-style `int` timeout in milliseconds: negative means forever.
@@ -395,7 +551,8 @@ mod tests {
             parse_syscall("202 0x55d0 0x80 0x2 0x0 0x0 0x0 0x7ffd 0x7f00\n"),
             Some(Syscall::In {
                 nr: 202,
-                args: [0x55d0, 0x80, 2, 0, 0, 0]
+                args: [0x55d0, 0x80, 2, 0, 0, 0],
+                sp: Some(0x7ffd)
             })
         );
     }

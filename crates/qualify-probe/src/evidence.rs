@@ -1,7 +1,7 @@
 //! The `evidence` object of a probe result, typed: which observations are always there (timings,
 //! sampling statistics, counters, the basis of the peak memory figure) and which only when they
 //! say something (cgroups, fallback warning, leaks, blocked threads, stacks, the spin-wait
-//! examination). Serialized into [`crate::ProbeResult::evidence`]; its JSON is a public contract.
+//! examination, the partial-stall examination). Serialized into [`crate::ProbeResult::evidence`]; its JSON is a public contract.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -71,6 +71,11 @@ pub struct Evidence<'a> {
     /// one was made): the finding, or why it was no spin-wait, or why it could not be made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spin: Option<SpinEvidence<'a>>,
+    /// The partial-stall examination (deadlock, or a timeout it could not prove one for): the
+    /// threads that stayed in untimed waits, the wait-for cycle and how its owners were read,
+    /// the runtimes' own reports, what every other thread did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_for: Option<&'a crate::stall::Finding>,
 }
 
 /// What the spin-wait examination contributes to the evidence.

@@ -22,12 +22,15 @@ mod output;
 mod ranks;
 pub mod result;
 mod rules;
+mod runtimes;
 mod sample;
 pub mod sandbox;
 pub mod selftest;
+mod sockets;
 mod spawn;
 mod spin;
 mod stacks;
+mod stall;
 mod supervise;
 #[cfg(test)]
 mod testkit;

@@ -100,6 +100,10 @@ pub struct Rules {
     pub system: Vec<LibraryRule>,
     pub launchers: Vec<LauncherRule>,
     pub ranks: Vec<RankRule>,
+    /// Runtimes whose progress engines rewrite the process's private heap while they poll: a
+    /// process that maps one has its `[heap]` left out of the memory comparison.
+    #[serde(default)]
+    pub heap_writers: Vec<LibraryRule>,
 }
 
 /// The shipped table, parsed once; `Err` says why it could not be (a build defect, reported in
@@ -252,6 +256,16 @@ impl Rules {
     /// A shared object that is neither a runtime's nor the system's: the user's own library.
     pub fn user_library(&self, file_name: &str) -> bool {
         self.owner(&Frame::new(None, Some(file_name))) == Owner::User
+    }
+
+    /// The runtime whose progress engine rewrites the heap, when a process maps its library.
+    pub fn heap_writer<'a>(&self, libraries: impl IntoIterator<Item = &'a str>) -> Option<&str> {
+        libraries.into_iter().find_map(|l| {
+            self.heap_writers
+                .iter()
+                .find(|r| r.library.matches(l))
+                .map(|r| r.runtime.as_str())
+        })
     }
 
     /// The launcher rule matching a process's command name.

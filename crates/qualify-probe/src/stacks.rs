@@ -304,7 +304,10 @@ fn run_bounded(cmd: Command) -> Result<String, String> {
 }
 
 /// Run a command to its end (killed after `limit`), returning stdout and stderr.
-fn run_bounded_with_err(mut cmd: Command, limit: Duration) -> Result<(String, String), String> {
+pub(crate) fn run_bounded_with_err(
+    mut cmd: Command,
+    limit: Duration,
+) -> Result<(String, String), String> {
     let mut child = cmd.spawn().map_err(|e| e.to_string())?;
     let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {

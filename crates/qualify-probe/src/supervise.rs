@@ -438,6 +438,8 @@ pub(crate) fn run_with(
     let mut stuck_evidence = Value::Null;
     let mut last_procs: Vec<ProcSnap> = Vec::new();
     let mut max_memory_current = 0u64;
+    // How each thread waited when the deadline passed (read before the tree is killed).
+    let mut timeout_waits: Option<Vec<crate::blocking::ThreadWait>> = None;
 
     loop {
         wait_exit_or(exit_fd, interval);
@@ -502,6 +504,7 @@ pub(crate) fn run_with(
         }
         if now >= deadline {
             let (kind, why) = watch.timeout_kind(now, &procs, &mut inspect);
+            timeout_waits = Some(crate::inspect::Inspect::waits(&mut inspect, &procs));
             ending = Ending::Timeout(kind, why);
             last_procs = procs;
             break;
@@ -511,6 +514,11 @@ pub(crate) fn run_with(
             stuck_evidence = match &stuck {
                 // The samples that proved it are the stacks.
                 Ending::SpinDeadlock(finding) => finding.stacks.clone(),
+                // The Go runtime's own dump is the stack: SIGQUIT, then let it write and exit.
+                Ending::GoDump { pid, .. } => {
+                    go_dump(*pid);
+                    Value::Null
+                }
                 _ => {
                     let live: Vec<i32> = procs
                         .iter()
@@ -594,6 +602,20 @@ pub(crate) fn run_with(
     };
     drop(started);
     let (out, err, streams_closed) = drain.finish(Duration::from_secs(2));
+    // A Go program's goroutine dump (its stderr) decides what its quiet stall was.
+    let mut go_finding: Option<Box<crate::stall::Finding>> = None;
+    if let Ending::GoDump { finding, .. } = &ending
+        && let Ok(table) = crate::runtimes::RUNTIMES.as_ref()
+    {
+        let (deadlock, f) = crate::stall::judge_go_dump(&err.tail, (**finding).clone(), table);
+        ending = if deadlock {
+            Ending::WaitFor(Box::new(f))
+        } else {
+            let why = f.why.clone();
+            go_finding = Some(Box::new(f));
+            Ending::Timeout(crate::result::TimeoutKind::AmbiguousWait, why)
+        };
+    }
     let wall = ended;
     let cleanup_seconds = (start.elapsed() - ended).as_secs_f64();
     let counters = containment.counters();
@@ -652,9 +674,16 @@ pub(crate) fn run_with(
     let threads = match &ending {
         Ending::Deadlock(waits, _) => Some(waits.clone()),
         Ending::SpinDeadlock(finding) => Some(finding.waits.clone()),
+        Ending::WaitFor(finding) => Some(finding.waits.clone()),
+        Ending::Timeout(..) if timeout_waits.is_some() => timeout_waits.clone(),
         Ending::Livelock { .. } | Ending::Timeout(..) => {
             Some(crate::blocking::classify(&last_procs))
         }
+        _ => None,
+    };
+    let wait_for = match &ending {
+        Ending::WaitFor(finding) => Some(&**finding),
+        Ending::Timeout(..) => go_finding.as_deref().or(watch.stall_conclusion()),
         _ => None,
     };
     let evidence = Evidence {
@@ -673,9 +702,13 @@ pub(crate) fn run_with(
         threads,
         stacks: matches!(
             ending,
-            Ending::Deadlock(..) | Ending::SpinDeadlock(..) | Ending::Livelock { .. }
+            Ending::Deadlock(..)
+                | Ending::SpinDeadlock(..)
+                | Ending::WaitFor(..)
+                | Ending::Livelock { .. }
         )
         .then_some(stuck_evidence),
+        wait_for,
         spin: match &ending {
             Ending::SpinDeadlock(finding) => Some(SpinEvidence::Examined(finding)),
             Ending::Timeout(..) | Ending::Livelock { .. } => {
@@ -715,6 +748,21 @@ pub(crate) fn run_with(
         load: None,
         faults: Vec::new(),
     })
+}
+
+/// Ask a Go program for its goroutine dump: SIGQUIT makes its runtime print every goroutine
+/// to stderr and exit; wait (at most 3 s) until it has.
+fn go_dump(pid: i32) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGQUIT,
+    );
+    let give_up = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < give_up
+        && sample::state_and_ppid(pid).is_some_and(|(s, _)| s != 'Z' && s != 'X')
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Kill every member of the tree and wait (bounded) until none is left; reap the orphans that
@@ -815,6 +863,8 @@ mod tests {
             class: Class::Internal,
             call: "futex(FUTEX_WAIT, no timeout)".into(),
             wchan: "futex_wait_queue".into(),
+            futex: None,
+            timeout_ms: None,
         };
         let value = Evidence {
             verdict_seconds: 2.5,
@@ -836,6 +886,7 @@ mod tests {
             stacks: Some(json!({"tool": "gdb", "stacks": {"10": "frame 0 main"}})),
             interrupted: true,
             spin: None,
+            wait_for: None,
         }
         .to_value();
         let text = serde_json::to_string(&value).unwrap();
@@ -867,6 +918,78 @@ mod tests {
         );
     }
 
+    /// `evidence.wait_for`, the partial-stall examination, is part of the contract too.
+    #[test]
+    fn evidence_wait_for_json_is_pinned() {
+        use crate::stall::{CycleEdge, Finding, Part, RuntimeReport, ThreadPart, Verdict};
+        let counters = Counters::default();
+        let finding = Finding {
+            verdict: Verdict::Deadlock,
+            why: "wait-for cycle: …".into(),
+            decided_by: "a wait-for cycle; owners read from …".into(),
+            window_seconds: 2.0,
+            cycle: vec![CycleEdge {
+                pid: 10,
+                tid: 11,
+                comm: "worker".into(),
+                waits_for: "mutex 0x10".into(),
+                held_by: 12,
+                how: "glibc mutex owner field (/proc/PID/mem)".into(),
+            }],
+            threads: vec![ThreadPart {
+                pid: 10,
+                tid: 13,
+                comm: "ticker".into(),
+                part: Part::TimedLoop,
+                wait: "nanosleep".into(),
+                runtime: None,
+                at: None,
+                waits_for: None,
+                held_by: None,
+            }],
+            runtimes: vec![RuntimeReport {
+                runtime: "CPython".into(),
+                tool: "py-spy".into(),
+                pid: 10,
+                said: "4 Python thread(s) named".into(),
+                java_deadlock: Vec::new(),
+                goroutines: Vec::new(),
+            }],
+            waits: Vec::new(),
+        };
+        let value = Evidence {
+            verdict_seconds: 1.0,
+            cleanup_seconds: 0.0,
+            launch_seconds: 0.0,
+            sample_interval_ms: 10,
+            sampling: sampling(),
+            counters: &counters,
+            peak_memory_basis: "x",
+            cgroups: Vec::new(),
+            backend_fallback: None,
+            cgroups_not_removed: Vec::new(),
+            leaked: Vec::new(),
+            streams_open: None,
+            threads: None,
+            stacks: None,
+            interrupted: false,
+            spin: None,
+            wait_for: Some(&finding),
+        }
+        .to_value();
+        assert_eq!(
+            serde_json::to_string(&value["wait_for"]).unwrap(),
+            concat!(
+                r#"{"cycle":[{"comm":"worker","held_by":12,"how":"glibc mutex owner field (/proc/PID/mem)","#,
+                r#""pid":10,"tid":11,"waits_for":"mutex 0x10"}],"#,
+                r#""decided_by":"a wait-for cycle; owners read from …","#,
+                r#""runtimes":[{"pid":10,"runtime":"CPython","said":"4 Python thread(s) named","tool":"py-spy"}],"#,
+                r#""threads":[{"comm":"ticker","part":"timed_loop","pid":10,"tid":13,"wait":"nanosleep"}],"#,
+                r#""verdict":"deadlock","why":"wait-for cycle: …","window_seconds":2.0}"#
+            )
+        );
+    }
+
     #[test]
     fn evidence_json_is_pinned_with_optional_parts_absent() {
         let counters = Counters::default();
@@ -887,6 +1010,7 @@ mod tests {
             stacks: None,
             interrupted: false,
             spin: None,
+            wait_for: None,
         }
         .to_value();
         let keys: Vec<&str> = value

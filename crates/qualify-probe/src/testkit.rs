@@ -1,7 +1,7 @@
 //! Test fixtures for the decision tables: snapshots of a made-up tree and an [`Inspect`] that
 //! answers from tables, so the watch's and the judge's decisions run in microseconds.
 
-use crate::blocking::{Class, ThreadWait};
+use crate::blocking::{Class, FutexWait, ThreadWait};
 use crate::inspect::Inspect;
 use crate::memory::{Region, Snapshot};
 use crate::rules::{Frame, Rules};
@@ -17,6 +17,14 @@ pub struct T {
     pub call: &'static str,
     /// Frames, innermost first: (function or "", module).
     pub frames: Vec<(&'static str, &'static str)>,
+    /// The futex it waits on.
+    pub futex: Option<FutexWait>,
+    /// Wakes every 100 ms (a ticker): its wake-up count grows with every sample.
+    pub ticks: bool,
+    /// A poll-style wait's timeout.
+    pub timeout_ms: Option<u64>,
+    /// Thread name, when not the process's.
+    pub comm: Option<&'static str>,
 }
 
 impl T {
@@ -32,6 +40,10 @@ impl T {
             class,
             call,
             frames: Vec::new(),
+            futex: None,
+            ticks: false,
+            timeout_ms: None,
+            comm: None,
         }
     }
     pub fn running(tid: i32) -> T {
@@ -48,6 +60,28 @@ impl T {
     }
     pub fn stack(mut self, frames: &[(&'static str, &'static str)]) -> T {
         self.frames = frames.to_vec();
+        self
+    }
+    /// Waiting on the futex word at `addr` (operation `op`, expecting `val`).
+    pub fn on_futex(mut self, addr: u64, op: u64, val: u64) -> T {
+        self.futex = Some(FutexWait {
+            addr,
+            op,
+            val,
+            sp: Some(0x7000_0000),
+        });
+        self
+    }
+    pub fn ticking(mut self) -> T {
+        self.ticks = true;
+        self
+    }
+    pub fn timeout(mut self, ms: u64) -> T {
+        self.timeout_ms = Some(ms);
+        self
+    }
+    pub fn named(mut self, comm: &'static str) -> T {
+        self.comm = Some(comm);
         self
     }
 }
@@ -97,12 +131,16 @@ pub fn snaps(procs: &[P], elapsed_ms: u64, io: u64, faults: u64) -> Vec<ProcSnap
                     };
                     ThreadSnap {
                         tid: t.tid,
-                        comm: p.comm.to_string(),
+                        comm: t.comm.unwrap_or(p.comm).to_string(),
                         state: t.state,
                         cpu_ticks: run_ns / 10_000_000,
                         run_ns,
                         wait_ns: 0,
-                        slices: run_ns / 4_000_000,
+                        slices: if t.ticks {
+                            elapsed_ms / 100
+                        } else {
+                            run_ns / 4_000_000
+                        },
                     }
                 })
                 .collect(),
@@ -121,6 +159,13 @@ pub struct Scripted {
     pub memory_moves: bool,
     pub memory_calls: u64,
     pub stack_calls: u64,
+    /// Process memory: (pid, address, bytes).
+    pub mem: Vec<(i32, u64, Vec<u8>)>,
+    /// pid → runtime name.
+    pub runtimes: Vec<(i32, &'static str)>,
+    /// pid → what the runtime's tool prints.
+    pub reports: Vec<(i32, String)>,
+    pub asked: u64,
 }
 
 impl Scripted {
@@ -131,8 +176,24 @@ impl Scripted {
             memory_moves: false,
             memory_calls: 0,
             stack_calls: 0,
+            mem: Vec::new(),
+            runtimes: Vec::new(),
+            reports: Vec::new(),
+            asked: 0,
         }
     }
+}
+
+/// A glibc `pthread_mutex_t` as memory holds it: the futex word, the owner's TID, the kind.
+pub fn mutex_bytes(word: i32, owner: i32, kind: i32) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&word.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&owner.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&kind.to_le_bytes());
+    b.extend_from_slice(&[0u8; 20]);
+    b
 }
 
 impl Inspect for Scripted {
@@ -146,11 +207,13 @@ impl Inspect for Scripted {
                 out.push(ThreadWait {
                     pid: p.pid,
                     tid: t.tid,
-                    comm: p.comm.to_string(),
+                    comm: t.comm.unwrap_or(p.comm).to_string(),
                     state: t.state.to_string(),
                     class: t.class,
                     call: t.call.to_string(),
                     wchan: String::new(),
+                    futex: t.futex,
+                    timeout_ms: t.timeout_ms,
                 });
             }
         }
@@ -224,6 +287,29 @@ impl Inspect for Scripted {
 
     fn own_env(&self, _name: &str) -> Option<String> {
         None
+    }
+
+    fn read_mem(&mut self, pid: i32, addr: u64, len: usize) -> Option<Vec<u8>> {
+        self.mem.iter().find_map(|(p, at, bytes)| {
+            let off = usize::try_from(addr.checked_sub(*at)?).ok()?;
+            (*p == pid && off + len <= bytes.len()).then(|| bytes[off..off + len].to_vec())
+        })
+    }
+
+    fn runtime(&mut self, pid: i32) -> Option<String> {
+        self.runtimes
+            .iter()
+            .find(|(p, _)| *p == pid)
+            .map(|(_, r)| r.to_string())
+    }
+
+    fn ask_runtime(&mut self, pid: i32, runtime: &str) -> Result<String, String> {
+        self.asked += 1;
+        self.reports
+            .iter()
+            .find(|(p, _)| *p == pid)
+            .map(|(_, r)| r.clone())
+            .ok_or_else(|| format!("no tool to ask {runtime}"))
     }
 }
 

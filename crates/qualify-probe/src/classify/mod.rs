@@ -17,6 +17,7 @@ use crate::result::{Flag, Outcome, TimeoutKind};
 use crate::rules::RULES;
 use crate::sample::ProcSnap;
 use crate::spin::{Conclusion, Finding, SpinWatch, Stillness};
+use crate::stall::{self, Signature, StallWatch, Stop};
 
 /// Share of one allowed core that counts as "busy".
 const BUSY_FRACTION: f64 = 0.5;
@@ -31,6 +32,15 @@ pub enum Ending {
     Deadlock(Vec<ThreadWait>, Duration),
     /// Every thread spinning in a synchronization call or otherwise stuck (stack samples).
     SpinDeadlock(Box<Finding>),
+    /// A partial deadlock: a wait-for cycle, a runtime's report, or every thread but the
+    /// runtimes' helpers in untimed waits, while other threads may keep ticking.
+    WaitFor(Box<stall::Finding>),
+    /// A quiet Go program: qualify ends the cell with SIGQUIT to `pid`, whose goroutine dump
+    /// (on the program's stderr) decides; the supervisor turns this into `WaitFor` or a timeout.
+    GoDump {
+        pid: i32,
+        finding: Box<stall::Finding>,
+    },
     Livelock {
         cores: f64,
         quiet: Duration,
@@ -78,6 +88,7 @@ pub struct Watch {
     pub peak_anon: u64,
     pub max_tasks: usize,
     spin: SpinWatch,
+    partial: StallWatch,
 }
 
 impl Watch {
@@ -106,7 +117,13 @@ impl Watch {
             peak_anon: 0,
             max_tasks: 0,
             spin: SpinWatch::new(limits.stall(), start),
+            partial: StallWatch::new(limits.stall(), start),
         }
+    }
+
+    /// The partial-stall examination's last finding (not proven) in the current quiet period.
+    pub fn stall_conclusion(&self) -> Option<&stall::Finding> {
+        self.partial.conclusion()
     }
 
     /// The spin-wait examination's last conclusion in the current still period.
@@ -188,6 +205,7 @@ impl Watch {
             heartbeat,
         };
         let mut stuck = None;
+        let mut waits_now: Option<Vec<ThreadWait>> = None;
         if !live.is_empty() && runnable == 0 {
             let waits = inspect.waits(procs);
             let all_internal = waits
@@ -199,7 +217,7 @@ impl Watch {
                     let since = *self.quiet_since.get_or_insert(self.prev_at);
                     let quiet = now.duration_since(since);
                     if quiet >= self.stall {
-                        stuck = Some(Ending::Deadlock(waits, quiet));
+                        stuck = Some(Ending::Deadlock(waits.clone(), quiet));
                     }
                 } else {
                     self.quiet_since = Some(now);
@@ -207,13 +225,45 @@ impl Watch {
             } else {
                 self.quiet_since = None;
             }
+            waits_now = Some(waits);
         } else {
             self.quiet_since = None;
         }
+        let interval = now.duration_since(self.prev_at);
         self.prev_motion = Some(motion);
         self.prev_at = now;
         if stuck.is_some() {
             return stuck;
+        }
+
+        // Partial deadlock: quiet, some threads in untimed waits for the whole window while
+        // others may tick; decided from owners, the runtimes' reports and their helpers.
+        let interval_cores = match (self.cpu_hist.len(), interval.as_secs_f64()) {
+            (n, secs) if n >= 2 && secs > 0.0 => {
+                let prev = self.cpu_hist.get(n - 2).map(|(_, c)| *c).unwrap_or(0);
+                self.cpu_ns.saturating_sub(prev) as f64 / 1e9 / secs
+            }
+            _ => 0.0,
+        };
+        let mut tasks: Vec<i32> = live.iter().map(|t| t.tid).collect();
+        tasks.sort_unstable();
+        let sig = Signature {
+            output,
+            heartbeat,
+            io_bytes: procs.iter().map(|p| p.io_bytes).sum(),
+            tasks,
+        };
+        match self.partial.observe(
+            now,
+            procs,
+            sig,
+            interval_cores,
+            waits_now.as_deref(),
+            inspect,
+        ) {
+            Some(Stop::Deadlock(f)) => return Some(Ending::WaitFor(f)),
+            Some(Stop::GoDump { pid, finding }) => return Some(Ending::GoDump { pid, finding }),
+            None => {}
         }
 
         // Spin-wait deadlock: busy, but nothing else moves; decided from stack samples.
@@ -290,11 +340,15 @@ impl Watch {
                 format!("busy ({cores:.2} cores) without a progress signal{unexamined}"),
             );
         }
+        if let Some(f) = self.partial.conclusion() {
+            return (TimeoutKind::AmbiguousWait, f.why.clone());
+        }
         let waits = inspect.waits(procs);
         let external: Vec<&ThreadWait> = waits
             .iter()
             .filter(|w| w.class == Class::External)
             .collect();
+        let internal = waits.iter().filter(|w| w.class == Class::Internal).count();
         let running = waits.iter().any(|w| w.class == Class::Running);
         if !external.is_empty() && !running {
             return (
@@ -307,6 +361,17 @@ impl Watch {
                         .map(|w| format!("{} {}", w.comm, w.call))
                         .collect::<Vec<_>>()
                         .join("; ")
+                ),
+            );
+        }
+        let timed = waits.iter().filter(|w| w.class == Class::Timed).count();
+        if internal > 0 {
+            // Untimed waits, but not proven stuck for a whole quiet window (the tree moved).
+            return (
+                TimeoutKind::Idle,
+                format!(
+                    "idle ({cores:.2} cores): {internal} thread(s) in untimed waits the tree could release, {timed} in timed waits, {} running; the tree did not stay quiet for a whole stall window",
+                    waits.iter().filter(|w| w.class == Class::Running).count()
                 ),
             );
         }
@@ -430,7 +495,7 @@ pub fn compose(f: &Facts) -> Decision {
             let after = match f.ending {
                 Ending::Exited => format!("; the main process then {status_text}"),
                 Ending::Timeout(..) => "; the tree then ran into the deadline".into(),
-                Ending::Deadlock(..) | Ending::SpinDeadlock(..) => {
+                Ending::Deadlock(..) | Ending::SpinDeadlock(..) | Ending::WaitFor(..) => {
                     "; the tree then deadlocked".into()
                 }
                 Ending::Livelock { .. } => "; the tree then livelocked".into(),
@@ -449,6 +514,14 @@ pub fn compose(f: &Facts) -> Decision {
         }
         Ending::Deadlock(waits, quiet) => (Outcome::Deadlock, deadlock_detail(waits, *quiet)),
         Ending::SpinDeadlock(finding) => (Outcome::Deadlock, finding.why.clone()),
+        Ending::WaitFor(finding) => (Outcome::Deadlock, finding.why.clone()),
+        Ending::GoDump { finding, .. } => {
+            timeout_kind = Some(TimeoutKind::AmbiguousWait);
+            (
+                Outcome::Timeout,
+                format!("{} (the goroutine dump was not read)", finding.why),
+            )
+        }
         Ending::Livelock { cores, quiet } => (
             Outcome::Livelock,
             format!(

@@ -60,6 +60,8 @@ fn kind_of(end: &Option<Ending>) -> &'static str {
         None => "none",
         Some(Ending::Deadlock(..)) => "deadlock",
         Some(Ending::SpinDeadlock(..)) => "spin_deadlock",
+        Some(Ending::WaitFor(..)) => "wait_for",
+        Some(Ending::GoDump { .. }) => "go_dump",
         Some(Ending::Livelock { .. }) => "livelock",
         Some(Ending::Timeout(..)) => "timeout",
         Some(Ending::Watchdog { .. }) => "watchdog",
@@ -425,6 +427,8 @@ fn compose_decisions() {
                 class: Class::Internal,
                 call: "futex(FUTEX_WAIT, no timeout)".into(),
                 wchan: String::new(),
+                futex: None,
+                timeout_ms: None,
             };
             2
         ]

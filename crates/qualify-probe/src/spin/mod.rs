@@ -790,7 +790,7 @@ fn deadlock_why(
         (false, true) => "library (stripped runtime)",
         _ => "function name",
     };
-    let compared = if memory.not_compared_bytes > 0 {
+    let mut compared = if memory.not_compared_bytes > 0 {
         format!(
             ", shared memory and program data unchanged ({} not compared)",
             crate::limits::format_bytes(memory.not_compared_bytes)
@@ -798,6 +798,12 @@ fn deadlock_why(
     } else {
         ", shared memory and program data unchanged".to_string()
     };
+    if !memory.left_out.is_empty() {
+        compared.push_str(&format!(
+            " (heap left out: {})",
+            listed(memory.left_out.clone())
+        ));
+    }
     format!(
         "{head}{rest}; nothing but CPU moved for {:.1}s (stall window) across {SAMPLES} stack samples ({tool}){compared}; calls matched by {how}",
         still.as_secs_f64()

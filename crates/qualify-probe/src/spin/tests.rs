@@ -48,6 +48,8 @@ fn judge_procs(
                     class: t.class,
                     call: t.call.to_string(),
                     wchan: String::new(),
+                    futex: None,
+                    timeout_ms: None,
                 })
             })
             .collect();

@@ -1,0 +1,3 @@
+module qualify.invalid/corpus/gostall
+
+go 1.19

@@ -1,0 +1,311 @@
+//! The partial-stall table: made-up quiet trees (threads, futex words in memory, the runtimes
+//! they run, what the runtimes' tools print) → deadlock, the Go dump, or not proven — and what
+//! the finding names. No process runs here; the real runtimes are in
+//! `crates/qualify/tests/runtimes_cli.rs`.
+
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::blocking::Class;
+use crate::testkit::{P, Scripted, T, mutex_bytes, snaps};
+
+const FUTEX_WAIT_PRIVATE: u64 = 128;
+const FUTEX_LOCK_PI_PRIVATE: u64 = 6 | 128;
+
+fn futex(tid: i32) -> T {
+    T::new(tid, Class::Internal, "futex(FUTEX_WAIT, no timeout)")
+}
+
+fn sleeper(tid: i32) -> T {
+    T::new(tid, Class::Timed, "nanosleep").ticking()
+}
+
+/// Two workers deadlocked on mutexes at 0x1000 / 0x2000 (each holding one), a ticker, and the
+/// main thread joining worker 11.
+fn c_tree() -> Vec<P> {
+    vec![P::new(
+        10,
+        "lockorder",
+        vec![
+            T::new(10, Class::Internal, "futex(FUTEX_WAIT_BITSET, no timeout)")
+                .on_futex(0x9000, 0x109, 11),
+            futex(11).on_futex(0x2000, FUTEX_WAIT_PRIVATE, 2),
+            futex(12).on_futex(0x1000, FUTEX_WAIT_PRIVATE, 2),
+            sleeper(13),
+        ],
+    )]
+}
+
+fn c_memory(s: &mut Scripted) {
+    // m1 at 0x1000 held by 11, m2 at 0x2000 held by 12, the join word of thread 11.
+    s.mem.push((10, 0x1000, mutex_bytes(2, 11, 0)));
+    s.mem.push((10, 0x2000, mutex_bytes(2, 12, 0)));
+    s.mem.push((10, 0x9000, mutex_bytes(11, 0, 0)));
+}
+
+/// Run the watch over `secs` of 100 ms samples of a quiet tree; the stop and when it came.
+fn run(
+    procs: &[P],
+    inspect: &mut Scripted,
+    stall_s: u64,
+    secs: u64,
+) -> (Option<Stop>, f64, StallWatch) {
+    let start = Instant::now();
+    let mut w = StallWatch::new(Duration::from_secs(stall_s), start);
+    let mut tasks: Vec<i32> = procs
+        .iter()
+        .flat_map(|p| p.threads.iter().map(|t| t.tid))
+        .collect();
+    tasks.sort_unstable();
+    for i in 1..=secs * 10 {
+        let now = start + Duration::from_millis(i * 100);
+        let s = snaps(procs, i * 100, 0, 0);
+        let sig = Signature {
+            output: 5,
+            heartbeat: None,
+            io_bytes: 100,
+            tasks: tasks.clone(),
+        };
+        if let Some(stop) = w.observe(now, &s, sig, 0.001, None, inspect) {
+            return (Some(stop), i as f64 / 10.0, w);
+        }
+    }
+    (None, secs as f64, w)
+}
+
+fn why_of(stop: &Option<Stop>, w: &StallWatch) -> (&'static str, String) {
+    match stop {
+        Some(Stop::Deadlock(f)) => ("deadlock", f.why.clone()),
+        Some(Stop::GoDump { finding, .. }) => ("go_dump", finding.why.clone()),
+        None => (
+            "none",
+            w.conclusion().map(|f| f.why.clone()).unwrap_or_default(),
+        ),
+    }
+}
+
+#[test]
+fn stall_decisions() {
+    let jvm_helpers = || {
+        vec![
+            T::new(41, Class::Internal, "futex(FUTEX_WAIT_BITSET, no timeout)")
+                .named("GC Thread#0"),
+            T::new(42, Class::Timed, "futex(FUTEX_WAIT_BITSET, timeout)")
+                .ticking()
+                .named("VM Periodic Tas"),
+        ]
+    };
+    let jvm_tree = |user: Vec<T>| {
+        let mut threads = jvm_helpers();
+        threads.extend(user);
+        vec![P::new(40, "java", threads)]
+    };
+    type Setup = Box<dyn Fn(&mut Scripted)>;
+    let none: fn() -> Setup = || Box::new(|_: &mut Scripted| {});
+    let cases: Vec<(&str, Vec<P>, Setup, &str, &str)> = vec![
+        (
+            "a mutex cycle beside a ticking thread: owners from the futex words",
+            {
+                let mut t = c_tree();
+                let lock: &[(&str, &str)] = &[
+                    ("__GI___lll_lock_wait", "libc.so.6"),
+                    ("__pthread_mutex_lock@GLIBC_2.2.5", "libc.so.6"),
+                    ("worker", "lockorder"),
+                ];
+                t[0].threads[1] = t[0].threads[1].clone().stack(lock);
+                t[0].threads[2] = t[0].threads[2].clone().stack(lock);
+                t
+            },
+            Box::new(c_memory),
+            "deadlock",
+            "wait-for cycle: thread 11 (lockorder) holds mutex 0x1000 and waits for mutex 0x2000 held by 12, which 12 (lockorder) waits for mutex 0x1000 held by 11; nothing else moved for 2.0s (stall window); besides: 1 thread(s) in a timed sleep loop, 1 thread(s) in an untimed wait for the exit of thread 11",
+        ),
+        (
+            "words that look like mutexes, but the stacks show the threads in sem_wait: no edge",
+            {
+                let mut t = c_tree();
+                let sem: &[(&str, &str)] = &[
+                    ("__futex_abstimed_wait_common", "libc.so.6"),
+                    ("sem_wait", "libc.so.6"),
+                    ("worker", "lockorder"),
+                ];
+                t[0].threads[1] = t[0].threads[1].clone().stack(sem);
+                t[0].threads[2] = t[0].threads[2].clone().stack(sem);
+                t
+            },
+            Box::new(c_memory),
+            "none",
+            "no wait-for cycle proven",
+        ),
+        (
+            "the same with the owners unreadable: not proven, and the timeout says what was seen",
+            c_tree(),
+            none(),
+            "none",
+            "3 thread(s) stayed in untimed waits only the tree could release for 2.0s",
+        ),
+        (
+            "robust mutexes: the owner is in the futex word",
+            vec![P::new(
+                10,
+                "robust",
+                vec![
+                    futex(11).on_futex(0x2000, FUTEX_WAIT_PRIVATE, 0x8000_000c),
+                    futex(12).on_futex(0x1000, FUTEX_WAIT_PRIVATE, 0x8000_000b),
+                    sleeper(13),
+                ],
+            )],
+            Box::new(|s: &mut Scripted| {
+                s.mem
+                    .push((10, 0x1000, mutex_bytes(0x8000_000bu32 as i32, 0, 16)));
+                s.mem
+                    .push((10, 0x2000, mutex_bytes(0x8000_000cu32 as i32, 0, 16)));
+            }),
+            "deadlock",
+            "holds robust mutex 0x1000 and waits for robust mutex 0x2000 held by 12",
+        ),
+        (
+            "PI mutexes: FUTEX_LOCK_PI on a word naming its owner",
+            vec![P::new(
+                10,
+                "pi",
+                vec![
+                    futex(11).on_futex(0x2000, FUTEX_LOCK_PI_PRIVATE, 0),
+                    futex(12).on_futex(0x1000, FUTEX_LOCK_PI_PRIVATE, 0),
+                    sleeper(13),
+                ],
+            )],
+            Box::new(|s: &mut Scripted| {
+                s.mem
+                    .push((10, 0x1000, mutex_bytes(0x8000_000bu32 as i32, 0, 32)));
+                s.mem
+                    .push((10, 0x2000, mutex_bytes(0x8000_000cu32 as i32, 0, 32)));
+            }),
+            "deadlock",
+            "holds PI mutex 0x1000 and waits for PI mutex 0x2000 held by 12",
+        ),
+        (
+            "a condition variable (no owner) released by a thread in a long timed wait",
+            vec![P::new(
+                10,
+                "cond_release",
+                vec![
+                    futex(10).on_futex(0x3000, FUTEX_WAIT_PRIVATE, 0),
+                    T::new(11, Class::Timed, "nanosleep"),
+                    sleeper(12),
+                ],
+            )],
+            Box::new(|s: &mut Scripted| s.mem.push((10, 0x3000, vec![0; 24]))),
+            "none",
+            "1 thread(s) in a timed wait that has not ended (nanosleep)",
+        ),
+        (
+            "every thread but the runtime's helpers waits untimed: deadlock",
+            jvm_tree(vec![futex(43).named("main"), futex(44).named("Thread-0")]),
+            Box::new(|s: &mut Scripted| s.runtimes.push((40, "JVM"))),
+            "deadlock",
+            "2 thread(s) in untimed waits only the tree could release",
+        ),
+        (
+            "the JVM's own report names a Java-level deadlock",
+            jvm_tree(vec![
+                futex(43).named("main"),
+                T::new(44, Class::Timed, "futex(FUTEX_WAIT_BITSET, timeout)")
+                    .ticking()
+                    .named("first"),
+            ]),
+            Box::new(|s: &mut Scripted| {
+                s.runtimes.push((40, "JVM"));
+                s.reports.push((40, "Found one Java-level deadlock:\n=============================\n\"first\":\n  waiting to lock monitor 0x1 (object 0x2, a java.lang.Object),\n  which is held by \"second\"\n\n\"second\":\n  waiting to lock monitor 0x3 (object 0x4, a java.lang.Object),\n  which is held by \"first\"\n\nJava stack information for the threads listed above:\n===================================================\n\"first\":\n\tat Deadlock.monitors(Deadlock.java:31)\n\nFound 1 deadlock.\n".into()));
+            }),
+            "deadlock",
+            "Java-level deadlock (the JVM's report): \"first\" at Deadlock.monitors(Deadlock.java:31) waits for monitor 0x1",
+        ),
+        (
+            "a JVM whose report finds no deadlock, a user thread in a long timed wait",
+            jvm_tree(vec![
+                futex(43).named("main"),
+                T::new(44, Class::Timed, "futex(FUTEX_WAIT_BITSET, timeout)")
+                    .named("pool-1-thread-1"),
+            ]),
+            Box::new(|s: &mut Scripted| {
+                s.runtimes.push((40, "JVM"));
+                s.reports.push((
+                    40,
+                    "\"main\" #1 prio=5\n   java.lang.Thread.State: WAITING (parking)\n".into(),
+                ));
+            }),
+            "none",
+            "2 JVM helper thread(s) (runtime housekeeping)",
+        ),
+        (
+            "a Go program whose threads only sleep untimed or tick: its dump decides",
+            vec![P::new(
+                50,
+                "gostall",
+                vec![
+                    futex(50),
+                    T::new(51, Class::Timed, "epoll_pwait(timeout 99 ms)")
+                        .ticking()
+                        .timeout(99),
+                    futex(52),
+                ],
+            )],
+            Box::new(|s: &mut Scripted| s.runtimes.push((50, "Go"))),
+            "go_dump",
+            "threads only in untimed waits or ticking",
+        ),
+        (
+            "a Go program waiting for a timer 5 s away is not dumped",
+            vec![P::new(
+                50,
+                "gostall",
+                vec![
+                    futex(50),
+                    T::new(51, Class::Timed, "epoll_pwait(timeout 5000 ms)")
+                        .ticking()
+                        .timeout(5000),
+                    futex(52),
+                ],
+            )],
+            Box::new(|s: &mut Scripted| s.runtimes.push((50, "Go"))),
+            "none",
+            "in a timed wait that has not ended (epoll_pwait(timeout 5000 ms))",
+        ),
+    ];
+    for (what, procs, setup, want, says) in cases {
+        let mut inspect = Scripted::new(procs.clone());
+        setup(&mut inspect);
+        let (stop, at, w) = run(&procs, &mut inspect, 2, 5);
+        let (got, why) = why_of(&stop, &w);
+        assert_eq!(got, want, "{what}: {why}");
+        assert!(why.contains(says), "{what}: {why:?} lacks {says:?}");
+        if stop.is_some() {
+            assert!((2.0..=2.3).contains(&at), "{what}: decided at {at}s");
+        }
+    }
+}
+
+/// The JVM is asked once per examination, and examinations back off while the tree stays
+/// quiet: 1, 2, 4, … stall windows apart.
+#[test]
+fn the_jvm_is_asked_at_backed_off_examinations() {
+    let procs = vec![P::new(
+        40,
+        "java",
+        vec![
+            futex(43).named("main"),
+            T::new(44, Class::Timed, "futex(FUTEX_WAIT_BITSET, timeout)").named("worker"),
+        ],
+    )];
+    let mut inspect = Scripted::new(procs.clone());
+    inspect.runtimes.push((40, "JVM"));
+    inspect.reports.push((
+        40,
+        "\"main\" #1\n   java.lang.Thread.State: WAITING (parking)\n".into(),
+    ));
+    let (stop, _, _) = run(&procs, &mut inspect, 1, 16);
+    assert!(stop.is_none());
+    // At 1, 3 and 7 s, then 15 s.
+    assert_eq!(inspect.asked, 4);
+}
