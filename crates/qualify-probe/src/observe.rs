@@ -647,9 +647,17 @@ mod tests {
         ]);
         let mut m = Membership::new(selector(&tag));
         let deadline = Instant::now() + Duration::from_secs(10);
+        // Until both sleeps run: `env` is seen for a moment before it execs the second one.
+        let sleeps = |members: &[i32]| {
+            members
+                .iter()
+                .filter_map(|p| sample::read_proc(*p).map(|s| s.comm))
+                .filter(|c| c == "sleep")
+                .count()
+        };
         let members = loop {
             let got = m.members();
-            if got.len() >= 3 || Instant::now() > deadline {
+            if sleeps(&got) >= 2 || Instant::now() > deadline {
                 break got;
             }
             std::thread::sleep(Duration::from_millis(20));
