@@ -9,6 +9,7 @@
 pub mod analyze;
 pub mod model;
 pub mod scaling;
+pub mod simulate;
 pub mod stats;
 
 pub use analyze::{

@@ -75,6 +75,10 @@ fn chromium(profile: &Path, extra: &[String]) -> Output {
 #[test]
 fn chromium_renders_the_report_with_its_plots() {
     if !Path::new(CHROMIUM).exists() {
+        assert!(
+            std::env::var_os("QUALIFY_REQUIRE_CHROMIUM").is_none(),
+            "QUALIFY_REQUIRE_CHROMIUM is set but {CHROMIUM} is absent"
+        );
         eprintln!(
             "skipping: {CHROMIUM} is absent; install Debian's `chromium` package (.ci/run does) to \
              render the HTML report in a browser"
@@ -183,6 +187,10 @@ fn chromium_renders_the_report_with_its_plots() {
 #[test]
 fn chromium_renders_the_service_section() {
     if !Path::new(CHROMIUM).exists() {
+        assert!(
+            std::env::var_os("QUALIFY_REQUIRE_CHROMIUM").is_none(),
+            "QUALIFY_REQUIRE_CHROMIUM is set but {CHROMIUM} is absent"
+        );
         eprintln!("skipping: {CHROMIUM} is absent; install Debian's `chromium` package");
         return;
     }

@@ -178,8 +178,10 @@ fn acknowledged_writes_survive_a_kill_only_when_they_are_durable() {
 
 #[test]
 fn postgres_started_per_cell_degrades_under_latency() {
-    if !Path::new("/usr/lib/postgresql/15/bin/postgres").exists()
-        || !have("psql", "QUALIFY_REQUIRE_POSTGRES")
+    if !have(
+        "/usr/lib/postgresql/15/bin/postgres",
+        "QUALIFY_REQUIRE_POSTGRES",
+    ) || !have("psql", "QUALIFY_REQUIRE_POSTGRES")
     {
         return;
     }

@@ -303,6 +303,10 @@ pub const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 
 pub fn postgres() -> Option<Postgres> {
     if !Path::new(PG_BIN).join("postgres").exists() {
+        assert!(
+            std::env::var_os("QUALIFY_REQUIRE_POSTGRES").is_none(),
+            "QUALIFY_REQUIRE_POSTGRES is set but {PG_BIN}/postgres is missing (apt-get install postgresql-15)"
+        );
         eprintln!(
             "SKIP: {PG_BIN}/postgres not found (Debian package postgresql-15; .ci/run installs it)"
         );
