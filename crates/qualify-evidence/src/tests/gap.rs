@@ -1,3 +1,5 @@
+//! The target gap: every difference between the target and what was tested, and its waivers.
+
 use serde_json::{Value, json};
 
 use super::*;

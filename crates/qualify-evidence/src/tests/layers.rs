@@ -1,3 +1,5 @@
+//! Each layer's status and summary from made-up run records.
+
 use qualify_model::{Flag, Outcome, Strength};
 use serde_json::json;
 

@@ -1,3 +1,5 @@
+//! The gate's policy: which layer statuses and gaps support which claim level.
+
 use serde_json::{Value, json};
 
 use super::*;

@@ -1,3 +1,5 @@
+//! The receipt's in-toto Statement: its shape, subjects and predicate.
+
 use qualify_model::{Flag, TimeoutKind};
 use serde_json::{Value, json};
 

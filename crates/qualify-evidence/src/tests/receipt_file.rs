@@ -1,3 +1,5 @@
+//! Reading receipt files back: plain Statements, DSSE envelopes and their errors.
+
 use serde_json::{Value, json};
 
 use super::*;
