@@ -49,6 +49,7 @@ deadlocks = [
     ("asyncio Locks", ["python3", f"{work}/py_asyncio.py", "deadlock"]),
     ("Java monitors", ["java", "-cp", work, "Deadlock", "monitors"]),
     ("Java ReentrantLocks", ["java", "-cp", work, "Deadlock", "locks"]),
+    ("Java locks + ticker", ["java", "-cp", work, "Deadlock", "ticking"]),
     ("Go mutexes + ticker", [f"{work}/gostall", "deadlock"]),
 ]
 twins = [

@@ -41,6 +41,10 @@ pub trait Inspect {
     fn ask_runtime(&mut self, _pid: i32, runtime: &str) -> Result<String, String> {
         Err(format!("no tool to ask {runtime}"))
     }
+    /// Bytes one thread read and wrote so far (`rchar + wchar` of its task), if readable.
+    fn thread_io(&mut self, _pid: i32, _tid: i32) -> Option<u64> {
+        None
+    }
     /// (TID in the process's own PID namespace, TID here) for each of its threads.
     fn ns_tids(&mut self, _pid: i32) -> Vec<(i32, i32)> {
         Vec::new()
@@ -50,8 +54,8 @@ pub trait Inspect {
 /// The real system.
 pub struct Live {
     tool: Option<Tool>,
-    /// pid → (start time, runtime), so a reused pid is looked at again.
-    runtimes: std::collections::HashMap<i32, (u64, Option<String>)>,
+    /// pid → (start time, name, runtime), so a reused pid or an exec is looked at again.
+    runtimes: std::collections::HashMap<i32, (u64, String, Option<String>)>,
 }
 
 impl Live {
@@ -163,19 +167,32 @@ impl Inspect for Live {
         found
     }
 
+    fn thread_io(&mut self, pid: i32, tid: i32) -> Option<u64> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/io")).ok()?;
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        Some(field("rchar:")? + field("wchar:")?)
+    }
+
     fn runtime(&mut self, pid: i32) -> Option<String> {
-        let start = crate::sample::read_proc(pid)
-            .map(|p| p.starttime)
-            .unwrap_or(0);
-        if let Some((s, r)) = self.runtimes.get(&pid)
+        // The same process (pid and start time) that has not exec'd since (same name): a
+        // process seen before it execs the runtime is asked again after.
+        let (start, comm) = crate::sample::read_proc(pid)
+            .map(|p| (p.starttime, p.comm))
+            .unwrap_or_default();
+        if let Some((s, c, r)) = self.runtimes.get(&pid)
             && *s == start
+            && *c == comm
         {
             return r.clone();
         }
         let table = crate::runtimes::RUNTIMES.as_ref().ok()?;
         let facts = crate::runtimes::facts(pid, table);
         let r = table.recognise(&facts).map(|r| r.name.clone());
-        self.runtimes.insert(pid, (start, r.clone()));
+        self.runtimes.insert(pid, (start, comm, r.clone()));
         r
     }
 

@@ -166,6 +166,8 @@ pub struct Scripted {
     /// pid → what the runtime's tool prints.
     pub reports: Vec<(i32, String)>,
     pub asked: u64,
+    /// tid → bytes the thread read and wrote so far.
+    pub thread_io: Vec<(i32, u64)>,
 }
 
 impl Scripted {
@@ -180,6 +182,7 @@ impl Scripted {
             runtimes: Vec::new(),
             reports: Vec::new(),
             asked: 0,
+            thread_io: Vec::new(),
         }
     }
 }
@@ -294,6 +297,13 @@ impl Inspect for Scripted {
             let off = usize::try_from(addr.checked_sub(*at)?).ok()?;
             (*p == pid && off + len <= bytes.len()).then(|| bytes[off..off + len].to_vec())
         })
+    }
+
+    fn thread_io(&mut self, _pid: i32, tid: i32) -> Option<u64> {
+        self.thread_io
+            .iter()
+            .find(|(t, _)| *t == tid)
+            .map(|(_, io)| *io)
     }
 
     fn runtime(&mut self, pid: i32) -> Option<String> {

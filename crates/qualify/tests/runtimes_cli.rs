@@ -417,6 +417,12 @@ fn java_reentrant_locks_in_opposite_order() {
 }
 
 #[test]
+fn java_locks_beside_a_ticking_scheduled_executor() {
+    // The tick keeps the JIT compiler working and reading files: housekeeping, not progress.
+    java_cycle("ticking", "ReentrantLock$NonfairSync");
+}
+
+#[test]
 fn java_latch_counted_down_by_a_scheduled_executor_is_not_a_deadlock() {
     let Some(classes) = java_classes() else {
         return;

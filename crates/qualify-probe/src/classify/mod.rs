@@ -250,7 +250,7 @@ impl Watch {
         let sig = Signature {
             output,
             heartbeat,
-            io_bytes: procs.iter().map(|p| p.io_bytes).sum(),
+            io_bytes: self.partial.progress_io(procs, inspect),
             tasks,
         };
         match self.partial.observe(

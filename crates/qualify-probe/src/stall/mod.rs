@@ -46,6 +46,7 @@ const MAX_PAUSE: u32 = 32;
 pub struct Signature {
     pub output: u64,
     pub heartbeat: Option<(SystemTime, u64)>,
+    /// I/O of the tree's threads other than the runtimes' helpers ([`StallWatch::progress_io`]).
     pub io_bytes: u64,
     pub tasks: Vec<i32>,
 }
@@ -171,6 +172,8 @@ pub struct StallWatch {
     exams: u32,
     next_exam: Instant,
     conclusion: Option<Box<Finding>>,
+    /// pid → (its I/O total, the part of it not done by a runtime's helpers) at the last sample.
+    io: HashMap<i32, (u64, u64)>,
 }
 
 impl StallWatch {
@@ -183,7 +186,41 @@ impl StallWatch {
             exams: 0,
             next_exam: start + stall,
             conclusion: None,
+            io: HashMap::new(),
         }
+    }
+
+    /// The tree's I/O (`rchar + wchar`) less what the runtimes' helper threads did: a JIT
+    /// compiler or GC thread reading `/proc` or cgroup files is housekeeping, never progress
+    /// (a JVM whose user code ticks keeps its C1 compiler reading, which held off the verdict
+    /// for seconds). A process whose total did not move is not asked again.
+    pub fn progress_io(&mut self, procs: &[ProcSnap], inspect: &mut dyn Inspect) -> u64 {
+        let table = crate::runtimes::RUNTIMES.as_ref().ok();
+        let mut next = HashMap::with_capacity(procs.len());
+        let mut sum = 0u64;
+        for p in procs {
+            let progress = match self.io.get(&p.pid) {
+                Some(&(total, progress)) if total == p.io_bytes => progress,
+                _ => {
+                    let runtime = table
+                        .and_then(|t| inspect.runtime(p.pid).and_then(|n| t.named(&n).cloned()));
+                    let helpers: u64 = match &runtime {
+                        Some(rt) => p
+                            .threads
+                            .iter()
+                            .filter(|t| rt.is_helper(&t.comm))
+                            .filter_map(|t| inspect.thread_io(p.pid, t.tid))
+                            .sum(),
+                        None => 0,
+                    };
+                    p.io_bytes.saturating_sub(helpers)
+                }
+            };
+            next.insert(p.pid, (p.io_bytes, progress));
+            sum += progress;
+        }
+        self.io = next;
+        sum
     }
 
     /// The last examination's finding in the current quiet period.

@@ -309,3 +309,38 @@ fn the_jvm_is_asked_at_backed_off_examinations() {
     // At 1, 3 and 7 s, then 15 s.
     assert_eq!(inspect.asked, 4);
 }
+
+#[test]
+fn io_of_a_runtimes_helpers_is_housekeeping_not_progress() {
+    // A JVM whose C1 compiler keeps reading files while its user threads are stuck: only the
+    // user threads' I/O counts as the tree moving.
+    let threads = vec![
+        T::new(51, Class::Internal, "futex(FUTEX_WAIT_BITSET, no timeout)").named("main"),
+        T::new(52, Class::Timed, "futex(FUTEX_WAIT_BITSET, timeout)")
+            .ticking()
+            .named("C1 CompilerThre"),
+    ];
+    let procs = vec![P::new(50, "java", threads)];
+    let mut inspect = Scripted::new(procs.clone());
+    inspect.runtimes.push((50, "JVM"));
+    let mut w = StallWatch::new(Duration::from_secs(1), Instant::now());
+    let at = |io: u64| {
+        let mut s = snaps(&procs, 100, 0, 0);
+        s[0].io_bytes = io;
+        s
+    };
+    inspect.thread_io = vec![(51, 1_000), (52, 3_000)];
+    let first = w.progress_io(&at(4_000), &mut inspect);
+    assert_eq!(first, 1_000);
+    // The compiler read 900 bytes more: no progress.
+    inspect.thread_io = vec![(51, 1_000), (52, 3_900)];
+    assert_eq!(w.progress_io(&at(4_900), &mut inspect), first);
+    // The user thread wrote: progress.
+    inspect.thread_io = vec![(51, 1_200), (52, 3_900)];
+    assert_eq!(w.progress_io(&at(5_100), &mut inspect), 1_200);
+    // Without a runtime every byte counts.
+    let mut plain = Scripted::new(procs.clone());
+    plain.thread_io = inspect.thread_io.clone();
+    let mut w = StallWatch::new(Duration::from_secs(1), Instant::now());
+    assert_eq!(w.progress_io(&at(5_100), &mut plain), 5_100);
+}
