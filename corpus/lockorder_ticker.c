@@ -1,8 +1,10 @@
 /* lockorder_ticker: drives `deadlock` by a wait-for cycle while another thread keeps ticking.
  *
- * Usage: lockorder_ticker [normal|robust|pi]
+ * Usage: lockorder_ticker [normal|robust|pi] [late]
  *
- * Thread A locks m1 then m2, thread B locks m2 then m1 (a barrier makes the inversion certain);
+ * Thread A locks m1 then m2, thread B locks m2 then m1 (a barrier makes the inversion certain;
+ * with `late`, each sleeps 300 ms between its locks instead, as real code works between them,
+ * so the workers enter their last waits after the tree has gone quiet);
  * a third thread wakes every 100 ms in usleep forever, so the tree is never entirely asleep and
  * the all-threads-blocked rule cannot fire. The main thread joins A. The mutexes are ordinary
  * (default), robust (PTHREAD_MUTEX_ROBUST: the futex word holds the owner's TID) or
@@ -16,6 +18,7 @@
 
 static pthread_mutex_t m1, m2;
 static pthread_barrier_t both_hold_first;
+static int late;
 
 static void *worker(void *arg)
 {
@@ -23,7 +26,10 @@ static void *worker(void *arg)
     pthread_mutex_t *first = forward ? &m1 : &m2;
     pthread_mutex_t *second = forward ? &m2 : &m1;
     pthread_mutex_lock(first);
-    pthread_barrier_wait(&both_hold_first);
+    if (late)
+        usleep(300 * 1000);
+    else
+        pthread_barrier_wait(&both_hold_first);
     pthread_mutex_lock(second); /* never returns */
     pthread_mutex_unlock(second);
     pthread_mutex_unlock(first);
@@ -41,6 +47,7 @@ static void *ticker(void *arg)
 int main(int argc, char **argv)
 {
     const char *kind = argc > 1 ? argv[1] : "normal";
+    late = argc > 2 && strcmp(argv[2], "late") == 0;
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
     if (strcmp(kind, "robust") == 0)

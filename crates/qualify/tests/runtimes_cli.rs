@@ -154,7 +154,14 @@ const TWIN: &[&str] = &["--stall", "1s", "--timeout", "30s"];
 // C: glibc mutex owners from the futex words.
 
 fn c_cycle(kind: &str, object: &str, how: &str) {
-    let run = probe("auto", DEADLOCK, &[&bin("lockorder_ticker"), kind]);
+    c_cycle_with(&[kind], object, how);
+}
+
+fn c_cycle_with(args: &[&str], object: &str, how: &str) {
+    let program = bin("lockorder_ticker");
+    let mut cmd = vec![program.as_str()];
+    cmd.extend_from_slice(args);
+    let run = probe("auto", DEADLOCK, &cmd);
     check_deadlock(
         &run,
         &[
@@ -184,6 +191,12 @@ fn c_cycle(kind: &str, object: &str, how: &str) {
 #[test]
 fn c_lock_order_beside_a_ticking_thread_is_a_named_cycle() {
     c_cycle("normal", "mutex", "glibc mutex owner field");
+}
+
+#[test]
+fn c_lock_order_taken_after_a_pause_while_the_ticker_ticks() {
+    // The workers take their second locks 300 ms in, after the tree went quiet.
+    c_cycle_with(&["normal", "late"], "mutex", "glibc mutex owner field");
 }
 
 #[test]
@@ -255,12 +268,21 @@ fn c_server_idle_in_accept_is_blocked_on_the_named_socket() {
 
 #[test]
 fn python_rlock_cycle_beside_a_daemon_ticker() {
+    python_rlock_cycle(&[]);
+}
+
+#[test]
+fn python_rlock_cycle_taken_after_a_pause() {
+    // Each worker sleeps 0.3 s between its locks: they wait after the process went quiet.
+    python_rlock_cycle(&["late"]);
+}
+
+fn python_rlock_cycle(extra: &[&str]) {
     let spy = py_spy();
-    let run = probe(
-        "auto",
-        DEADLOCK,
-        &["python3", &py("py_locks_ticker.py"), "rlock"],
-    );
+    let script = py("py_locks_ticker.py");
+    let mut cmd = vec!["python3", script.as_str(), "rlock"];
+    cmd.extend_from_slice(extra);
+    let run = probe("auto", DEADLOCK, &cmd);
     check_deadlock(
         &run,
         &[
@@ -298,7 +320,8 @@ fn python_locks_beside_a_daemon_ticker_stay_a_timeout_that_says_what_was_seen() 
     let run = probe(
         "auto",
         &["--stall", "1s", "--timeout", "5s"],
-        &["python3", &py("py_locks_ticker.py"), "lock"],
+        // As users write it: work (a sleep) between the locks, not a barrier.
+        &["python3", &py("py_locks_ticker.py"), "lock", "late"],
     );
     run.expect_outcome("timeout").expect_code(1);
     assert_eq!(

@@ -274,6 +274,17 @@ impl StallWatch {
         self.exams += 1;
         let pause = (1u32 << self.exams.min(5)).min(MAX_PAUSE);
         self.next_exam = now + self.stall * pause;
+        // A thread that entered an untimed wait during the quiet period is looked at again as
+        // soon as it has waited a whole window, not after the back-off.
+        if let Some(due) = self
+            .tracks
+            .values()
+            .filter(|t| t.key.0 == Class::Internal && now.duration_since(t.since) < self.stall)
+            .map(|t| t.since + self.stall)
+            .min()
+        {
+            self.next_exam = self.next_exam.min(due);
+        }
         stop
     }
 
@@ -361,7 +372,11 @@ impl StallWatch {
             let Some(t) = self.tracks.get(&w.tid) else {
                 continue;
             };
-            let held_whole = now.duration_since(t.since) + Duration::from_millis(1) >= window;
+            // Held for the last stall window at least: a thread that entered its wait after the
+            // tree went quiet (a worker still sleeping before it took its second lock) is stuck
+            // once it has waited a whole window, however long the quiet period already was.
+            let held_whole =
+                now.duration_since(t.since) + Duration::from_millis(1) >= window.min(self.stall);
             let wakes = slices
                 .get(&w.tid)
                 .copied()

@@ -344,3 +344,51 @@ fn io_of_a_runtimes_helpers_is_housekeeping_not_progress() {
     let mut w = StallWatch::new(Duration::from_secs(1), Instant::now());
     assert_eq!(w.progress_io(&at(5_100), &mut plain), 5_100);
 }
+
+#[test]
+fn workers_that_deadlock_after_the_tree_went_quiet_are_stuck_one_window_later() {
+    // The classic: each worker takes its first lock, sleeps 300 ms, takes the second. The tree
+    // is quiet from the start (the ticker only ticks), so the workers enter their untimed waits
+    // inside the quiet period: they are stuck once they have waited a whole window, and looked
+    // at then, not after the back-off.
+    let lock: &[(&str, &str)] = &[
+        ("__GI___lll_lock_wait", "libc.so.6"),
+        ("__pthread_mutex_lock@GLIBC_2.2.5", "libc.so.6"),
+        ("worker", "lockorder"),
+    ];
+    let mut stuck = c_tree();
+    stuck[0].threads[1] = stuck[0].threads[1].clone().stack(lock);
+    stuck[0].threads[2] = stuck[0].threads[2].clone().stack(lock);
+    let mut sleeping = stuck.clone();
+    sleeping[0].threads[1] = T::new(11, Class::Timed, "nanosleep");
+    sleeping[0].threads[2] = T::new(12, Class::Timed, "nanosleep");
+    let mut inspect = Scripted::new(sleeping.clone());
+    c_memory(&mut inspect);
+    let start = Instant::now();
+    let stall = Duration::from_secs(1);
+    let mut w = StallWatch::new(stall, start);
+    let tasks = vec![10, 11, 12, 13];
+    let mut decided = None;
+    for i in 1..=50u64 {
+        let now = start + Duration::from_millis(i * 100);
+        let procs = if i <= 3 { &sleeping } else { &stuck };
+        inspect.procs = procs.clone();
+        let sig = Signature {
+            output: 5,
+            heartbeat: None,
+            io_bytes: 100,
+            tasks: tasks.clone(),
+        };
+        let s = snaps(procs, i * 100, 0, 0);
+        if let Some(stop) = w.observe(now, &s, sig, 0.001, None, &mut inspect) {
+            decided = Some((stop, i));
+            break;
+        }
+    }
+    let (stop, at) = decided.expect("a verdict");
+    let (kind, why) = why_of(&Some(stop), &w);
+    assert_eq!(kind, "deadlock", "{why}");
+    assert!(why.contains("wait-for cycle"), "{why}");
+    // In their waits from 0.4 s: one window later, at 1.4 s, not at the back-off's 3 s.
+    assert!(at <= 15, "decided at {:.1} s", at as f64 / 10.0);
+}
