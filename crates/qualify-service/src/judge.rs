@@ -103,6 +103,7 @@ pub fn judge(
             errors_during_restart: phase_load(report, Phase::During).errors,
         }),
         writes: writes.clone(),
+        process: None,
     };
     let restart_signal = spec.recovery.as_ref().map(|r| r.signal.clone());
     let mut records = Vec::new();

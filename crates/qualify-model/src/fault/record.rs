@@ -98,6 +98,62 @@ pub struct FaultRecord {
         skip_serializing_if = "Option::is_none"
     )]
     pub killed_instance: Option<KilledInstance>,
+    /// A process fault (`kill`, `pause`, `restart`): what was done to the dependency's
+    /// processes, and when it went down and was ready again.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub process: Option<ProcessRecord>,
+}
+
+/// What a process fault did to a dependency's whole process tree. Times are seconds from the
+/// measured phase's start; `None` where that step did not happen (the load ended first, or it
+/// failed: `errors` says why).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessRecord {
+    /// `kill`, `pause` or `restart`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub action: String,
+    /// The signal that took it down: `SIGKILL`, `SIGSTOP`, `SIGTERM`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub signal: String,
+    /// Processes of the tree the signal was sent to.
+    #[serde(default, deserialize_with = "lenient")]
+    pub processes: u64,
+    /// When the signal was sent.
+    #[serde(default, deserialize_with = "lenient")]
+    pub down_at_seconds: Option<f64>,
+    /// `kill`, `restart`: when the old tree was gone (it ended, or was killed after the grace).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub gone_at_seconds: Option<f64>,
+    /// `kill`, `restart`: when it was started again (same command, same data directory);
+    /// `pause`: when it was continued (SIGCONT).
+    #[serde(default, deserialize_with = "lenient")]
+    pub resumed_at_seconds: Option<f64>,
+    /// When its ready check passed again (`pause`: at SIGCONT); `None`: not ready again
+    /// within its `ready.within`, or never resumed.
+    #[serde(default, deserialize_with = "lenient")]
+    pub ready_at_seconds: Option<f64>,
+    /// `kill`, `restart`: how the stopped instance ended (its probe's outcome and detail).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stopped: Option<KilledInstance>,
+    /// What went wrong doing it (a signal that could not be sent, a start that failed).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub errors: Vec<String>,
 }
 
 /// When the fault was active (for a restart: from the kill until ready), seconds from the
@@ -228,6 +284,30 @@ pub struct DependencyPhaseRecord {
     pub bytes_downstream: u64,
     #[serde(default, deserialize_with = "lenient")]
     pub resets: u64,
+    /// A `protocol = "http"` dependency whose traffic the proxy parsed: `requests` and
+    /// `replies` above count HTTP requests and final replies, and this says what the
+    /// replies were.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub http: Option<HttpPhaseRecord>,
+}
+
+/// The HTTP replies of one phase as the service received them (the proxy's own included).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpPhaseRecord {
+    /// Final replies by status code (`"200": 310, "503": 97`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub statuses: std::collections::BTreeMap<String, u64>,
+    /// Replies the fault made: a status replaced (`status`) or answered by the proxy
+    /// (`throttle`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub injected: u64,
+    /// Requests the fault held (`http_delay`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub delayed: u64,
 }
 
 /// A kill and restart of the service under load (`[recovery]`).
@@ -268,15 +348,75 @@ pub struct SetCheck {
     /// out): neither ok nor lost, and the history is not valid while any is unread.
     #[serde(default, deserialize_with = "lenient", skip_serializing_if = "is_zero")]
     pub unread: u64,
+    /// Attempted writes answered with a failure (or refused before they were sent).
+    #[serde(default, deserialize_with = "lenient", skip_serializing_if = "is_zero")]
+    pub failed: u64,
+    /// Attempted writes with no answer (timed out, reset, still in flight at the load's end):
+    /// they may or may not have happened, and are never counted lost.
+    #[serde(default, deserialize_with = "lenient", skip_serializing_if = "is_zero")]
+    pub unknown: u64,
     /// The smallest lost ids (at most a few).
     #[serde(default, deserialize_with = "lenient")]
     pub first_lost: Vec<u64>,
     /// The smallest unexpected ids (at most a few).
     #[serde(default, deserialize_with = "lenient")]
     pub first_unexpected: Vec<u64>,
-    /// Every acknowledged write read back and present, and nothing unexpected.
+    /// Every acknowledged write read back and present, nothing unexpected, and the
+    /// `checker` (when there is one) accepted the history.
     #[serde(default, deserialize_with = "lenient")]
     pub valid: bool,
+    /// The history of every write, written beside the receipt.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub history: Option<HistoryFile>,
+    /// The spec's `checker`'s judgement of the history.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub checker: Option<CheckerRecord>,
+}
+
+/// A write history file: JSON Lines, one write per line (`{"seq": 17, "outcome":
+/// "acknowledged", "read": "present"}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryFile {
+    /// Relative to the receipt's directory (`histories/<sha256>.jsonl`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub path: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub sha256: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub lines: u64,
+}
+
+/// What the write checker answered.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckerRecord {
+    /// The command as run (`{history}` rendered).
+    #[serde(default, deserialize_with = "lenient")]
+    pub command: String,
+    /// `valid` (exit 0), `invalid` (exit 1) or `error` (anything else: the history was not
+    /// judged).
+    #[serde(default, deserialize_with = "lenient")]
+    pub verdict: String,
+    /// Its exit status (`None`: it did not exit, e.g. killed at its deadline).
+    #[serde(default, deserialize_with = "lenient")]
+    pub exit: Option<i32>,
+    /// Its last line of output (stdout, else stderr), or why it could not run.
+    #[serde(default, deserialize_with = "lenient")]
+    pub detail: String,
+}
+
+impl CheckerRecord {
+    /// The checker judged the history valid.
+    pub fn accepted(&self) -> bool {
+        self.verdict == "valid"
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
