@@ -6,6 +6,7 @@
 
 pub mod behaviour;
 pub mod checker;
+pub mod http;
 pub mod proxy;
 pub mod record;
 pub mod stats;
