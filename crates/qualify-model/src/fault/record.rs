@@ -521,7 +521,12 @@ impl FaultRecord {
             ),
             _ => String::new(),
         };
-        format!("{phrase}{verdict}{recovery}{pool}")
+        let process = self
+            .process
+            .as_ref()
+            .map(|p| format!("; {}", p.text()))
+            .unwrap_or_default();
+        format!("{phrase}{verdict}{recovery}{pool}{process}")
     }
 
     /// The restart and write check in one line: `SIGKILL under load at 5 s: ready again after
@@ -549,11 +554,12 @@ impl FaultRecord {
                     thousands(r.errors_during_restart)
                 )
             }
-            None => "writes".to_string(),
+            None => "write check".to_string(),
         };
         if let Some(w) = w {
             out.push_str(&format!(
-                "; {} of {} acknowledged writes lost",
+                "{} {} of {} acknowledged writes lost",
+                if r.is_some() { ";" } else { ":" },
                 thousands(w.lost),
                 thousands(w.acknowledged)
             ));
@@ -570,8 +576,57 @@ impl FaultRecord {
                     thousands(w.unread)
                 ));
             }
+            if w.unknown > 0 {
+                out.push_str(&format!(
+                    ", {} unknown (no answer: never counted lost)",
+                    thousands(w.unknown)
+                ));
+            }
+            if let Some(c) = &w.checker {
+                out.push_str(&format!("; checker: {} ({})", c.verdict, c.detail));
+            }
         }
         Some(out)
+    }
+}
+
+impl ProcessRecord {
+    /// What was done, in a few words: `SIGKILL to 3 processes at 1.0 s, gone at once, ready
+    /// again at 2.4 s`.
+    pub fn text(&self) -> String {
+        let signal = if self.signal.is_empty() {
+            &self.action
+        } else {
+            &self.signal
+        };
+        let Some(down) = self.down_at_seconds else {
+            return match self.errors.first() {
+                Some(e) => format!("{} not done: {e}", self.action),
+                None => format!("{} not done: the load ended before the window", self.action),
+            };
+        };
+        let mut out = format!(
+            "{signal} to {} process{} at {}",
+            self.processes,
+            if self.processes == 1 { "" } else { "es" },
+            seconds(down)
+        );
+        if self.action == "pause" {
+            match self.resumed_at_seconds {
+                Some(t) => out.push_str(&format!(", SIGCONT at {}", seconds(t))),
+                None => out.push_str(", never continued"),
+            }
+        } else {
+            match self.ready_at_seconds {
+                Some(t) => out.push_str(&format!(", ready again at {}", seconds(t))),
+                None if self.resumed_at_seconds.is_some() => out.push_str(", NOT ready again"),
+                None => out.push_str(", not started again"),
+            }
+        }
+        if let Some(e) = self.errors.first() {
+            out.push_str(&format!(" ({e})"));
+        }
+        out
     }
 }
 
