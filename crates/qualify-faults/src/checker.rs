@@ -90,9 +90,9 @@ fn check(
                 .filter(|id| f.contains(id) && !acknowledged.contains(id))
                 .count() as u64;
             let unanswered = attempted.len() as u64 - acknowledged.len() as u64;
-            (failed, unanswered - failed)
+            (Some(failed), Some(unanswered - failed))
         }
-        None => (0, 0),
+        None => (None, None),
     };
     let present: BTreeSet<u64> = present.into_iter().collect();
     let was_read = |id: &u64| {
@@ -279,13 +279,19 @@ mod tests {
         // After the fault 5 is missing (lost), 6 (failed) is present anyway, 8 (unknown) is
         // present and 9 (unknown) absent — neither of those two is lost.
         let c = check_history(0..10, 0..6, [6, 7], 0..10, [0, 1, 2, 3, 4, 6, 8]);
-        assert_eq!((c.ok, c.lost, c.failed, c.unknown), (5, 1, 2, 2));
+        assert_eq!(
+            (c.ok, c.lost, c.failed, c.unknown),
+            (5, 1, Some(2), Some(2))
+        );
         assert_eq!(c.recovered, 2, "the failed 6 and the unknown 8 landed");
         assert_eq!(c.first_lost, [5]);
         assert!(!c.valid);
         // A failure id outside the attempted set, or one also acknowledged, is not counted.
         let c = check_history(0..4, 0..2, [1, 2, 99], 0..4, 0..2);
-        assert_eq!((c.failed, c.unknown, c.lost, c.valid), (1, 1, 0, true));
+        assert_eq!(
+            (c.failed, c.unknown, c.lost, c.valid),
+            (Some(1), Some(1), 0, true)
+        );
         let v = serde_json::to_value(&c).unwrap();
         assert_eq!(
             (v["failed"].as_u64(), v["unknown"].as_u64()),
@@ -293,6 +299,7 @@ mod tests {
         );
         // Without the failures known, neither count is claimed.
         let c = check_set_read(0..4, 0..2, 0..4, 0..2);
-        assert_eq!((c.failed, c.unknown), (0, 0));
+        assert_eq!((c.failed, c.unknown), (None, None));
+        assert!(serde_json::to_value(&c).unwrap().get("failed").is_none());
     }
 }

@@ -345,7 +345,7 @@ mod tests {
                 check.recovered,
                 check.unexpected
             ),
-            (1, 1, 1, 1, 1, 1)
+            (1, 1, Some(1), Some(1), 1, 1)
         );
     }
 }

@@ -348,13 +348,22 @@ pub struct SetCheck {
     /// out): neither ok nor lost, and the history is not valid while any is unread.
     #[serde(default, deserialize_with = "lenient", skip_serializing_if = "is_zero")]
     pub unread: u64,
-    /// Attempted writes answered with a failure (or refused before they were sent).
-    #[serde(default, deserialize_with = "lenient", skip_serializing_if = "is_zero")]
-    pub failed: u64,
+    /// Attempted writes answered with a failure (or refused before they were sent); `None`
+    /// when the check did not know which failed.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub failed: Option<u64>,
     /// Attempted writes with no answer (timed out, reset, still in flight at the load's end):
-    /// they may or may not have happened, and are never counted lost.
-    #[serde(default, deserialize_with = "lenient", skip_serializing_if = "is_zero")]
-    pub unknown: u64,
+    /// they may or may not have happened, and are never counted lost; `None` as `failed`.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unknown: Option<u64>,
     /// The smallest lost ids (at most a few).
     #[serde(default, deserialize_with = "lenient")]
     pub first_lost: Vec<u64>,
@@ -576,10 +585,10 @@ impl FaultRecord {
                     thousands(w.unread)
                 ));
             }
-            if w.unknown > 0 {
+            if let Some(unknown) = w.unknown.filter(|n| *n > 0) {
                 out.push_str(&format!(
                     ", {} unknown (no answer: never counted lost)",
-                    thousands(w.unknown)
+                    thousands(unknown)
                 ));
             }
             if let Some(c) = &w.checker {

@@ -235,7 +235,7 @@ pub struct Writes {
     pub acknowledged: SeqSet,
     /// Answered with a failure (an error status or reply line), or refused at connect (never
     /// sent): Jepsen's `:fail`.
-    #[serde(default, skip_serializing_if = "SeqSet::is_empty")]
+    #[serde(default)]
     pub failed: SeqSet,
 }
 
