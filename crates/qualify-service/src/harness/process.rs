@@ -375,3 +375,147 @@ fn drive(
     }
     rec
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qualify_model::Outcome;
+    use std::sync::atomic::AtomicBool;
+
+    /// What the fault asked of the processes, in order; `gone_after` is how many `wait_gone`
+    /// calls find the instance still there.
+    #[derive(Default)]
+    struct Calls {
+        log: Vec<String>,
+        gone_after: usize,
+    }
+
+    struct Recorded(Arc<Mutex<Calls>>);
+
+    impl DependencyProcesses for Recorded {
+        fn signal_all(&mut self, signal: i32) -> Result<usize, String> {
+            self.0.lock().unwrap().log.push(format!("signal {signal}"));
+            Ok(2)
+        }
+        fn wait_gone(&mut self, _within: Duration) -> Result<Option<KilledInstance>, String> {
+            let mut c = self.0.lock().unwrap();
+            c.log.push("wait_gone".into());
+            if c.gone_after > 0 {
+                c.gone_after -= 1;
+                return Ok(None);
+            }
+            Ok(Some(KilledInstance {
+                outcome: Outcome::Killed,
+                detail: "killed".into(),
+            }))
+        }
+        fn start_again(&mut self) -> Result<(), String> {
+            self.0.lock().unwrap().log.push("start".into());
+            Ok(())
+        }
+        fn await_ready(&mut self, _cancel: &CancelToken) -> Result<(), String> {
+            self.0.lock().unwrap().log.push("ready".into());
+            Ok(())
+        }
+        fn finish(&mut self) {}
+    }
+
+    fn run(
+        kind: FaultKind,
+        gone_after: usize,
+        stop_after: Option<Duration>,
+    ) -> (ProcessRecord, Vec<String>) {
+        let calls = Arc::new(Mutex::new(Calls {
+            log: Vec::new(),
+            gone_after,
+        }));
+        let shared: Shared = Arc::new(Mutex::new(Box::new(Recorded(Arc::clone(&calls)))));
+        let window = Window {
+            start: Duration::from_millis(50),
+            end: Duration::from_millis(250),
+        };
+        let stop_with = StopWith {
+            name: "SIGTERM".into(),
+            number: libc::SIGTERM,
+            grace: Duration::from_millis(10),
+        };
+        let n = Nemesis::start(
+            kind,
+            window,
+            Instant::now(),
+            shared,
+            stop_with,
+            Arc::new(AtomicBool::new(false)),
+        );
+        let record = match stop_after {
+            Some(d) => {
+                std::thread::sleep(d);
+                n.finish(true)
+            }
+            None => n.finish(false),
+        };
+        let log = calls.lock().unwrap().log.clone();
+        (record, log)
+    }
+
+    #[test]
+    fn each_fault_does_its_steps_at_the_window_s_edges() {
+        let (r, log) = run(FaultKind::Kill, 0, None);
+        assert_eq!(log, ["signal 9", "wait_gone", "start", "ready"]);
+        let (down, resumed) = (r.down_at_seconds.unwrap(), r.resumed_at_seconds.unwrap());
+        assert!((0.05..0.2).contains(&down), "{r:?}");
+        assert!(
+            (0.25..0.4).contains(&resumed),
+            "started again at the window's end: {r:?}"
+        );
+        assert!(r.ready_at_seconds.unwrap() >= resumed);
+        assert_eq!(r.processes, 2);
+        assert_eq!(r.stopped.unwrap().detail, "killed by the fault's SIGKILL");
+
+        let (r, log) = run(FaultKind::Pause, 0, None);
+        assert_eq!(log, ["signal 19", "signal 18"]);
+        assert!(r.resumed_at_seconds.unwrap() >= 0.25, "{r:?}");
+        assert_eq!(r.ready_at_seconds, r.resumed_at_seconds);
+
+        // restart: its stop signal, then started again at once (not at the window's end).
+        let (r, log) = run(FaultKind::Restart, 0, None);
+        assert_eq!(log, ["signal 15", "wait_gone", "start", "ready"]);
+        assert!(r.resumed_at_seconds.unwrap() < 0.2, "{r:?}");
+        // Not gone within the grace: SIGKILL, and the record says so.
+        let (r, log) = run(FaultKind::Restart, 1, None);
+        assert_eq!(
+            log,
+            [
+                "signal 15",
+                "wait_gone",
+                "signal 9",
+                "wait_gone",
+                "start",
+                "ready"
+            ]
+        );
+        assert!(
+            r.stopped
+                .unwrap()
+                .detail
+                .starts_with("not gone within its 0.0 s grace: killed")
+        );
+    }
+
+    #[test]
+    fn a_cell_that_ends_early_leaves_nothing_stopped_and_starts_nothing() {
+        // Ended inside the window: a paused tree is continued at once…
+        let (r, log) = run(FaultKind::Pause, 0, Some(Duration::from_millis(120)));
+        assert_eq!(log, ["signal 19", "signal 18"]);
+        assert!(r.resumed_at_seconds.unwrap() < 0.2, "{r:?}");
+        // …a killed one is not started again.
+        let (r, log) = run(FaultKind::Kill, 0, Some(Duration::from_millis(120)));
+        assert_eq!(log, ["signal 9", "wait_gone"]);
+        assert_eq!((r.resumed_at_seconds, r.ready_at_seconds), (None, None));
+        // Ended before the window: nothing at all.
+        let (r, log) = run(FaultKind::Kill, 0, Some(Duration::from_millis(10)));
+        assert!(log.is_empty(), "{log:?}");
+        assert_eq!(r.down_at_seconds, None);
+        assert!(r.text().contains("not done"), "{}", r.text());
+    }
+}
