@@ -935,6 +935,23 @@ fn a_line_protocol_write_check_with_a_checker_is_read() {
 }
 
 #[test]
+fn the_write_check_may_be_a_table_of_its_own() {
+    let inline = REDIS_SERVICE.lines().find(|l| l.starts_with("writes = ")).unwrap();
+    let table = r#"[recovery.writes]
+request = { tcp = { send = "SET k{seq} v{seq}\r\n", expect = "+OK" } }
+read = { tcp = { send = "GET k{seq}\r\n", expect = "v{seq}" } }
+checker = ["python3", "check.py", "{history}", "{port}", "{aof}"]"#;
+    let text = REDIS_SERVICE
+        .replace(&format!("{inline}\n"), "")
+        .replace("[[axis]]", &format!("{table}\n\n[[axis]]"));
+    let spec = Spec::parse(&text, PATH).unwrap();
+    assert_eq!(
+        spec.writes(),
+        Spec::parse(REDIS_SERVICE, PATH).unwrap().writes()
+    );
+}
+
+#[test]
 fn process_and_http_faults_need_the_dependency_they_act_on() {
     // An HTTP dependency takes HTTP faults; a started one takes process faults.
     let text = FAULTS
