@@ -29,12 +29,20 @@
 //!   },
 //!   "phases": { "before": { "requests": 300, "errors": 0, "timeouts": 0, "latency_p50": 0.001,
 //!               "latency_p99": 0.004, "peak_in_flight": 3,
-//!               "dependency": { "connections_opened": 10, "peak_connections": 10, … } },
+//!               "dependency": { "connections_opened": 10, "peak_connections": 10, …,
+//!                               "http": { "statuses": { "200": 310, "503": 97 },
+//!                                         "injected": 97, "delayed": 0 } } },  // http only
 //!               "during": { … }, "after": { … } },
+//!   "process": { "action": "kill", "signal": "SIGKILL", "processes": 8,     // optional
+//!                "down_at_seconds": 3.0, "gone_at_seconds": 3.01, "resumed_at_seconds": 8.0,
+//!                "ready_at_seconds": 8.6, "stopped": { "outcome": "killed", "detail": "…" } },
 //!   "restart": { "signal": "SIGKILL", "at_seconds": 5.0, "ready_after_seconds": 1.4,
 //!                "errors_during_restart": 37 },                    // optional
 //!   "writes": { "attempted": 4900, "acknowledged": 4812, "ok": 4812, "lost": 0, "recovered": 3,
-//!               "unexpected": 0, "first_lost": [], "first_unexpected": [], "valid": true },
+//!               "unexpected": 0, "failed": 80, "unknown": 8, "first_lost": [],
+//!               "first_unexpected": [], "valid": true,
+//!               "history": { "path": "histories/<sha256>.jsonl", "sha256": "…", "lines": 4900 },
+//!               "checker": { "command": "…", "verdict": "valid", "exit": 0, "detail": "…" } },
 //!   "killed_instance": { "outcome": "ok", "detail": "…" }            // optional, with a restart
 //! }]
 //! ```
