@@ -787,7 +787,11 @@ fn the_service_starter_s_fault_examples_are_valid_uncommented() {
     let spec = Spec::parse(&text, "qualify.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(spec.dependencies.len(), 1);
     assert!(spec.faults.is_some());
-    assert_eq!(spec.axis("db_fault").unwrap().faults().len(), 4);
+    assert_eq!(spec.axis("db_fault").unwrap().faults().len(), 5);
+    assert_eq!(
+        spec.dependencies[0].stop.grace,
+        std::time::Duration::from_secs(5)
+    );
     let recovery = spec.recovery.unwrap();
     assert!(recovery.writes.is_some());
     assert_eq!(spec.target.unwrap().dependencies, ["db"]);
@@ -805,6 +809,10 @@ fn the_service_starter_s_fault_examples_are_valid_uncommented() {
         "ready_within",
         "expect_status",
         "faults.db",
+        "protocol = \"http\"",
+        "pause",
+        "status(503",
+        "{history}",
     ] {
         assert!(
             SERVICE_STARTER_SPEC.contains(key),
@@ -936,7 +944,10 @@ fn a_line_protocol_write_check_with_a_checker_is_read() {
 
 #[test]
 fn the_write_check_may_be_a_table_of_its_own() {
-    let inline = REDIS_SERVICE.lines().find(|l| l.starts_with("writes = ")).unwrap();
+    let inline = REDIS_SERVICE
+        .lines()
+        .find(|l| l.starts_with("writes = "))
+        .unwrap();
     let table = r#"[recovery.writes]
 request = { tcp = { send = "SET k{seq} v{seq}\r\n", expect = "+OK" } }
 read = { tcp = { send = "GET k{seq}\r\n", expect = "v{seq}" } }
