@@ -16,6 +16,7 @@
 //! starts nothing more.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -151,19 +152,30 @@ impl DependencyProcesses for LocalDependency {
     }
 
     fn await_ready(&mut self, cancel: &CancelToken) -> Result<(), String> {
-        // Ended meanwhile (it could not start on its data): no use waiting.
-        let gone = Arc::clone(cancel);
-        let r = self.ready.wait(&gone);
-        if let Some(run) = &self.run
-            && run.ended()
-            && r.is_err()
-        {
-            return Err(format!(
-                "it ended before it was ready{}",
-                r.err().map(|e| format!(" ({e})")).unwrap_or_default()
-            ));
+        let Some(run) = &self.run else {
+            return Err(format!("dependency `{}` is not running", self.name));
+        };
+        // Stop waiting when it ends (it could not start on its data) or qualify stops.
+        let stop: CancelToken = Arc::new(AtomicBool::new(false));
+        let done = AtomicBool::new(false);
+        let r = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !done.load(Ordering::SeqCst) {
+                    if run.ended() || cancel.load(Ordering::SeqCst) {
+                        stop.store(true, Ordering::SeqCst);
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+            let r = self.ready.wait(&stop);
+            done.store(true, Ordering::SeqCst);
+            r
+        });
+        match r {
+            Err(e) if run.ended() => Err(format!("it ended before it was ready ({e})")),
+            other => other,
         }
-        r
     }
 
     fn finish(&mut self) {
@@ -186,7 +198,8 @@ fn lock(p: &Shared) -> MutexGuard<'_, Box<dyn DependencyProcesses>> {
 /// A process fault being driven on its own thread.
 pub(crate) struct Nemesis {
     stop: Sender<()>,
-    thread: JoinHandle<ProcessRecord>,
+    /// The driving thread, or the record of why there is none.
+    thread: Result<JoinHandle<ProcessRecord>, ProcessRecord>,
 }
 
 /// How a `restart` stops the dependency: its `stop` signal (name, number) and grace.
@@ -210,19 +223,13 @@ impl Nemesis {
         let (stop, stopped) = channel();
         let thread = std::thread::Builder::new()
             .name("dep-fault".into())
-            .spawn(move || drive(kind, window, t0, &processes, &stop_with, &cancel, &stopped));
-        let thread = match thread {
-            Ok(t) => t,
-            Err(e) => {
-                // No thread, no fault: say so in the record.
-                let record = ProcessRecord {
-                    action: kind.name().to_string(),
-                    errors: vec![format!("could not start the fault's thread: {e}")],
-                    ..ProcessRecord::default()
-                };
-                std::thread::spawn(move || record)
-            }
-        };
+            .spawn(move || drive(kind, window, t0, &processes, &stop_with, &cancel, &stopped))
+            // No thread, no fault: the record says so.
+            .map_err(|e| ProcessRecord {
+                action: kind.name().to_string(),
+                errors: vec![format!("could not start the fault's thread: {e}")],
+                ..ProcessRecord::default()
+            });
         Nemesis { stop, thread }
     }
 
@@ -232,11 +239,13 @@ impl Nemesis {
         if early {
             let _ = self.stop.send(());
         }
-        let name = "the fault's thread panicked".to_string();
-        self.thread.join().unwrap_or_else(|_| ProcessRecord {
-            errors: vec![name],
-            ..ProcessRecord::default()
-        })
+        match self.thread {
+            Ok(thread) => thread.join().unwrap_or_else(|_| ProcessRecord {
+                errors: vec!["the fault's thread panicked".to_string()],
+                ..ProcessRecord::default()
+            }),
+            Err(record) => record,
+        }
     }
 }
 
