@@ -195,7 +195,7 @@ fn redis_as_the_service_keeps_acknowledged_writes_only_with_an_append_only_file(
     let writes = &record(durable)["writes"];
     assert_eq!(writes["lost"], 0, "{writes}\n{text}");
     assert_eq!(writes["valid"], true, "{writes}");
-    assert!(u64_of(&writes["acknowledged"]) >= 700, "{writes}");
+    assert!(u64_of(&writes["acknowledged"]) >= 400, "{writes}");
     assert_eq!(writes["checker"]["verdict"], "valid", "{writes}");
     assert_ne!(durable["result"]["outcome"], "lost_writes", "{text}");
     history_holds_every_write(&dir.0, writes);
@@ -223,7 +223,7 @@ fn a_store_killed_or_restarted_keeps_writes_only_with_an_append_only_file() {
         let durable = cell(&r, &[("store_fault", fault.into()), ("aof", "yes".into())]);
         let rec = record(durable);
         assert_eq!(rec["writes"]["lost"], 0, "{fault}: {rec}\n{text}");
-        assert!(u64_of(&rec["writes"]["acknowledged"]) >= 400, "{rec}");
+        assert!(u64_of(&rec["writes"]["acknowledged"]) >= 200, "{rec}");
         assert_ne!(verdict(durable), "loses_writes", "{rec}");
 
         // What was done, and when (window 1 s – 1.5 s of the measured phase).
@@ -279,7 +279,8 @@ fn postgres_killed_under_inserts_keeps_every_acknowledged_commit_with_synchronou
     let rec = record(synced);
     let writes = &rec["writes"];
     assert_eq!(writes["lost"], 0, "{rec}\n{text}");
-    assert!(u64_of(&writes["acknowledged"]) >= 250, "{writes}");
+    // The 100 inserts of the second before the kill at least.
+    assert!(u64_of(&writes["acknowledged"]) >= 100, "{writes}");
     assert_ne!(synced["result"]["outcome"], "lost_writes", "{text}");
     let p = &rec["process"];
     assert_eq!(p["signal"], "SIGKILL");
