@@ -2,12 +2,14 @@
 """cache_service.py: an HTTP service in front of Redis, to qualify what it does when Redis fails.
 
     cache_service.py --port PORT --redis HOST:PORT [--pool N] [--retry none|storm|budget]
-                     [--op-timeout SECONDS]
+                     [--op-timeout SECONDS] [--wait SECONDS]
 
 Every request (`GET` or `POST` on any path) takes a connection from a pool of at most N
-(waiting up to 2 s for one: a request that finds none answers 503), sends `INCR hits` to
-Redis over it and answers 200 with the count, or 503 when Redis failed. A connection whose
-operation failed is closed and replaced. On a failure:
+(waiting up to --wait seconds, default 2, for one: a request that finds none answers 503), and
+sends `INCR hits` to
+Redis over it (each socket operation bounded by --op-timeout, default 1 s) and answers 200
+with the count, or 503 when Redis failed. A connection whose operation failed is closed and
+replaced. On a failure:
 
   none     answer 503 at once;
   storm    reconnect and try again at once, up to 20 attempts, no backoff (a retry storm);
@@ -29,6 +31,7 @@ p.add_argument("--redis", required=True)
 p.add_argument("--pool", type=int, default=4)
 p.add_argument("--retry", choices=["none", "storm", "budget"], default="none")
 p.add_argument("--op-timeout", type=float, default=1.0)
+p.add_argument("--wait", type=float, default=2.0)
 args = p.parse_args()
 RHOST, RPORT = args.redis.rsplit(":", 1)
 RPORT = int(RPORT)
@@ -105,7 +108,7 @@ class Handler(BaseHTTPRequestHandler):
             self.rfile.read(length)
         if self.path == "/healthz":
             return self.answer(200, b"ok\n")
-        if not slots.acquire(timeout=2.0):
+        if not slots.acquire(timeout=args.wait):
             return self.answer(503, b"no connection\n")
         try:
             n = operate()

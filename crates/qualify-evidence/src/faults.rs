@@ -9,9 +9,9 @@ use qualify_model::ProbeResult;
 use qualify_model::fault::FaultKind;
 pub use qualify_model::fault::record::{read_value, thousands};
 pub use qualify_model::fault::{
-    AmplificationRecord, BehaviourRecord, DependencyPhaseRecord, FaultRecord, KilledInstance,
-    PhaseRecord, PhasesRecord, PoolRecord, RestartRecord, SetCheck, SetCheck as WritesRecord,
-    WindowRecord,
+    AmplificationRecord, BehaviourRecord, CheckerRecord, DependencyPhaseRecord, FaultRecord,
+    HistoryFile, HttpPhaseRecord, KilledInstance, PhaseRecord, PhasesRecord, PoolRecord,
+    ProcessRecord, RestartRecord, SetCheck, SetCheck as WritesRecord, WindowRecord,
 };
 use serde::{Deserialize, Serialize};
 
@@ -102,7 +102,8 @@ pub(crate) struct Rows {
 }
 
 /// Which rows the record's fault answers: a dependency that answers slowly or not at all is
-/// the timeout question; one that fails (down, resets, swallows) is partial failure; a pool
+/// the timeout question (a paused one, a delayed HTTP answer too); one that fails (down,
+/// resets, swallows, is killed or restarted, answers 5xx or 429) is partial failure; a pool
 /// held at its size or a retry storm is resource exhaustion. (A restart and its write check
 /// answer partial failure too; the checklist states them once per cell.)
 pub(crate) fn rows(r: &FaultRecord) -> Rows {
@@ -114,12 +115,22 @@ pub(crate) fn rows(r: &FaultRecord) -> Rows {
                 | FaultKind::Blackhole
                 | FaultKind::SlowClose { .. }
                 | FaultKind::Bandwidth { .. }
+                | FaultKind::Pause
+                | FaultKind::HttpDelay { .. }
         )
     );
     let failing = matches!(
         kind,
         Some(
-            FaultKind::Down | FaultKind::Reset | FaultKind::Blackhole | FaultKind::FailFirst { .. }
+            FaultKind::Down
+                | FaultKind::Reset
+                | FaultKind::Blackhole
+                | FaultKind::FailFirst { .. }
+                | FaultKind::Kill
+                | FaultKind::Pause
+                | FaultKind::Restart
+                | FaultKind::HttpStatus { .. }
+                | FaultKind::Throttle { .. }
         )
     );
     let unknown = r.injected() && kind.is_none();

@@ -208,6 +208,17 @@ pub struct RestartObservation {
     pub errors_during_restart: u64,
 }
 
+/// What a process fault (`kill`, `pause`, `restart`) did to the dependency, seconds from the
+/// measured phase's start. A fact beside the window for the rules to read; the rules above
+/// judge a process fault by the same window as a wire fault.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessObservation {
+    /// When the signal took it down; `None`: it never was (the load ended first, or it failed).
+    pub down_at: Option<f64>,
+    /// When it was ready again; `None`: not ready again by the end of the load.
+    pub ready_at: Option<f64>,
+}
+
 /// Everything the verdict is computed from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
@@ -226,6 +237,9 @@ pub struct Observation {
     pub slos: SecondSlos,
     pub restart: Option<RestartObservation>,
     pub writes: Option<SetCheck>,
+    /// The dependency's processes, when the fault was on them.
+    #[serde(default)]
+    pub process: Option<ProcessObservation>,
 }
 
 /// Dependency traffic per service request in one phase.
@@ -554,6 +568,7 @@ mod tests {
             slos: SecondSlos::new(Some(0.01), Some(0.1), None),
             restart: None,
             writes: None,
+            process: None,
         }
     }
 

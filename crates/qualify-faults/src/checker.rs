@@ -11,7 +11,9 @@
 //! and the history is valid iff nothing is lost and nothing is unexpected. An acknowledged id is
 //! attempted by definition: acknowledged ids missing from `attempted` are added to it. When a
 //! read-back got no answer for some ids ([`check_set_read`]), acknowledged ones among them are
-//! `unread` — unknown, never counted lost — and the history is not valid.
+//! `unread` — unknown, never counted lost — and the history is not valid. With the failed
+//! writes known ([`check_history`]) the check also counts `failed` and `unknown` attempts
+//! (Jepsen's `:fail` and `:info`): neither is ever lost.
 
 use std::collections::BTreeSet;
 
@@ -28,7 +30,7 @@ pub fn check_set(
     acknowledged: impl IntoIterator<Item = u64>,
     present: impl IntoIterator<Item = u64>,
 ) -> SetCheck {
-    check(attempted, acknowledged, None, present)
+    check(attempted, acknowledged, None, None, present)
 }
 
 /// [`check_set`] when not every read answered: `read` are the ids whose read-back answered
@@ -43,6 +45,27 @@ pub fn check_set_read(
     check(
         attempted,
         acknowledged,
+        None,
+        Some(read.into_iter().collect()),
+        present,
+    )
+}
+
+/// [`check_set_read`] with the attempted writes that `failed` (answered with a failure, or
+/// refused before they were sent): the rest of the attempted, unacknowledged writes are
+/// `unknown` — they may or may not have happened. Neither kind is ever counted lost; one found
+/// present is `recovered`.
+pub fn check_history(
+    attempted: impl IntoIterator<Item = u64>,
+    acknowledged: impl IntoIterator<Item = u64>,
+    failed: impl IntoIterator<Item = u64>,
+    read: impl IntoIterator<Item = u64>,
+    present: impl IntoIterator<Item = u64>,
+) -> SetCheck {
+    check(
+        attempted,
+        acknowledged,
+        Some(failed.into_iter().collect()),
         Some(read.into_iter().collect()),
         present,
     )
@@ -51,12 +74,26 @@ pub fn check_set_read(
 fn check(
     attempted: impl IntoIterator<Item = u64>,
     acknowledged: impl IntoIterator<Item = u64>,
+    failed: Option<BTreeSet<u64>>,
     read: Option<BTreeSet<u64>>,
     present: impl IntoIterator<Item = u64>,
 ) -> SetCheck {
     let acknowledged: BTreeSet<u64> = acknowledged.into_iter().collect();
     let mut attempted: BTreeSet<u64> = attempted.into_iter().collect();
     attempted.extend(acknowledged.iter().copied());
+    // Failed means attempted and not acknowledged; the other unacknowledged ones are unknown
+    // (when the failures are known at all).
+    let (failed, unknown) = match &failed {
+        Some(f) => {
+            let failed = attempted
+                .iter()
+                .filter(|id| f.contains(id) && !acknowledged.contains(id))
+                .count() as u64;
+            let unanswered = attempted.len() as u64 - acknowledged.len() as u64;
+            (Some(failed), Some(unanswered - failed))
+        }
+        None => (None, None),
+    };
     let present: BTreeSet<u64> = present.into_iter().collect();
     let was_read = |id: &u64| {
         read.as_ref()
@@ -83,9 +120,13 @@ fn check(
         recovered,
         unexpected: unexpected.len() as u64,
         unread,
+        failed,
+        unknown,
         first_lost: lost.iter().take(FIRST_FEW).copied().collect(),
         first_unexpected: unexpected.iter().take(FIRST_FEW).copied().collect(),
         valid: lost.is_empty() && unexpected.is_empty() && unread == 0,
+        history: None,
+        checker: None,
     }
 }
 
@@ -230,5 +271,35 @@ mod tests {
         let all = check_set_read(0..10, 0..10, 0..10, 0..10);
         assert_eq!((all.ok, all.unread, all.valid), (10, 0, true));
         assert_eq!(all, check_set(0..10, 0..10, 0..10));
+    }
+
+    #[test]
+    fn failed_and_unknown_writes_are_never_lost() {
+        // 0..10 attempted: 0..6 acknowledged, 6 and 7 failed, 8 and 9 unknown (no answer).
+        // After the fault 5 is missing (lost), 6 (failed) is present anyway, 8 (unknown) is
+        // present and 9 (unknown) absent — neither of those two is lost.
+        let c = check_history(0..10, 0..6, [6, 7], 0..10, [0, 1, 2, 3, 4, 6, 8]);
+        assert_eq!(
+            (c.ok, c.lost, c.failed, c.unknown),
+            (5, 1, Some(2), Some(2))
+        );
+        assert_eq!(c.recovered, 2, "the failed 6 and the unknown 8 landed");
+        assert_eq!(c.first_lost, [5]);
+        assert!(!c.valid);
+        // A failure id outside the attempted set, or one also acknowledged, is not counted.
+        let c = check_history(0..4, 0..2, [1, 2, 99], 0..4, 0..2);
+        assert_eq!(
+            (c.failed, c.unknown, c.lost, c.valid),
+            (Some(1), Some(1), 0, true)
+        );
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            (v["failed"].as_u64(), v["unknown"].as_u64()),
+            (Some(1), Some(1))
+        );
+        // Without the failures known, neither count is claimed.
+        let c = check_set_read(0..4, 0..2, 0..4, 0..2);
+        assert_eq!((c.failed, c.unknown), (None, None));
+        assert!(serde_json::to_value(&c).unwrap().get("failed").is_none());
     }
 }

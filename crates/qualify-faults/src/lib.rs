@@ -6,15 +6,18 @@
 
 pub mod behaviour;
 pub mod checker;
+pub mod http;
 pub mod proxy;
 pub mod record;
 pub mod stats;
 
-pub use behaviour::{Behaviour, Observation, Recovery, Verdict, judge, recovery_time};
-pub use checker::{SetCheck, check_set, check_set_read};
+pub use behaviour::{
+    Behaviour, Observation, ProcessObservation, Recovery, Verdict, judge, recovery_time,
+};
+pub use checker::{SetCheck, check_history, check_set, check_set_read};
 pub use proxy::{Proxy, ProxyConfig, ProxyError, Window};
 /// The fault grammar is the shared vocabulary's (`qualify_model::fault`).
 pub use qualify_model::fault::grammar as fault;
 pub use qualify_model::fault::{Direction, Fault, FaultError, FaultErrorKind, FaultKind};
 pub use record::record;
-pub use stats::{Phase, PhaseCounters, ProxyStats, Series};
+pub use stats::{HttpCounters, Phase, PhaseCounters, ProxyStats, Series};

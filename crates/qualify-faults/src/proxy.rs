@@ -64,6 +64,10 @@ pub struct ProxyConfig {
     /// in the cell's own namespace (see [`Proxy::start_with`]); in a shared one it counts
     /// everyone's failures.
     pub count_failed_connects: bool,
+    /// The dependency speaks HTTP/1.1 (`protocol = "http"`): unless the fault is on the wire,
+    /// the proxy relays exchange by exchange, counts requests and reply statuses, and applies
+    /// the HTTP faults ([`crate::http`]).
+    pub http: bool,
 }
 
 impl ProxyConfig {
@@ -90,6 +94,7 @@ impl ProxyConfig {
             bucket: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(5),
             count_failed_connects: false,
+            http: false,
         }
     }
 }
@@ -153,7 +158,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Counters> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Counters> {
         // A panic while holding the lock leaves counters that are still counters.
         self.counters.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -410,7 +415,7 @@ fn mix(mut x: u64) -> u64 {
 }
 
 /// A uniform draw in [0, 1) from a seed and an index.
-fn unit(seed: u64, n: u64) -> f64 {
+pub(crate) fn unit(seed: u64, n: u64) -> f64 {
     (mix(seed ^ mix(n)) >> 11) as f64 / (1u64 << 53) as f64
 }
 
@@ -587,27 +592,27 @@ fn unpark(
 }
 
 /// Close with RST instead of FIN.
-fn rst(stream: &TcpStream) {
+pub(crate) fn rst(stream: &TcpStream) {
     let _ = SockRef::from(stream).set_linger(Some(Duration::ZERO));
 }
 
 /// One proxied connection.
-struct Conn {
-    id: u64,
-    config: Arc<ProxyConfig>,
-    shared: Arc<Shared>,
+pub(crate) struct Conn {
+    pub(crate) id: u64,
+    pub(crate) config: Arc<ProxyConfig>,
+    pub(crate) shared: Arc<Shared>,
     /// Drawn against the toxicity: the fault applies to this connection.
     toxic: bool,
     /// Chosen in the window to be reset (`fail_first`, `reset`); with a direction, on its first
     /// chunk in that direction.
     doomed: bool,
-    busy: AtomicBool,
+    pub(crate) busy: AtomicBool,
     faulted: AtomicBool,
 }
 
 /// How a pump (one direction) or the connection ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
+pub(crate) enum End {
     /// End of stream passed on (FIN).
     Eof,
     /// Close both sides now (FIN): `down` at the window's start.
@@ -617,7 +622,7 @@ enum End {
 }
 
 impl Conn {
-    fn mark_faulted(&self) {
+    pub(crate) fn mark_faulted(&self) {
         if !self.faulted.swap(true, Ordering::Relaxed) {
             self.shared.lock().faulted();
         }
@@ -642,6 +647,11 @@ impl Conn {
         let _ = client.set_nodelay(true);
         let _ = upstream.set_nodelay(true);
         let fault = self.config.fault;
+        let on_the_wire = !(fault.is_none() || fault.kind.is_process() || fault.kind.is_http());
+        if self.config.http && !on_the_wire {
+            crate::http::relay(&self, client, upstream).await;
+            return;
+        }
         let end = {
             let (mut cr, mut cw) = client.split();
             let (mut ur, mut uw) = upstream.split();

@@ -3,8 +3,8 @@
 //! [`FaultRecord`] (`result.faults`), with the proxy's per-phase counters.
 
 use qualify_model::fault::{
-    AmplificationRecord, BehaviourRecord, DependencyPhaseRecord, Fault, FaultRecord, PhaseRecord,
-    PhasesRecord, PoolRecord, RestartRecord, WindowRecord,
+    AmplificationRecord, BehaviourRecord, DependencyPhaseRecord, Fault, FaultRecord,
+    HttpPhaseRecord, PhaseRecord, PhasesRecord, PoolRecord, RestartRecord, WindowRecord,
 };
 
 use crate::behaviour::{
@@ -55,6 +55,8 @@ pub fn record(
         }),
         writes: o.writes.clone(),
         killed_instance: None,
+        // The harness adds what it did to the dependency's processes.
+        process: None,
     }
 }
 
@@ -101,6 +103,15 @@ impl From<&PhaseCounters> for DependencyPhaseRecord {
             bytes_upstream: c.bytes_upstream,
             bytes_downstream: c.bytes_downstream,
             resets: c.resets,
+            http: c.http.as_ref().map(|h| HttpPhaseRecord {
+                statuses: h
+                    .statuses
+                    .iter()
+                    .map(|(code, n)| (code.to_string(), *n))
+                    .collect(),
+                injected: h.injected,
+                delayed: h.delayed,
+            }),
         }
     }
 }

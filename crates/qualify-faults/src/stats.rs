@@ -50,6 +50,22 @@ pub struct PhaseCounters {
     /// proxy itself never sees.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_connects: Option<u64>,
+    /// The proxy spoke HTTP for this dependency (`protocol = "http"`): `requests` and
+    /// `replies` count HTTP requests and final replies (not chunks), and this holds the
+    /// replies' statuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpCounters>,
+}
+
+/// The HTTP replies of one phase, as the client received them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpCounters {
+    /// Final replies by status.
+    pub statuses: std::collections::BTreeMap<u16, u64>,
+    /// Replies the fault made (`status` replaced one, `throttle` answered for the dependency).
+    pub injected: u64,
+    /// Requests the fault held (`http_delay`).
+    pub delayed: u64,
 }
 
 /// The peak number of concurrent connections per time bucket, from the armed instant.
@@ -323,19 +339,47 @@ impl Counters {
         self.note(now);
     }
 
-    /// A chunk of `bytes` was read in direction `d`. `busy` is the connection's awaiting-reply
-    /// flag, updated here. Returns the phase it was read in.
+    /// A chunk of `bytes` was read in direction `d`: a request or reply chunk. `busy` is the
+    /// connection's awaiting-reply flag, updated here. Returns the phase it was read in.
     pub fn chunk(&mut self, d: Direction, bytes: usize, busy: &AtomicBool, now: Instant) -> Phase {
+        self.bytes(d, bytes);
+        self.message(d, busy, now)
+    }
+
+    /// `bytes` were read in direction `d` (counted apart from messages: HTTP mode).
+    pub fn bytes(&mut self, d: Direction, bytes: usize) {
         let c = self.current();
         match d {
-            Direction::Upstream => {
-                c.requests += 1;
-                c.bytes_upstream += bytes as u64;
-            }
-            Direction::Downstream => {
-                c.replies += 1;
-                c.bytes_downstream += bytes as u64;
-            }
+            Direction::Upstream => c.bytes_upstream += bytes as u64,
+            Direction::Downstream => c.bytes_downstream += bytes as u64,
+        }
+    }
+
+    /// An HTTP reply with `status` reached the client (`injected`: the fault made it).
+    pub fn http_reply(&mut self, status: u16, injected: bool) {
+        let h = self
+            .current()
+            .http
+            .get_or_insert_with(HttpCounters::default);
+        *h.statuses.entry(status).or_default() += 1;
+        h.injected += u64::from(injected);
+    }
+
+    /// The fault held an HTTP request.
+    pub fn http_delayed(&mut self) {
+        self.current()
+            .http
+            .get_or_insert_with(HttpCounters::default)
+            .delayed += 1;
+    }
+
+    /// A request (upstream) or reply (downstream) in direction `d`; `busy` as for
+    /// [`Counters::chunk`]. Returns the phase it belongs to.
+    pub fn message(&mut self, d: Direction, busy: &AtomicBool, now: Instant) -> Phase {
+        let c = self.current();
+        match d {
+            Direction::Upstream => c.requests += 1,
+            Direction::Downstream => c.replies += 1,
         }
         let now_busy = d == Direction::Upstream;
         if busy.load(Ordering::Relaxed) != now_busy {

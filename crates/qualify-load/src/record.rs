@@ -230,10 +230,18 @@ impl Recorder {
         now: Instant,
         ending: Ending,
     ) {
-        if ending.error.is_none()
-            && let Some(w) = &mut self.writes
-        {
-            w.acknowledged.insert(seq);
+        if let Some(w) = &mut self.writes {
+            match ending.error {
+                None => {
+                    w.acknowledged.insert(seq);
+                }
+                // An answer that says no, or a connect refused (nothing was sent): the write
+                // failed. Any other ending leaves it unknown.
+                Some(class) if ending.answered || class == ErrorClass::Refused => {
+                    w.failed.insert(seq);
+                }
+                Some(_) => {}
+            }
         }
         if self.measured_start <= now && now < self.window_end {
             self.window_answers += u64::from(ending.answered);
@@ -358,6 +366,7 @@ impl Recorder {
         if let (Some(mine), Some(theirs)) = (&mut self.writes, &other.writes) {
             mine.attempted.union_with(&theirs.attempted);
             mine.acknowledged.union_with(&theirs.acknowledged);
+            mine.failed.union_with(&theirs.failed);
         }
         self.window_end = self.window_end.min(other.window_end);
         self.window_answers += other.window_answers;
@@ -462,6 +471,8 @@ mod tests {
         let w = r.writes.as_ref().unwrap();
         assert_eq!(w.attempted.ranges(), [(0, 4)]);
         assert_eq!(w.acknowledged.ranges(), [(0, 2)]);
+        // The 503 said no: failed. The timeout may have happened: unknown (in neither set).
+        assert_eq!(w.failed.ranges(), [(4, 4)]);
 
         let phases = r.phase_reports();
         assert_eq!((phases[0].sent, phases[0].succeeded), (2, 2));
@@ -523,6 +534,7 @@ mod tests {
         let w = a.writes.as_ref().unwrap();
         assert_eq!(w.attempted.ranges(), [(0, 1), (3, 3)]);
         assert_eq!(w.acknowledged.ranges(), [(0, 1)]);
+        assert!(w.failed.is_empty(), "a reset leaves the write unknown");
         assert_eq!(a.phase_reports()[0].sent, 3);
         let timeline = a.timeline();
         assert_eq!(timeline.len(), 2);

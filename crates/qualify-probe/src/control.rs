@@ -4,7 +4,14 @@
 //! started through a shell gets it too), waits up to the grace
 //! for it to end, then kills the tree and flags `slow_shutdown`. A program that ends on the
 //! requested signal (or exits 0, or with 128 + the signal) ended `ok`: it was asked to.
+//!
+//! [`Control::signal_tree`] sends a signal to every process of the tree at once (a dependency's
+//! process fault: SIGKILL, SIGSTOP, SIGCONT), found as the probe finds them (its cgroup, the
+//! cell's init's descendants, or the tagged tree). While the tree is stopped (SIGSTOP until
+//! SIGCONT) the probe draws no stall verdict from it: it was stopped on purpose.
 
+use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,6 +24,35 @@ struct State {
     netns: Option<Arc<crate::netns::Netns>>,
     memory: Vec<(Instant, u64)>,
     stop: Option<(i32, Duration)>,
+    members: Option<Members>,
+    /// Stopped on purpose (SIGSTOP sent, SIGCONT not yet).
+    held: bool,
+    /// How many times the tree was continued after a hold (the probe restarts its stall
+    /// watch on each).
+    resumed: u64,
+}
+
+/// Where the tree's processes are listed, as the probe lists them.
+#[derive(Debug, Clone)]
+pub(crate) enum Members {
+    /// The probe's cgroup (`cgroup.procs`).
+    Cgroup(PathBuf),
+    /// Descendants of the cell's init.
+    Descendants(i32),
+    /// Processes carrying the probe's environment tag, from the main process down.
+    Tagged { tag: String, main: i32 },
+}
+
+impl Members {
+    fn list(&self) -> Vec<i32> {
+        match self {
+            Members::Cgroup(dir) => crate::backend::cgroupfs::procs(dir),
+            Members::Descendants(init) => crate::sample::descendants(*init),
+            Members::Tagged { tag, main } => {
+                crate::sample::tree_by_tag(crate::spawn::TAG_KEY, tag, *main)
+            }
+        }
+    }
 }
 
 /// Shared between the probe's supervision loop and its caller.
@@ -65,10 +101,77 @@ impl Control {
         }
     }
 
-    pub(crate) fn started(&self, pid: i32, netns: Option<Arc<crate::netns::Netns>>) {
+    /// Send `signal` to every process of the tree: each member, then the main process's
+    /// group, listing the members again until no new one appears (a process forked meanwhile
+    /// gets it too). Returns how many processes it was sent to. SIGSTOP marks the tree held (no stall
+    /// verdict while it is), SIGCONT releases it.
+    pub fn signal_tree(&self, signal: i32) -> std::io::Result<usize> {
+        let sig = nix::sys::signal::Signal::try_from(signal)
+            .map_err(|e| std::io::Error::other(format!("signal {signal}: {e}")))?;
+        let (pid, members) = match self.state.lock() {
+            Ok(mut s) => {
+                // Held before the signal lands, so no sample of the stopped tree is judged.
+                if sig == nix::sys::signal::Signal::SIGSTOP {
+                    s.held = true;
+                }
+                (s.pid, s.members.clone())
+            }
+            Err(_) => (None, None),
+        };
+        let (Some(main), Some(members)) = (pid, members) else {
+            return Err(std::io::Error::other(
+                "the program has not started (or has ended): nothing to signal",
+            ));
+        };
+        let mut sent: HashSet<i32> = HashSet::new();
+        for round in 0..50 {
+            let fresh: Vec<i32> = members
+                .list()
+                .into_iter()
+                .filter(|p| !sent.contains(p))
+                .collect();
+            if fresh.is_empty() {
+                break;
+            }
+            for p in fresh {
+                // One that is gone meanwhile is not listed again either.
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), sig);
+                sent.insert(p);
+            }
+            if round == 0 {
+                // The main process's group too: it covers a child forked while the list was
+                // read (the next round lists it anyway).
+                let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(main), sig);
+            }
+        }
+        if sig == nix::sys::signal::Signal::SIGCONT
+            && let Ok(mut s) = self.state.lock()
+            && s.held
+        {
+            s.held = false;
+            s.resumed += 1;
+        }
+        Ok(sent.len())
+    }
+
+    /// Stopped on purpose, and how many holds have ended so far.
+    pub(crate) fn hold(&self) -> (bool, u64) {
+        self.state
+            .lock()
+            .map(|s| (s.held, s.resumed))
+            .unwrap_or((false, 0))
+    }
+
+    pub(crate) fn started(
+        &self,
+        pid: i32,
+        netns: Option<Arc<crate::netns::Netns>>,
+        members: Members,
+    ) {
         if let Ok(mut s) = self.state.lock() {
             s.pid = Some(pid);
             s.netns = netns;
+            s.members = Some(members);
         }
     }
 

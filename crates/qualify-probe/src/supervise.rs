@@ -415,8 +415,18 @@ pub(crate) fn run_with(
         _ => None,
     });
     if let Some(c) = control {
-        c.started(main, netns);
+        let list = match (containment.membership(), init) {
+            (Some(dir), _) => crate::control::Members::Cgroup(dir),
+            (None, Some(init)) => crate::control::Members::Descendants(init),
+            (None, None) => crate::control::Members::Tagged {
+                tag: tag.clone(),
+                main,
+            },
+        };
+        c.started(main, netns, list);
     }
+    // Holds of the tree (SIGSTOP … SIGCONT through the control) seen so far.
+    let mut holds_seen = 0u64;
     if plan.is_some() {
         verify_user(main, &mut sandbox_evidence);
     }
@@ -500,6 +510,17 @@ pub(crate) fn run_with(
                 // Shutting down is not a stall: no deadlock or livelock verdict while it does.
                 last_procs = procs;
                 continue;
+            }
+            // Stopped on purpose is not a stall either; once continued, the stall watch starts
+            // afresh (its quiet time would otherwise include the hold).
+            let (held, resumed) = c.hold();
+            if held {
+                last_procs = procs;
+                continue;
+            }
+            if resumed != holds_seen {
+                holds_seen = resumed;
+                watch = Watch::new(limits, allowed_cpus(limits.cpus), now);
             }
         }
         if now >= deadline {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use qualify_faults::SetCheck;
 use qualify_load::verdict::CellFacts;
-use qualify_load::{Flow, LoadPlan, LoadReport, RequestKind, RequestTemplate};
+use qualify_load::{Flow, LoadPlan, LoadReport, RequestTemplate};
 use qualify_model::fault::KilledInstance;
 use qualify_model::load::{Growth, ServiceLoad};
 use qualify_model::{Flag, Outcome, Params, SloResult};
@@ -20,8 +20,8 @@ use qualify_spec::Spec;
 
 use crate::harness::Harness;
 use crate::instance::{Instances, ServiceRun, free_port, with_port};
-use crate::writes::{HttpReadBack, check_writes};
-use crate::{judge, network, phases, ready, verdict};
+use crate::writes::{ReadBack, read_back, reader};
+use crate::{history, judge, network, phases, ready, verdict};
 
 /// Readers of the write check at once (one connection each).
 const WRITE_READERS: usize = 4;
@@ -33,6 +33,9 @@ pub struct ServiceCell<'a> {
     pub spec: &'a Spec,
     pub backend: BackendChoice,
     pub cancel: &'a CancelToken,
+    /// Where write histories go: `histories` in the receipt's directory (`None`: kept only
+    /// while the checker runs, and not named in the receipt).
+    pub histories: Option<&'a std::path::Path>,
 }
 
 impl ServiceCell<'_> {
@@ -148,9 +151,13 @@ impl ServiceCell<'_> {
         };
         let restart = instances.restart_seen(measured);
         let alive = !instances.ended();
-        // The write check reads back while the (restarted) service still runs.
+        // A dependency's process fault runs its course first (started again and ready), unless
+        // the load was cut short; then the write check reads back through the (restarted)
+        // service while it still runs.
+        harness.freeze();
+        harness.settle(self.cancelled() || !alive);
         let writes = match &report {
-            Some(rep) if alive => self.check_writes(addr, rep),
+            Some(rep) if alive && !self.cancelled() => self.check_writes(addr, rep, &bound),
             _ => None,
         };
         let samples = instances.memory_samples();
@@ -180,6 +187,11 @@ impl ServiceCell<'_> {
             r.flags.sort_unstable();
         }
         let faulted = !injected.is_empty() || restart.is_some();
+        let refused = writes
+            .as_ref()
+            .and_then(|w| w.checker.as_ref())
+            .filter(|c| c.verdict == "invalid")
+            .cloned();
         let behaviour = match (&report, faulted) {
             (Some(rep), true) => {
                 let max_in_flight = plan.as_ref().map_or(0, |p| p.max_in_flight);
@@ -220,9 +232,12 @@ impl ServiceCell<'_> {
             slos: &slos_outside,
             process_alive: alive,
         });
-        let decided = verdict::decide(&load_verdict, behaviour.as_ref(), || {
+        let mut decided = verdict::decide(&load_verdict, behaviour.as_ref(), || {
             verdict::summary(judged_report, &slos_outside)
         });
+        if let Some(checker) = &refused {
+            decided.refused_by_checker(checker);
+        }
         r.load = Some(service_load(
             report,
             slos,
@@ -252,23 +267,66 @@ impl ServiceCell<'_> {
             (None, Some(r)) => phases::restart_phases(r.at, plan.duration),
             (None, None) => Vec::new(),
         };
-        if let Some(writes) = spec.recovery.as_ref().and_then(|r| r.writes.as_ref()) {
+        if let Some(writes) = spec.writes() {
             plan.record_writes = true;
             plan.requests = vec![RequestTemplate {
                 weight: 1,
-                kind: RequestKind::Http(writes.request.clone()),
+                kind: writes.request.clone(),
             }];
         }
         Some(plan)
     }
 
-    /// `[recovery] writes`: read every write back at `addr`.
-    fn check_writes(&self, addr: SocketAddr, report: &LoadReport) -> Option<SetCheck> {
-        let read = &self.spec.recovery.as_ref()?.writes.as_ref()?.read;
-        let mut readers: Vec<HttpReadBack> = (0..WRITE_READERS)
-            .filter_map(|_| HttpReadBack::new(addr, read).ok())
+    /// `writes`: read every write back at `addr`, judge the set, keep the history beside the
+    /// receipt and have the checker judge it.
+    fn check_writes(
+        &self,
+        addr: SocketAddr,
+        report: &LoadReport,
+        bound: &Params,
+    ) -> Option<SetCheck> {
+        let writes = self.spec.writes()?;
+        let mut readers: Vec<Box<dyn ReadBack>> = (0..WRITE_READERS)
+            .filter_map(|_| reader(addr, &writes.read).ok())
             .collect();
-        check_writes(report, &mut readers, WRITE_BUDGET)
+        let answered = read_back(report, &mut readers, WRITE_BUDGET)?;
+        let recorded = report.writes.as_ref()?;
+        let mut check = crate::writes::judge(recorded, &answered);
+        let text = crate::writes::history(recorded, &answered);
+        // Beside the receipt; without a receipt directory, only for the checker's time.
+        let scratch;
+        let dir = match self.histories {
+            Some(d) => d.to_path_buf(),
+            None => {
+                scratch = tempfile::Builder::new()
+                    .prefix("qualify-history-")
+                    .tempdir()
+                    .ok()?;
+                scratch.path().join("histories")
+            }
+        };
+        let written = history::write(&dir, &text);
+        if let Some(command) = &writes.checker {
+            let record = match &written {
+                Ok((_, path)) => {
+                    history::check(self.spec, self.backend, self.cancel, command, path, bound)
+                }
+                Err(e) => qualify_model::fault::CheckerRecord {
+                    command: command.to_string(),
+                    verdict: "error".into(),
+                    exit: None,
+                    detail: format!("not run: the history could not be written: {e}"),
+                },
+            };
+            check.valid &= record.accepted();
+            check.checker = Some(record);
+        }
+        if self.histories.is_some()
+            && let Ok((file, _)) = written
+        {
+            check.history = Some(file);
+        }
+        Some(check)
     }
 }
 

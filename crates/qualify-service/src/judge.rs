@@ -4,10 +4,12 @@
 //! check) and one `result.faults` record per dependency ([`judge`]).
 
 use qualify_faults::behaviour::{
-    DependencyObservation, PhaseLoad, RestartObservation, SecondSlos, TimelineSecond,
+    DependencyObservation, PhaseLoad, ProcessObservation, RestartObservation, SecondSlos,
+    TimelineSecond,
 };
 use qualify_faults::{Behaviour, Fault, Observation, ProxyStats, SetCheck};
 use qualify_load::{LoadReport, Phase};
+use qualify_model::fault::ProcessRecord;
 use qualify_model::{FaultRecord, SloMetric};
 use qualify_spec::Spec;
 
@@ -73,7 +75,7 @@ pub fn judge(
         ),
         (None, None) => (0.0, 0.0, 5.0),
     };
-    let observation = |stats: Option<&ProxyStats>| Observation {
+    let observation = |stats: Option<&ProxyStats>, process: Option<&ProcessRecord>| Observation {
         before: phase_load(report, Phase::Before),
         during: phase_load(report, Phase::During),
         after: phase_load(report, Phase::After),
@@ -103,24 +105,42 @@ pub fn judge(
             errors_during_restart: phase_load(report, Phase::During).errors,
         }),
         writes: writes.clone(),
+        process: process.map(|p| ProcessObservation {
+            down_at: p.down_at_seconds,
+            ready_at: p.ready_at_seconds,
+        }),
     };
     let restart_signal = spec.recovery.as_ref().map(|r| r.signal.clone());
     let mut records = Vec::new();
     let mut primary: Option<Behaviour> = None;
     let mut first: Option<Behaviour> = None;
     let none = Fault::NONE;
-    let targets: Vec<(Option<&str>, &Fault, Option<&ProxyStats>)> = if injected.is_empty() {
-        vec![(None, &none, None)]
+    type Target<'a> = (
+        Option<&'a str>,
+        &'a Fault,
+        Option<&'a ProxyStats>,
+        Option<&'a ProcessRecord>,
+    );
+    let targets: Vec<Target<'_>> = if injected.is_empty() {
+        vec![(None, &none, None, None)]
     } else {
         injected
             .iter()
-            .map(|i| (Some(i.dependency.as_str()), &i.fault, Some(&i.stats)))
+            .map(|i| {
+                (
+                    Some(i.dependency.as_str()),
+                    &i.fault,
+                    Some(&i.stats),
+                    i.process.as_ref(),
+                )
+            })
             .collect()
     };
-    for (dependency, fault, stats) in targets {
-        let o = observation(stats);
+    for (dependency, fault, stats, process) in targets {
+        let o = observation(stats, process);
         let behaviour = qualify_faults::judge(&o);
         let mut record = qualify_faults::record(dependency, fault, &o, &behaviour);
+        record.process = process.cloned();
         if let (Some(signal), Some(r)) = (&restart_signal, restart) {
             record = record.with_restart(signal, r.at);
         }
@@ -134,6 +154,6 @@ pub fn judge(
     }
     let behaviour = primary
         .or(first)
-        .unwrap_or_else(|| qualify_faults::judge(&observation(None)));
+        .unwrap_or_else(|| qualify_faults::judge(&observation(None, None)));
     (behaviour, records)
 }

@@ -18,6 +18,7 @@
 
 pub mod cell;
 pub mod harness;
+pub mod history;
 pub mod instance;
 pub mod judge;
 pub mod network;

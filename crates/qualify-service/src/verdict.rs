@@ -55,6 +55,20 @@ pub fn decide(
 }
 
 impl CellVerdict {
+    /// The write check's `checker` refused the history: a write violation like lost writes,
+    /// which outranks everything but the probe's verdict about the tree.
+    pub fn refused_by_checker(&mut self, checker: &qualify_model::fault::CheckerRecord) {
+        if self.outcome == Some(Outcome::LostWrites) {
+            self.detail = format!(
+                "{}; the write checker refused the history too: {}",
+                self.detail, checker.detail
+            );
+            return;
+        }
+        self.outcome = Some(Outcome::LostWrites);
+        self.detail = format!("the write checker refused the history: {}", checker.detail);
+    }
+
     /// Put the verdict on the service's probe result: its outcome and detail when the probe
     /// itself saw nothing wrong (`ok`); otherwise the probe's verdict about the tree stands
     /// (said to have happened during the load when the process ended before it did).

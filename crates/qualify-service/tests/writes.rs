@@ -169,6 +169,7 @@ fn report(attempted: &[u64], acknowledged: &[u64]) -> LoadReport {
     report.writes = Some(Writes {
         attempted: set(attempted),
         acknowledged: set(acknowledged),
+        failed: SeqSet::new(),
     });
     report
 }

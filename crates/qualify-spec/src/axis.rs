@@ -138,6 +138,8 @@ pub(crate) struct CheckedAxis {
     pub axis: Axis,
     pub name_span: ops::Range<usize>,
     pub dependency_span: Option<ops::Range<usize>>,
+    /// Where each of `values` was written (empty for a range).
+    pub value_spans: Vec<ops::Range<usize>>,
 }
 
 pub(crate) fn check_all(raw: Vec<RawAxis>, ck: &mut Checker<'_>) -> Vec<CheckedAxis> {
@@ -177,11 +179,17 @@ pub(crate) fn check_all(raw: Vec<RawAxis>, ck: &mut Checker<'_>) -> Vec<CheckedA
             }
         }
         let dependency_span = raw.dependency.as_ref().map(Spanned::span);
+        let value_spans = raw
+            .values
+            .as_ref()
+            .map(|v| v.get_ref().iter().map(Spanned::span).collect())
+            .unwrap_or_default();
         if let Some(axis) = check_one(raw, kind, ck) {
             checked.push(CheckedAxis {
                 axis,
                 name_span,
                 dependency_span,
+                value_spans,
             });
         }
     }

@@ -22,6 +22,7 @@ use qualify_model::{AxisKind, Harder, Target};
 use crate::axis::{CheckedAxis, Domain};
 use crate::check::Checker;
 use crate::claim::CheckedHeadroom;
+use crate::dependency::{Dependency, DependencySource, Protocol};
 use crate::performance::{ExpectRule, Performance};
 use crate::waiver::Waiver;
 
@@ -235,6 +236,48 @@ pub(crate) fn performance(
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// Faults a dependency can take: a process fault (`kill`, `pause`, `restart`) needs a
+/// dependency qualify starts (`start`), an HTTP fault (`status`, `throttle`, `http_delay`) one
+/// declared `protocol = "http"`. Reported at the value.
+pub(crate) fn fault_kinds(dependencies: &[Dependency], axes: &[CheckedAxis], ck: &mut Checker<'_>) {
+    for a in axes {
+        let Some(fault) = &a.axis.fault else {
+            continue;
+        };
+        let Some(dep) = dependencies.iter().find(|d| d.name == fault.dependency) else {
+            continue;
+        };
+        for (f, span) in fault.faults.iter().zip(&a.value_spans) {
+            if f.kind.is_process() && matches!(dep.source, DependencySource::Upstream { .. }) {
+                ck.error_help(
+                    span.clone(),
+                    format!(
+                        "`{f}` acts on the processes of dependency `{}`, but it runs upstream: qualify does not own them",
+                        dep.name
+                    ),
+                    format!(
+                        "start the dependency per cell (start = [\"…\"] in its [[dependency]]) to {} it, or put a wire fault such as `down` on the upstream",
+                        f.kind.name()
+                    ),
+                );
+            }
+            if f.kind.is_http() && dep.protocol != Protocol::Http {
+                ck.error_help(
+                    span.clone(),
+                    format!(
+                        "`{f}` is an HTTP fault, but dependency `{}` is not declared protocol = \"http\"",
+                        dep.name
+                    ),
+                    format!(
+                        "add protocol = \"http\" to [[dependency]] `{}` (the proxy then relays HTTP/1.1 requests), or use a wire fault",
+                        dep.name
+                    ),
+                );
+            }
         }
     }
 }

@@ -8,6 +8,11 @@
 //! to reach it, e.g. `REDIS_URL = "redis://127.0.0.1:{proxy_port}"` (`{proxy_port}`: the
 //! loopback port of the fault proxy in front of the dependency; `{dep_port}` too).
 //!
+//! `protocol` (`"tcp"`, default, or `"http"`: the proxy then relays HTTP/1.1 exchanges, counts
+//! requests and statuses, and the HTTP faults `status`, `throttle`, `http_delay` apply) and
+//! `stop` (`{ signal, grace }` as `[service]`'s, default SIGTERM and 5 s: how a started
+//! dependency is stopped — by the `restart` fault and after the cell).
+//!
 //! Placeholders: `start` and a ready command know `{dep_port}` and the axes; `env` knows
 //! `{proxy_port}`, `{dep_port}` and the axes. Any other name is an error here (an axis used
 //! only here counts as used).
@@ -19,7 +24,9 @@ use toml::Spanned;
 
 use crate::check::{Checker, PlaceholderUse};
 use crate::command::{CommandLine, RawCommand, check_command};
-use crate::service::{DEFAULT_WITHIN, RawReady, Ready, ReadyCheck, check_ready};
+use crate::service::{
+    DEFAULT_WITHIN, RawReady, RawStop, Ready, ReadyCheck, Stop, check_ready, check_stop,
+};
 use crate::template::{Bindings, Overlay, is_placeholder_name, render};
 
 /// The placeholder (and, upper-cased, the variable exported to a started dependency) carrying
@@ -39,6 +46,21 @@ pub struct Dependency {
     /// What the service is given to reach the dependency; values are templates
     /// ([`Dependency::service_env`]).
     pub env: BTreeMap<String, String>,
+    /// What it speaks: the proxy relays HTTP exchanges (and the HTTP faults apply) for `http`.
+    pub protocol: Protocol,
+    /// How a started dependency is stopped (the `restart` fault, the cell's end).
+    pub stop: Stop,
+}
+
+/// What a dependency speaks, as far as the fault proxy cares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// Bytes: the proxy passes chunks on (every protocol).
+    #[default]
+    Tcp,
+    /// HTTP/1.1: the proxy relays request by request.
+    Http,
 }
 
 /// Where a dependency comes from.
@@ -134,6 +156,8 @@ pub(crate) struct RawDependency {
     upstream: Option<Spanned<String>>,
     ready: Option<Spanned<RawReady>>,
     env: Option<BTreeMap<String, Spanned<String>>>,
+    protocol: Option<Spanned<String>>,
+    stop: Option<Spanned<RawStop>>,
 }
 
 /// Check every `[[dependency]]`. `axes` are the declared axis names (placeholders a template
@@ -280,12 +304,42 @@ pub(crate) fn check_all(
             );
         }
 
+        let protocol = match &raw.protocol {
+            None => Protocol::Tcp,
+            Some(p) => match p.get_ref().as_str() {
+                "tcp" => Protocol::Tcp,
+                "http" => Protocol::Http,
+                other => {
+                    ck.error_help(
+                        p.span(),
+                        format!("dependency `{name}` protocol `{other}` is unknown"),
+                        "write protocol = \"http\" (HTTP/1.1: the HTTP faults apply) or \"tcp\" (any protocol; the default)",
+                    );
+                    Protocol::Tcp
+                }
+            },
+        };
+        let stop = match raw.stop {
+            None => Stop::default(),
+            Some(stop) => {
+                if matches!(source, Some(DependencySource::Upstream { .. })) {
+                    ck.error_help(
+                        stop.span(),
+                        format!("dependency `{name}` has `stop` but runs upstream: qualify never stops it"),
+                        "remove stop, or start the dependency per cell with start = [\"…\"]",
+                    );
+                }
+                check_stop(stop.into_inner(), ck)
+            }
+        };
         if let Some(source) = source {
             out.push(Dependency {
                 name,
                 source,
                 ready,
                 env,
+                protocol,
+                stop,
             });
         }
     }
@@ -294,7 +348,7 @@ pub(crate) fn check_all(
 
 /// Report each placeholder of `uses` that is neither one of `builtins` nor an axis; record the
 /// axes used. Returns whether every placeholder was known.
-fn placeholders(
+pub(crate) fn placeholders(
     uses: &[PlaceholderUse],
     builtins: &[&str],
     what: &str,

@@ -5,6 +5,10 @@
 //! the window — recovery cannot be seen otherwise. `recover_within` (default 5 s): after the
 //! window's end, the SLOs must hold again within it (else the cell is `not_recovered`).
 //!
+//! `writes = { request, read, checker }` (optional, `crate::writes`): the load writes, and
+//! after the window — a dependency `kill`ed or `restart`ed, say — every write is read back
+//! through the service: a service whose store lost acknowledged writes `loses_writes`.
+//!
 //! `[faults]` belongs to fault axes: one without the other is an error (`spec.rs`).
 
 use std::ops::Range;
@@ -13,8 +17,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize, Serializer};
 use toml::{Spanned, Value};
 
+use crate::axis::Axis;
 use crate::check::Checker;
 use crate::load::{Load, zero_or_duration};
+use crate::writes::{RawWrites, Writes};
 
 pub const DEFAULT_RECOVER_WITHIN: Duration = Duration::from_secs(5);
 
@@ -29,6 +35,9 @@ pub struct Faults {
     pub end: Duration,
     #[serde(rename = "recover_within_seconds", serialize_with = "seconds")]
     pub recover_within: Duration,
+    /// The write check read back after the window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writes: Option<Writes>,
 }
 
 impl Faults {
@@ -50,6 +59,7 @@ fn seconds<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 pub(crate) struct RawFaults {
     window: Option<Spanned<Vec<Spanned<Value>>>>,
     recover_within: Option<Spanned<Value>>,
+    writes: Option<Spanned<RawWrites>>,
 }
 
 /// Check `[faults]` (spanning `span`) against the load's measured phase (`load`, with the span
@@ -58,6 +68,7 @@ pub(crate) fn check(
     raw: RawFaults,
     span: Range<usize>,
     load: Option<(&Load, Range<usize>)>,
+    axes: &[Axis],
     ck: &mut Checker<'_>,
 ) -> Faults {
     let recover_within = raw
@@ -65,10 +76,14 @@ pub(crate) fn check(
         .as_ref()
         .and_then(|r| ck.duration(r))
         .unwrap_or(DEFAULT_RECOVER_WITHIN);
+    let writes = raw
+        .writes
+        .and_then(|w| crate::writes::check(w, "faults", load.as_ref().map(|(l, _)| *l), axes, ck));
     let mut faults = Faults {
         start: Duration::ZERO,
         end: Duration::ZERO,
         recover_within,
+        writes,
     };
     let Some(window) = raw.window else {
         ck.error_help(

@@ -34,12 +34,15 @@ mod starter;
 mod target;
 pub mod template;
 mod waiver;
+mod writes;
 
 pub use artifact::Artifact;
 pub use axis::{Axis, AxisKind, Domain, FaultAxis, MAX_SWEEP_POINTS, Search, Value};
 pub use claim::{Claim, ClaimLevel, Headroom};
 pub use command::{CommandLine, SHELL};
-pub use dependency::{DEP_PORT_PLACEHOLDER, Dependency, DependencySource, PROXY_PORT_PLACEHOLDER};
+pub use dependency::{
+    DEP_PORT_PLACEHOLDER, Dependency, DependencySource, PROXY_PORT_PLACEHOLDER, Protocol,
+};
 pub use environment::{Environment, Reproducibility};
 pub use error::{Diagnostic, SpecError};
 pub use executor::{Executor, ExecutorKind};
@@ -57,7 +60,7 @@ pub use performance::{
 pub use qualify_model::Fault;
 pub use qualify_model::{BoundKind, Slo, SloMetric};
 pub use range::{Number, NumericRange, Points, Scale};
-pub use recovery::{DEFAULT_READY_WITHIN, Recovery, Writes};
+pub use recovery::{DEFAULT_READY_WITHIN, Recovery};
 pub use sandbox::{NetworkPolicy, SandboxMode, SandboxSpec};
 pub use service::{PORT_PLACEHOLDER, Ready, ReadyCheck, Service, Stop};
 pub use spec::Spec;
@@ -65,6 +68,7 @@ pub use starter::{SERVICE_STARTER_SPEC, STARTER_SPEC};
 pub use target::Target;
 pub use template::render;
 pub use waiver::Waiver;
+pub use writes::{HISTORY_PLACEHOLDER, Writes};
 
 #[cfg(test)]
 mod test_support;

@@ -140,9 +140,29 @@ struct RawRequest {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawTcp {
-    send: Spanned<String>,
-    expect: Spanned<String>,
+pub(crate) struct RawTcp {
+    pub send: Spanned<String>,
+    pub expect: Spanned<String>,
+}
+
+/// A tcp request's `send` (`what` names it): it ends with a newline, and its template is
+/// checked.
+pub(crate) fn check_tcp_send(
+    tcp: &RawTcp,
+    what: &str,
+    axes: &[Axis],
+    ck: &mut Checker<'_>,
+) -> String {
+    let send = tcp.send.get_ref().clone();
+    if !send.ends_with('\n') {
+        ck.error_help(
+            tcp.send.span(),
+            format!("{what} must end with a newline"),
+            "the server answers a line per request: end send with \\r\\n (Redis, memcached) or \\n",
+        );
+    }
+    template(&tcp.send, what, axes, ck);
+    send
 }
 
 /// Which axes `[load]` names in `rate`/`users` (valid or not), and whether that amount had
@@ -452,15 +472,7 @@ fn check_request(
             );
         }
         let tcp = tcp.into_inner();
-        let send = tcp.send.get_ref().clone();
-        if !send.ends_with('\n') {
-            ck.error_help(
-                tcp.send.span(),
-                "tcp.send must end with a newline",
-                "the server answers a line per request: end send with \\r\\n (Redis, memcached) or \\n",
-            );
-        }
-        template(&tcp.send, "load.request tcp.send", axes, ck);
+        let send = check_tcp_send(&tcp, "load.request tcp.send", axes, ck);
         let expect = tcp.expect.get_ref().clone();
         if expect.is_empty() || expect.contains(['\r', '\n']) {
             ck.error_help(

@@ -108,7 +108,7 @@ pub(crate) struct RawReady {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawStop {
+pub(crate) struct RawStop {
     signal: Option<Spanned<String>>,
     grace: Option<Spanned<Value>>,
 }
@@ -212,7 +212,7 @@ pub(crate) fn check_ready(
     Ready { check, within }
 }
 
-fn check_stop(raw: RawStop, ck: &mut Checker<'_>) -> Stop {
+pub(crate) fn check_stop(raw: RawStop, ck: &mut Checker<'_>) -> Stop {
     let mut stop = Stop::default();
     if let Some(signal) = raw.signal
         && let Some((name, number)) = check_signal(&signal, "stop", ck)

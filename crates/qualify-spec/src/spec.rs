@@ -138,6 +138,14 @@ impl Spec {
         self.axes.iter().find(|a| a.name == name)
     }
 
+    /// The write check, from `[faults]` or `[recovery]` (a spec has at most one).
+    pub fn writes(&self) -> Option<&crate::writes::Writes> {
+        self.faults
+            .as_ref()
+            .and_then(|f| f.writes.as_ref())
+            .or_else(|| self.recovery.as_ref().and_then(|r| r.writes.as_ref()))
+    }
+
     /// The `[[dependency]]` called `name`.
     pub fn dependency(&self, name: &str) -> Option<&Dependency> {
         self.dependencies.iter().find(|d| d.name == name)
@@ -407,7 +415,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
                 "add [service] and [load] (the load the service is driven with while its dependency fails)",
             );
         }
-        faults::check(f.into_inner(), span, measured.clone(), &mut ck)
+        faults::check(f.into_inner(), span, measured.clone(), &axes_of(&axes), &mut ck)
     });
     if faults.is_none() {
         for a in &fault_axes {
@@ -418,6 +426,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
             );
         }
     }
+    let recovery_span = raw.recovery.as_ref().map(Spanned::span);
     let recovery = raw.recovery.map(|r| {
         let span = r.span();
         if service.is_none() {
@@ -435,6 +444,18 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         }
         recovery::check(r.into_inner(), span, measured.clone(), &axes_of(&axes), &mut ck)
     });
+    if let (Some(f), Some(r)) = (&faults, &recovery)
+        && f.writes.is_some()
+        && r.writes.is_some()
+        && let Some(span) = &recovery_span
+    {
+        ck.error_help(
+            span.clone(),
+            "writes is given in both [faults] and [recovery]: a cell has one write check",
+            "keep one: it is read back after the load, whichever fault or restart it had",
+        );
+    }
+    coherence::fault_kinds(&dependencies, &axes, &mut ck);
     if service.is_some()
         && let Some(axis) = axes.iter().find(|a| a.axis.name == PORT_PLACEHOLDER)
     {

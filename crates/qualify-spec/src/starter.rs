@@ -158,24 +158,32 @@ values = [50, 200, 800]
 # # upstream = "127.0.0.1:6379"                                   # or an endpoint that already runs
 # ready = { tcp = true, within = "10s" }                            # or { command = "…", within = … }
 # env = { REDIS_URL = "redis://127.0.0.1:{proxy_port}" }            # {proxy_port}: the proxy in front of db
+# stop = { signal = "SIGTERM", grace = "5s" }                       # how it is stopped (the restart fault, the cell's end)
+# # protocol = "http"                                               # an HTTP API: the proxy relays HTTP (status/throttle/http_delay)
 
 # When, within the measured load (offsets after the warmup), the faults are active; after the
 # window the SLOs must hold again within recover_within (else the cell is not_recovered).
 # [faults]
 # window = ["3s", "8s"]
 # recover_within = "5s"
+# # writes = { … }   # the write check after the window (as [recovery]'s below; one of the two)
 
 # A fault axis needs no placeholder: each value is put on the dependency during the window.
-# Faults: none | latency(200ms[, jitter 50ms]) | down | reset | blackhole | bandwidth(16KiB/s)
-# | slow_close(1s) | fail_first(N), optionally @upstream / @downstream and a toxicity ×0.5.
+# Faults on the wire: none | latency(200ms[, jitter 50ms]) | down | reset | blackhole
+# | bandwidth(16KiB/s) | slow_close(1s) | fail_first(N), optionally @upstream / @downstream and a
+# toxicity ×0.5; on the dependency's processes: kill | pause | restart; on an HTTP dependency:
+# status(503[, ×0.3]) | throttle(429[, retry_after 1s]) | http_delay(200ms).
 # [[axis]]
 # name = "db_fault"
 # kind = "fault"
-# values = ["none", "latency(200ms)", "down", "reset"]
+# values = ["none", "latency(200ms)", "down", "reset", "kill"]
 # dependency = "db"
 
 # Kill the service during the load and restart it (does it come back? are acknowledged writes
-# still there?). writes: the load's writes carry {seq}; afterwards each is read back.
+# still there?). writes: the load's writes carry {seq}; afterwards each is read back (HTTP, or
+# a line protocol: request = { tcp = { send = "SET k{seq} v{seq}\r\n", expect = "+OK" } }, read
+# = { tcp = { send = "GET k{seq}\r\n", expect = "v{seq}" } }), and an optional checker = ["…",
+# "{history}"] judges the history of every write (exit 0 valid, 1 invalid).
 # [recovery]
 # signal = "SIGKILL"   # default SIGKILL; the names stop takes
 # at = "5s"            # offset within the measured load

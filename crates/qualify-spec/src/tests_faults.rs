@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::*;
 use crate::test_support::{PATH, at, errors};
 use qualify_model::fault::FaultKind;
+use qualify_model::load::RequestKind;
 use qualify_model::{Params, Value as AxisValue};
 
 const FAULTS: &str = r#"[artifact]
@@ -153,11 +154,23 @@ fn a_fault_spec_is_read() {
         )
     );
     let writes = recovery.writes.as_ref().unwrap();
+    let (RequestKind::Http(request), RequestKind::Http(read)) = (&writes.request, &writes.read)
+    else {
+        panic!("HTTP writes: {writes:?}");
+    };
     assert_eq!(
-        (writes.request.method.as_str(), writes.request.path.as_str()),
+        (request.method.as_str(), request.path.as_str()),
         ("PUT", "/items/{seq}")
     );
-    assert_eq!(writes.read.expect_status, [200]);
+    assert_eq!(read.expect_status, [200]);
+    assert_eq!(spec.writes(), Some(writes));
+    // The dependency's defaults: tcp, stopped with SIGTERM and a 5 s grace.
+    let db = spec.dependency("db").unwrap();
+    assert_eq!(db.protocol, Protocol::Tcp);
+    assert_eq!(
+        (db.stop.signal.as_str(), db.stop.grace),
+        ("SIGTERM", Duration::from_secs(5))
+    );
 
     let json = serde_json::to_value(&spec).unwrap();
     assert_eq!(json["dependencies"][0]["name"], "db");
@@ -629,7 +642,7 @@ fn recovery_errors() {
         "read = { method = \"GET\", path = \"/items\"",
         "{ method = \"GET\", path = \"/items\"",
         0,
-        "recovery.writes.read path does not use {seq}",
+        "recovery.writes.read does not use {seq} in what it sends",
         "read = {",
     );
     single(
@@ -675,8 +688,8 @@ fn recovery_errors() {
         &text,
         "{ request",
         0,
-        "recovery.writes needs an HTTP load, but [load] sends tcp requests",
-        "drop writes",
+        "recovery.writes sends HTTP requests, but [load] sends tcp requests",
+        "write the check as tcp requests",
     );
     // Without [service].
     let text = format!(
@@ -774,7 +787,11 @@ fn the_service_starter_s_fault_examples_are_valid_uncommented() {
     let spec = Spec::parse(&text, "qualify.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(spec.dependencies.len(), 1);
     assert!(spec.faults.is_some());
-    assert_eq!(spec.axis("db_fault").unwrap().faults().len(), 4);
+    assert_eq!(spec.axis("db_fault").unwrap().faults().len(), 5);
+    assert_eq!(
+        spec.dependencies[0].stop.grace,
+        std::time::Duration::from_secs(5)
+    );
     let recovery = spec.recovery.unwrap();
     assert!(recovery.writes.is_some());
     assert_eq!(spec.target.unwrap().dependencies, ["db"]);
@@ -792,6 +809,10 @@ fn the_service_starter_s_fault_examples_are_valid_uncommented() {
         "ready_within",
         "expect_status",
         "faults.db",
+        "protocol = \"http\"",
+        "pause",
+        "status(503",
+        "{history}",
     ] {
         assert!(
             SERVICE_STARTER_SPEC.contains(key),
@@ -805,4 +826,253 @@ fn is_key_line(line: &str) -> bool {
     line.split_once(" = ").is_some_and(|(key, _)| {
         !key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_')
     })
+}
+
+/// A service that is a database: Redis started by `[artifact] command`, written over its own
+/// line protocol, killed by `[recovery]` and read back over the same protocol, with a checker.
+const REDIS_SERVICE: &str = r#"[artifact]
+name = "redis"
+command = "redis-server --port {port} --appendonly {aof} --save ''"
+
+[claim]
+level = "trial"
+
+[service]
+ready = { tcp = true }
+
+[load]
+rate = 200
+duration = "4s"
+
+[[load.request]]
+tcp = { send = "PING\r\n", expect = "+PONG" }
+
+[recovery]
+at = "2s"
+writes = { request = { tcp = { send = "SET k{seq} v{seq}\r\n", expect = "+OK" } }, read = { tcp = { send = "GET k{seq}\r\n", expect = "v{seq}" } }, checker = ["python3", "check.py", "{history}", "{port}", "{aof}"] }
+
+[[axis]]
+name = "aof"
+kind = "custom"
+values = ["no", "yes"]
+"#;
+
+#[test]
+fn a_line_protocol_write_check_with_a_checker_is_read() {
+    let spec = Spec::parse(REDIS_SERVICE, PATH).unwrap();
+    let writes = spec.writes().unwrap();
+    let (RequestKind::Tcp(request), RequestKind::Tcp(read)) = (&writes.request, &writes.read)
+    else {
+        panic!("tcp writes: {writes:?}");
+    };
+    assert_eq!(
+        (request.send.as_str(), request.expect.as_str()),
+        ("SET k{seq} v{seq}\r\n", "+OK")
+    );
+    assert_eq!(
+        (read.send.as_str(), read.expect.as_str()),
+        ("GET k{seq}\r\n", "v{seq}")
+    );
+    let checker = writes.checker.as_ref().unwrap();
+    assert_eq!(
+        checker.argv(),
+        ["python3", "check.py", "{history}", "{port}", "{aof}"]
+    );
+
+    let errors_in = |from: &str, to: &str| {
+        assert_eq!(REDIS_SERVICE.matches(from).count(), 1, "`{from}` once");
+        let text = REDIS_SERVICE.replace(from, to);
+        let e = errors(&text);
+        (text, e)
+    };
+    let one = |from: &str, to: &str, needle: &str, message: &str, help: &str| {
+        let (text, e) = errors_in(from, to);
+        assert_eq!(e.len(), 1, "{e:#?}");
+        expect(&e[0], &text, needle, 0, message, help);
+    };
+    one(
+        "expect = \"+OK\"",
+        "expect = \"+OK {seq}\"",
+        "\"+OK {seq}\"",
+        "recovery.writes.request tcp.expect is matched as written",
+        "{seq} belongs in read's expect",
+    );
+    one(
+        "send = \"GET k{seq}\\r\\n\"",
+        "send = \"GET k\\r\\n\"",
+        "{ tcp = { send = \"GET k",
+        "recovery.writes.read does not use {seq} in what it sends",
+        "GET k{seq}",
+    );
+    one(
+        "send = \"SET k{seq} v{seq}\\r\\n\"",
+        "send = \"SET k{seq} v{seq}\"",
+        "\"SET k{seq} v{seq}\"",
+        "recovery.writes.request tcp.send must end with a newline",
+        "\\r\\n",
+    );
+    one(
+        "read = { tcp = { send = \"GET k{seq}\\r\\n\", expect = \"v{seq}\" } }",
+        "read = { method = \"GET\", path = \"/k/{seq}\" }",
+        "{ method = \"GET\", path = \"/k/{seq}\" }",
+        "recovery.writes.read and recovery.writes.request speak different protocols",
+        "both HTTP",
+    );
+    one(
+        "\"{history}\", ",
+        "",
+        "[\"python3\", \"check.py\"",
+        "recovery.writes.checker never names {history}",
+        "\"{history}\"",
+    );
+    one(
+        "\"{aof}\"",
+        "\"{mode}\"",
+        "{mode}",
+        "unknown placeholder `{mode}` in recovery.writes.checker",
+        "{history}",
+    );
+    // Written over HTTP while the load speaks tcp.
+    one(
+        "request = { tcp = { send = \"SET k{seq} v{seq}\\r\\n\", expect = \"+OK\" } }, read = { tcp = { send = \"GET k{seq}\\r\\n\", expect = \"v{seq}\" } }",
+        "request = { method = \"PUT\", path = \"/k/{seq}\" }, read = { path = \"/k/{seq}\" }",
+        "{ request",
+        "recovery.writes sends HTTP requests, but [load] sends tcp requests",
+        "write the check as tcp requests",
+    );
+}
+
+#[test]
+fn the_write_check_may_be_a_table_of_its_own() {
+    let inline = REDIS_SERVICE
+        .lines()
+        .find(|l| l.starts_with("writes = "))
+        .unwrap();
+    let table = r#"[recovery.writes]
+request = { tcp = { send = "SET k{seq} v{seq}\r\n", expect = "+OK" } }
+read = { tcp = { send = "GET k{seq}\r\n", expect = "v{seq}" } }
+checker = ["python3", "check.py", "{history}", "{port}", "{aof}"]"#;
+    let text = REDIS_SERVICE
+        .replace(&format!("{inline}\n"), "")
+        .replace("[[axis]]", &format!("{table}\n\n[[axis]]"));
+    let spec = Spec::parse(&text, PATH).unwrap();
+    assert_eq!(
+        spec.writes(),
+        Spec::parse(REDIS_SERVICE, PATH).unwrap().writes()
+    );
+}
+
+#[test]
+fn process_and_http_faults_need_the_dependency_they_act_on() {
+    // An HTTP dependency takes HTTP faults; a started one takes process faults.
+    let text = FAULTS
+        .replace(
+            "values = [\"none\", \"latency(200ms)\", \"down\", \"reset\"]",
+            "values = [\"none\", \"kill\", \"pause\", \"restart\", \"status(503, x0.5)\", \"throttle(429)\", \"http_delay(200ms)\"]",
+        )
+        .replace(
+            "env = { REDIS_URL",
+            "protocol = \"http\"\nstop = { signal = \"SIGINT\", grace = \"2s\" }\nenv = { REDIS_URL",
+        );
+    let spec = Spec::parse(&text, PATH).unwrap();
+    let db = spec.dependency("db").unwrap();
+    assert_eq!(db.protocol, Protocol::Http);
+    assert_eq!(
+        (db.stop.signal.as_str(), db.stop.grace),
+        ("SIGINT", Duration::from_secs(2))
+    );
+    let faults = spec.axes[0].faults();
+    assert_eq!(faults[4].to_string(), "status(503, ×0.5)");
+    assert_eq!(faults[5].to_string(), "throttle(429, retry_after 1s)");
+
+    // Without protocol = "http": the HTTP fault is refused at its value.
+    let (text, e) = errors_with(
+        "values = [\"none\", \"latency(200ms)\", \"down\", \"reset\"]",
+        "values = [\"none\", \"status(503)\"]",
+    );
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "\"status(503)\"",
+        0,
+        "`status(503)` is an HTTP fault, but dependency `db` is not declared protocol = \"http\"",
+        "add protocol = \"http\"",
+    );
+    // A process fault on an upstream dependency.
+    let text = FAULTS
+        .replace(
+            "start = [\"redis-server\", \"--port\", \"{dep_port}\", \"--save\", \"\"]",
+            "upstream = \"127.0.0.1:6379\"",
+        )
+        .replace(
+            "values = [\"none\", \"latency(200ms)\", \"down\", \"reset\"]",
+            "values = [\"none\", \"kill\"]",
+        );
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "\"kill\"",
+        0,
+        "`kill` acts on the processes of dependency `db`, but it runs upstream",
+        "start = [",
+    );
+    // An unknown protocol; a stop for an upstream.
+    single(
+        "env = { REDIS_URL",
+        "protocol = \"grpc\"\nenv = { REDIS_URL",
+        "\"grpc\"",
+        0,
+        "dependency `db` protocol `grpc` is unknown",
+        "protocol = \"http\"",
+    );
+    let text = FAULTS.replace(
+        "start = [\"redis-server\", \"--port\", \"{dep_port}\", \"--save\", \"\"]",
+        "upstream = \"127.0.0.1:6379\"\nstop = { grace = \"1s\" }",
+    );
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "{ grace",
+        0,
+        "dependency `db` has `stop` but runs upstream",
+        "remove stop",
+    );
+}
+
+#[test]
+fn a_write_check_after_a_dependency_fault_lives_in_faults() {
+    let writes = "writes = { request = { method = \"PUT\", path = \"/items/{seq}\" }, read = { method = \"GET\", path = \"/items/{seq}\", expect_status = [200] } }\n";
+    let text = FAULTS
+        .replace(
+            &format!("ready_within = \"15s\"\n{writes}"),
+            "ready_within = \"15s\"\n",
+        )
+        .replace(
+            "recover_within = \"2s\"\n",
+            &format!("recover_within = \"2s\"\n{writes}"),
+        );
+    let spec = Spec::parse(&text, PATH).unwrap();
+    assert!(spec.recovery.as_ref().unwrap().writes.is_none());
+    assert!(spec.faults.as_ref().unwrap().writes.is_some());
+    assert_eq!(spec.writes(), spec.faults.as_ref().unwrap().writes.as_ref());
+    // In both tables: refused.
+    let text = FAULTS.replace(
+        "recover_within = \"2s\"\n",
+        &format!("recover_within = \"2s\"\n{writes}"),
+    );
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "[recovery]",
+        0,
+        "writes is given in both [faults] and [recovery]",
+        "keep one",
+    );
 }

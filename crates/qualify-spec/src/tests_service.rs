@@ -446,7 +446,7 @@ fn request_checks() {
         "path = \"/orders/{seq}\"",
         "tcp = { send = \"PING\", expect = \"+PONG\" }",
         "\"PING\"",
-        "tcp.send must end with a newline",
+        "load.request tcp.send must end with a newline",
         "\\r\\n",
     );
     single(

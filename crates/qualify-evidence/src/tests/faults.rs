@@ -84,6 +84,7 @@ fn latency_observation() -> Observation {
         slos: SecondSlos::new(Some(0.01), Some(0.2), None),
         restart: None,
         writes: None,
+        process: None,
     }
 }
 

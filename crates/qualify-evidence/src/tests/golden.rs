@@ -273,6 +273,11 @@ fn fault_record() -> crate::faults::FaultRecord {
             bytes_upstream: requests * 60,
             bytes_downstream: requests * 20,
             resets: 0,
+            http: Some(HttpPhaseRecord {
+                statuses: [("200".to_string(), requests * 2)].into_iter().collect(),
+                injected: 0,
+                delayed: 0,
+            }),
         }),
     };
     FaultRecord {
@@ -328,11 +333,38 @@ fn fault_record() -> crate::faults::FaultRecord {
             recovered: 3,
             unexpected: 0,
             unread: 0,
+            failed: Some(80),
+            unknown: Some(8),
             first_lost: vec![4801, 4802],
             first_unexpected: Vec::new(),
             valid: false,
+            history: Some(HistoryFile {
+                path: "histories/0a1b.jsonl".to_string(),
+                sha256: "0a1b".to_string(),
+                lines: 4900,
+            }),
+            checker: Some(CheckerRecord {
+                command: "python3 check.py histories/0a1b.jsonl".to_string(),
+                verdict: "invalid".to_string(),
+                exit: Some(1),
+                detail: "2 of 4812 acknowledged writes lost".to_string(),
+            }),
         }),
         killed_instance: None,
+        process: Some(ProcessRecord {
+            action: "kill".to_string(),
+            signal: "SIGKILL".to_string(),
+            processes: 3,
+            down_at_seconds: Some(3.0),
+            gone_at_seconds: Some(3.01),
+            resumed_at_seconds: Some(8.0),
+            ready_at_seconds: Some(9.5),
+            stopped: Some(KilledInstance {
+                outcome: qualify_model::Outcome::Killed,
+                detail: "killed by the fault's SIGKILL".to_string(),
+            }),
+            errors: Vec::new(),
+        }),
     }
 }
 

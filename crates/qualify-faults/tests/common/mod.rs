@@ -466,3 +466,157 @@ impl PgConn {
         self.until_ready()
     }
 }
+
+// ---- HTTP ----
+
+/// A small HTTP/1.1 server (Python's standard library, keep-alive): `GET|POST /…` reads the
+/// request body (`Content-Length` or chunked) and answers `got N` (its length), `/chunked`
+/// answers `hello world` in two chunks, `/hits` the number of other requests it served.
+const HTTP_SERVER: &str = r#"
+import http.server, sys
+hits = 0
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    def log_message(self, *a):
+        pass
+    def body(self):
+        if self.headers.get("transfer-encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("content-length") or 0))
+    def answer(self):
+        global hits
+        data = self.body()
+        if self.path == "/hits":
+            return self.send(str(hits).encode())
+        hits += 1
+        if self.path == "/chunked":
+            self.send_response(200)
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for part in (b"hello ", b"world"):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        self.send(b"got %d" % len(data))
+    def send(self, body):
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_GET = answer
+    do_POST = answer
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"#;
+
+/// The HTTP server above on a free loopback port.
+pub fn http_server() -> Server {
+    let port = free_port();
+    let mut cmd = Command::new("/usr/bin/python3");
+    cmd.args(["-c", HTTP_SERVER, &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    contain(&mut cmd, None);
+    let child = cmd.spawn().expect("start python3's http.server");
+    let server = Server {
+        child,
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        name: "http.server",
+        stop_signal: libc::SIGTERM,
+    };
+    wait_until("the HTTP server", Duration::from_secs(10), || {
+        TcpStream::connect(server.addr).is_ok()
+    });
+    server
+}
+
+/// One HTTP reply as a test reads it.
+#[derive(Debug)]
+pub struct HttpReply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpReply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Send `request` on `s` and read one reply (`Content-Length` or chunked body).
+pub fn http_exchange(s: &mut TcpStream, request: &[u8]) -> io::Result<HttpReply> {
+    s.write_all(request)?;
+    let status_line = read_line(s)?;
+    let status = String::from_utf8_lossy(&status_line)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| io::Error::other(format!("bad status line {status_line:?}")))?;
+    let mut headers = Vec::new();
+    loop {
+        let line = read_line(s)?;
+        if line.is_empty() {
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        if let Some((n, v)) = text.split_once(':') {
+            headers.push((n.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    let mut reply = HttpReply {
+        status,
+        headers,
+        body: Vec::new(),
+    };
+    if reply
+        .header("transfer-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+    {
+        loop {
+            let size = usize::from_str_radix(&String::from_utf8_lossy(&read_line(s)?), 16)
+                .map_err(|_| io::Error::other("bad chunk size"))?;
+            if size == 0 {
+                while !read_line(s)?.is_empty() {}
+                break;
+            }
+            let mut chunk = vec![0u8; size + 2];
+            s.read_exact(&mut chunk)?;
+            chunk.truncate(size);
+            reply.body.extend_from_slice(&chunk);
+        }
+    } else {
+        let n: usize = reply
+            .header("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0u8; n];
+        s.read_exact(&mut body)?;
+        reply.body = body;
+    }
+    Ok(reply)
+}
+
+/// Start an HTTP-mode proxy in front of `upstream` with `fault` in `[start, end)` ms.
+pub fn http_proxy(upstream: SocketAddr, fault: &str, start_ms: u64, end_ms: u64) -> Proxy {
+    let fault: Fault = fault.parse().expect("fault parses");
+    let window = Window {
+        start: Duration::from_millis(start_ms),
+        end: Duration::from_millis(end_ms),
+    };
+    let mut config = ProxyConfig::new("api", upstream, fault, window);
+    config.http = true;
+    Proxy::start(config).expect("proxy starts")
+}

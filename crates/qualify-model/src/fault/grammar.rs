@@ -4,18 +4,26 @@
 //!
 //! ```text
 //! fault     := kind [ '@' direction ] [ toxicity ]     (direction and toxicity in either order)
-//! kind      := none | down | reset | blackhole
+//! kind      := none | down | reset | blackhole               (on the wire)
 //!            | latency(DURATION [, jitter DURATION])   (also `jitter=DURATION`)
 //!            | bandwidth(RATE)                          (RATE: 16KiB/s, 500B/s, 1.5MB/s)
 //!            | slow_close(DURATION)
 //!            | fail_first(N)
+//!            | kill | pause | restart                   (on the dependency's processes)
+//!            | status(CODE [, share])                   (HTTP: CODE 400–599)
+//!            | throttle(CODE [, retry_after DURATION] [, share])
+//!            | http_delay(DURATION [, share])
 //! direction := upstream | downstream
 //! toxicity  := ('×' | 'x' | '*') NUMBER                 (a probability in (0, 1])
+//! share     := toxicity                                 (inside the parentheses: per request)
 //! ```
 //!
 //! `upstream` is the request direction (client → dependency), `downstream` the replies. `x0.5` and
 //! `*0.5` are the ASCII spellings of `×0.5`; [`Fault`]'s `Display` writes the canonical form
-//! (`latency(200ms, jitter 50ms)@upstream×0.5`), which parses back to the same value.
+//! (`latency(200ms, jitter 50ms)@upstream×0.5`, `status(503, ×0.3)`), which parses back to the
+//! same value. A wire fault's toxicity is drawn per connection; an HTTP fault's share, written
+//! inside its parentheses, per request (it is kept in [`Fault::toxicity`] too). Process and HTTP
+//! faults take no direction and no toxicity outside the parentheses.
 //!
 //! Errors carry the byte range of the offending text inside the value ([`FaultError::span`]), so
 //! the spec layer can point at `file:line:col`; [`FaultError::help`] says how to fix it.
@@ -47,6 +55,25 @@ pub enum FaultKind {
     SlowClose { delay: Duration },
     /// The first `n` connections opened in the window are reset; later ones pass.
     FailFirst { n: u64 },
+    /// The dependency's whole process tree is killed (SIGKILL) at the window's start and
+    /// started again from the same data directory at its end (its own crash recovery).
+    Kill,
+    /// The dependency's whole process tree is stopped (SIGSTOP) for the window and continued
+    /// (SIGCONT) at its end.
+    Pause,
+    /// The dependency is asked to stop (SIGTERM; SIGKILL after its grace) at the window's start
+    /// and started again from the same data directory as soon as it is gone.
+    Restart,
+    /// A share of an HTTP dependency's replies in the window (the fault's toxicity, drawn per
+    /// request) is replaced by an empty reply with this status; the request did reach the
+    /// dependency.
+    HttpStatus { code: u16 },
+    /// A share of an HTTP dependency's requests in the window is answered by the proxy with
+    /// `code` and `Retry-After: <seconds>`, without reaching the dependency.
+    Throttle { code: u16, retry_after: Duration },
+    /// A share of an HTTP dependency's requests in the window is held `delay` before it is
+    /// forwarded (once per request, whatever its size).
+    HttpDelay { delay: Duration },
 }
 
 impl FaultKind {
@@ -61,7 +88,31 @@ impl FaultKind {
             FaultKind::Bandwidth { .. } => "bandwidth",
             FaultKind::SlowClose { .. } => "slow_close",
             FaultKind::FailFirst { .. } => "fail_first",
+            FaultKind::Kill => "kill",
+            FaultKind::Pause => "pause",
+            FaultKind::Restart => "restart",
+            FaultKind::HttpStatus { .. } => "status",
+            FaultKind::Throttle { .. } => "throttle",
+            FaultKind::HttpDelay { .. } => "http_delay",
         }
+    }
+
+    /// A fault on the dependency's processes (`kill`, `pause`, `restart`): it needs a
+    /// dependency qualify starts, and the proxy leaves the wire alone.
+    pub fn is_process(&self) -> bool {
+        matches!(
+            self,
+            FaultKind::Kill | FaultKind::Pause | FaultKind::Restart
+        )
+    }
+
+    /// A fault on HTTP requests and replies (`status`, `throttle`, `http_delay`): it needs a
+    /// dependency declared `protocol = "http"`.
+    pub fn is_http(&self) -> bool {
+        matches!(
+            self,
+            FaultKind::HttpStatus { .. } | FaultKind::Throttle { .. } | FaultKind::HttpDelay { .. }
+        )
     }
 }
 
@@ -123,6 +174,9 @@ impl Fault {
     /// the first request chunk (the request never reaches the dependency), with `@downstream` on
     /// the first reply chunk (the dependency did the work, the client never hears of it).
     pub fn acts_on(&self, d: Direction) -> bool {
+        if self.kind.is_process() || self.kind.is_http() {
+            return false;
+        }
         match (self.kind, self.direction) {
             (FaultKind::None | FaultKind::Down, _) => false,
             (_, Some(dir)) => dir == d,
@@ -134,6 +188,7 @@ impl Fault {
             ) => d == Direction::Downstream,
             (FaultKind::Blackhole, None) => true,
             (FaultKind::Reset | FaultKind::FailFirst { .. }, None) => false,
+            _ => false,
         }
     }
 
@@ -151,23 +206,59 @@ impl Default for Fault {
     }
 }
 
-/// Which kinds take a direction and a toxicity.
+/// Which kinds take a direction and a toxicity (outside the parentheses).
 fn takes_direction(kind: &FaultKind) -> bool {
-    !matches!(kind, FaultKind::None | FaultKind::Down)
+    !matches!(kind, FaultKind::None | FaultKind::Down) && !kind.is_process() && !kind.is_http()
 }
 
 fn takes_toxicity(kind: &FaultKind) -> bool {
     !matches!(
         kind,
         FaultKind::None | FaultKind::Down | FaultKind::FailFirst { .. }
-    )
+    ) && !kind.is_process()
+        && !kind.is_http()
+}
+
+/// `, ×0.3` inside an HTTP fault's parentheses (nothing for every request).
+struct Share(f64);
+
+impl fmt::Display for Share {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 != 1.0 {
+            write!(f, ", ×{}", self.0)?;
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            FaultKind::None | FaultKind::Down | FaultKind::Reset | FaultKind::Blackhole => {
-                f.write_str(self.kind.name())?
+            FaultKind::None
+            | FaultKind::Down
+            | FaultKind::Reset
+            | FaultKind::Blackhole
+            | FaultKind::Kill
+            | FaultKind::Pause
+            | FaultKind::Restart => f.write_str(self.kind.name())?,
+            FaultKind::HttpStatus { code } => {
+                return write!(f, "status({code}{})", Share(self.toxicity));
+            }
+            FaultKind::Throttle { code, retry_after } => {
+                return write!(
+                    f,
+                    "throttle({code}, retry_after {}{})",
+                    DurationText(retry_after),
+                    Share(self.toxicity)
+                );
+            }
+            FaultKind::HttpDelay { delay } => {
+                return write!(
+                    f,
+                    "http_delay({}{})",
+                    DurationText(delay),
+                    Share(self.toxicity)
+                );
             }
             FaultKind::Latency { latency, jitter } => {
                 write!(f, "latency({}", DurationText(latency))?;
@@ -284,9 +375,15 @@ pub enum FaultErrorKind {
     DuplicateToxicity,
     #[error("unexpected `{text}` after the fault")]
     Trailing { text: String },
+    #[error("invalid status `{text}`: expected an HTTP error status from 400 to 599")]
+    BadStatus { text: String },
+    #[error("retry_after {text} is not a whole number of seconds")]
+    NotWholeSeconds { text: String },
+    #[error("share given twice")]
+    DuplicateShare,
 }
 
-const NAMES: [&str; 8] = [
+const NAMES: [&str; 14] = [
     "none",
     "latency",
     "down",
@@ -295,9 +392,15 @@ const NAMES: [&str; 8] = [
     "bandwidth",
     "slow_close",
     "fail_first",
+    "kill",
+    "pause",
+    "restart",
+    "status",
+    "throttle",
+    "http_delay",
 ];
 
-const FORMS: &str = "none | latency(200ms[, jitter 50ms]) | down | reset | blackhole | bandwidth(16KiB/s) | slow_close(1s) | fail_first(N)";
+const FORMS: &str = "none | latency(200ms[, jitter 50ms]) | down | reset | blackhole | bandwidth(16KiB/s) | slow_close(1s) | fail_first(N) | kill | pause | restart | status(503[, ×0.3]) | throttle(429[, retry_after 1s][, ×0.3]) | http_delay(200ms[, ×0.3])";
 
 impl FaultErrorKind {
     pub fn help(&self) -> String {
@@ -345,9 +448,23 @@ impl FaultErrorKind {
             K::ToxicityNotApplicable { name } => match *name {
                 "down" => "`down` is all or nothing; for a fraction of connections use reset×0.5".into(),
                 "fail_first" => "fail_first counts connections exactly; remove the ×toxicity".into(),
+                "kill" | "pause" | "restart" => format!(
+                    "`{name}` acts on the dependency's whole process tree: remove the ×toxicity"
+                ),
+                "status" | "throttle" | "http_delay" => format!(
+                    "an HTTP fault's share of requests goes inside its parentheses: {}",
+                    example(name)
+                ),
                 _ => format!("remove the ×toxicity from `{name}`"),
             },
             K::DuplicateToxicity => "give the toxicity once".into(),
+            K::BadStatus { .. } => {
+                "write the status the replies get, e.g. status(503) or throttle(429, retry_after 1s)".into()
+            }
+            K::NotWholeSeconds { .. } => {
+                "Retry-After carries whole seconds: write retry_after 1s, 2s, …".into()
+            }
+            K::DuplicateShare => "give the share once, e.g. status(503, ×0.3)".into(),
             K::Trailing { .. } => format!(
                 "after the fault only @upstream/@downstream and ×toxicity may follow; a fault is one of: {FORMS}"
             ),
@@ -361,6 +478,9 @@ fn example(name: &str) -> &'static str {
         "bandwidth" => "bandwidth(16KiB/s)",
         "slow_close" => "slow_close(1s)",
         "fail_first" => "fail_first(3)",
+        "status" => "status(503) or status(503, ×0.3) (a share of the replies)",
+        "throttle" => "throttle(429, retry_after 1s) or throttle(429, retry_after 1s, ×0.3)",
+        "http_delay" => "http_delay(200ms) or http_delay(200ms, ×0.3)",
         _ => FORMS,
     }
 }
@@ -464,6 +584,9 @@ impl<'a> Parser<'a> {
         };
         let kind = self.kind(name, &name_span, args)?;
         let mut fault = Fault::new(kind);
+        if let (true, Some((a, b))) = (kind.is_http(), args) {
+            fault.toxicity = self.http(name, &self.arguments(a, b))?.1;
+        }
         let mut direction_seen = false;
         let mut toxicity_seen = false;
         loop {
@@ -567,24 +690,22 @@ impl<'a> Parser<'a> {
                 "down" => Ok(FaultKind::Down),
                 "reset" => Ok(FaultKind::Reset),
                 "blackhole" => Ok(FaultKind::Blackhole),
+                "kill" => Ok(FaultKind::Kill),
+                "pause" => Ok(FaultKind::Pause),
+                "restart" => Ok(FaultKind::Restart),
                 _ => err(name_span.clone(), FaultErrorKind::MissingArguments { name }),
             };
         };
-        // Split the argument list on commas, keeping each argument's trimmed byte range.
-        let mut parts: Vec<Range<usize>> = Vec::new();
-        let mut start = a;
-        for (i, c) in self.text[a..b].char_indices() {
-            if c == ',' {
-                parts.push(trim_span(self.text, start..a + i));
-                start = a + i + 1;
-            }
-        }
-        parts.push(trim_span(self.text, start..b));
+        let parts = self.arguments(a, b);
         match name {
             "none" => no_args(FaultKind::None),
             "down" => no_args(FaultKind::Down),
             "reset" => no_args(FaultKind::Reset),
             "blackhole" => no_args(FaultKind::Blackhole),
+            "kill" => no_args(FaultKind::Kill),
+            "pause" => no_args(FaultKind::Pause),
+            "restart" => no_args(FaultKind::Restart),
+            "status" | "throttle" | "http_delay" => self.http(name, &parts).map(|(k, _)| k),
             "latency" => {
                 let latency = self.duration(name, &parts[0])?;
                 let mut jitter = None;
@@ -689,6 +810,138 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The argument list between `a` and `b`, split on commas: each argument's trimmed range.
+    fn arguments(&self, a: usize, b: usize) -> Vec<Range<usize>> {
+        let mut parts: Vec<Range<usize>> = Vec::new();
+        let mut start = a;
+        for (i, c) in self.text[a..b].char_indices() {
+            if c == ',' {
+                parts.push(trim_span(self.text, start..a + i));
+                start = a + i + 1;
+            }
+        }
+        parts.push(trim_span(self.text, start..b));
+        parts
+    }
+
+    /// `status(CODE[, ×share])`, `throttle(CODE[, retry_after D][, ×share])`,
+    /// `http_delay(D[, ×share])`: the kind and the share of requests (1 unless written).
+    fn http(
+        &self,
+        name: &'static str,
+        parts: &[Range<usize>],
+    ) -> Result<(FaultKind, f64), FaultError> {
+        let first = parts[0].clone();
+        if first.is_empty() {
+            return err(first, FaultErrorKind::EmptyArgument { name });
+        }
+        let mut share = None;
+        let mut retry_after = None;
+        for part in &parts[1..] {
+            if part.is_empty() {
+                return err(part.clone(), FaultErrorKind::EmptyArgument { name });
+            }
+            let text = &self.text[part.clone()];
+            if let Some(number) = share_number(text) {
+                let value = match number.trim().parse::<f64>() {
+                    Ok(v) if v.is_finite() => v,
+                    _ => {
+                        return err(
+                            part.clone(),
+                            FaultErrorKind::BadToxicity {
+                                text: number.trim().to_string(),
+                            },
+                        );
+                    }
+                };
+                if !(value > 0.0 && value <= 1.0) {
+                    return err(
+                        part.clone(),
+                        FaultErrorKind::ToxicityOutOfRange {
+                            text: number.trim().to_string(),
+                        },
+                    );
+                }
+                if share.is_some() {
+                    return err(part.clone(), FaultErrorKind::DuplicateShare);
+                }
+                share = Some(value);
+                continue;
+            }
+            let key_len = text.find(|c: char| !is_ident(c)).unwrap_or(text.len());
+            let key = &text[..key_len];
+            if name != "throttle" || key != "retry_after" {
+                return err(
+                    part.start..part.start + key_len.max(1),
+                    FaultErrorKind::UnknownOption {
+                        name,
+                        option: key.to_string(),
+                    },
+                );
+            }
+            if retry_after.is_some() {
+                return err(
+                    part.clone(),
+                    FaultErrorKind::DuplicateOption {
+                        option: "retry_after",
+                    },
+                );
+            }
+            let mut value = part.start + key_len..part.end;
+            let after = &self.text[value.clone()];
+            let after_trim = after.trim_start();
+            value.start += after.len() - after_trim.len();
+            if after_trim.starts_with('=') {
+                value = trim_span(self.text, value.start + 1..value.end);
+            }
+            if value.is_empty() {
+                return err(part.clone(), FaultErrorKind::EmptyArgument { name });
+            }
+            let text = &self.text[value.clone()];
+            let d = parse_duration(text).map_err(|reason| FaultError {
+                span: value.clone(),
+                kind: FaultErrorKind::BadDuration {
+                    text: text.to_string(),
+                    reason,
+                },
+            })?;
+            if d.subsec_nanos() != 0 {
+                return err(
+                    value,
+                    FaultErrorKind::NotWholeSeconds {
+                        text: text.to_string(),
+                    },
+                );
+            }
+            retry_after = Some(d);
+        }
+        let code = |span: &Range<usize>| {
+            let text = &self.text[span.clone()];
+            text.parse::<u16>()
+                .ok()
+                .filter(|c| (400..=599).contains(c))
+                .ok_or_else(|| FaultError {
+                    span: span.clone(),
+                    kind: FaultErrorKind::BadStatus {
+                        text: text.to_string(),
+                    },
+                })
+        };
+        let kind = match name {
+            "status" => FaultKind::HttpStatus {
+                code: code(&first)?,
+            },
+            "throttle" => FaultKind::Throttle {
+                code: code(&first)?,
+                retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
+            },
+            _ => FaultKind::HttpDelay {
+                delay: self.duration(name, &first)?,
+            },
+        };
+        Ok((kind, share.unwrap_or(1.0)))
+    }
+
     fn only_one(&self, name: &'static str, parts: &[Range<usize>]) -> Result<(), FaultError> {
         if parts.len() > 1 {
             let span = parts[1].start..parts[parts.len() - 1].end;
@@ -716,6 +969,18 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The number of a share written `×0.3`, `x0.3` or `*0.3` (an ASCII `x` only before a digit or
+/// a point), if `text` is one.
+fn share_number(text: &str) -> Option<&str> {
+    if let Some(rest) = text.strip_prefix('×').or_else(|| text.strip_prefix('*')) {
+        return Some(rest);
+    }
+    let rest = text.strip_prefix('x')?;
+    rest.trim_start()
+        .starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        .then_some(rest)
+}
+
 fn trim_span(text: &str, span: Range<usize>) -> Range<usize> {
     let s = &text[span.clone()];
     if s.trim().is_empty() {
@@ -740,6 +1005,11 @@ fn suggest(name: &str) -> Option<&'static str> {
             "outage" | "disabled" | "off" => Some("down"),
             "reset_peer" | "rst" => Some("reset"),
             "delay" => Some("latency"),
+            "crash" | "sigkill" => Some("kill"),
+            "freeze" | "stop" | "sigstop" | "suspend" => Some("pause"),
+            "bounce" | "reboot" => Some("restart"),
+            "http_status" | "error" => Some("status"),
+            "ratelimit" | "rate_limit" | "429" => Some("throttle"),
             _ => None,
         })
 }
@@ -1025,7 +1295,77 @@ mod tests {
                 "slow_close(1s)@upstream×0.75",
             ),
         ];
-        for (input, kind, direction, toxicity, canonical) in cases {
+        let more: Vec<(&str, FaultKind, Option<Direction>, f64, &str)> = vec![
+            ("kill", Kill, Option::None, 1.0, "kill"),
+            (" pause ", Pause, Option::None, 1.0, "pause"),
+            ("restart", Restart, Option::None, 1.0, "restart"),
+            (
+                "status(503)",
+                HttpStatus { code: 503 },
+                Option::None,
+                1.0,
+                "status(503)",
+            ),
+            (
+                "status(503, x0.3)",
+                HttpStatus { code: 503 },
+                Option::None,
+                0.3,
+                "status(503, ×0.3)",
+            ),
+            (
+                "status( 500 , *0.5 )",
+                HttpStatus { code: 500 },
+                Option::None,
+                0.5,
+                "status(500, ×0.5)",
+            ),
+            (
+                "throttle(429)",
+                Throttle {
+                    code: 429,
+                    retry_after: ms(1000),
+                },
+                Option::None,
+                1.0,
+                "throttle(429, retry_after 1s)",
+            ),
+            (
+                "throttle(429, retry_after 2s, ×0.5)",
+                Throttle {
+                    code: 429,
+                    retry_after: ms(2000),
+                },
+                Option::None,
+                0.5,
+                "throttle(429, retry_after 2s, ×0.5)",
+            ),
+            (
+                "throttle(503, x0.25, retry_after=0s)",
+                Throttle {
+                    code: 503,
+                    retry_after: ms(0),
+                },
+                Option::None,
+                0.25,
+                "throttle(503, retry_after 0s, ×0.25)",
+            ),
+            (
+                "http_delay(200ms)",
+                HttpDelay { delay: ms(200) },
+                Option::None,
+                1.0,
+                "http_delay(200ms)",
+            ),
+            (
+                "http_delay(1.5s, x.5)",
+                HttpDelay { delay: ms(1500) },
+                Option::None,
+                0.5,
+                "http_delay(1500ms, ×0.5)",
+            ),
+        ];
+        for (input, kind, direction, toxicity, canonical) in cases.into_iter().chain(more) {
             let fault = parse(input).unwrap_or_else(|e| panic!("{input:?}: {e} at {:?}", e.span));
             assert_eq!(fault.kind, kind, "{input:?}");
             assert_eq!(fault.direction, direction, "{input:?}");
@@ -1441,7 +1781,113 @@ mod tests {
                 "one of",
             ),
         ];
-        for (input, covered, kind, help_word) in cases {
+        let more: Vec<(&str, &str, K, &str)> = vec![
+            (
+                "kill(9)",
+                "(9)",
+                K::UnexpectedArguments { name: "kill" },
+                "alone",
+            ),
+            (
+                "pause@upstream",
+                "@upstream",
+                K::DirectionNotApplicable { name: "pause" },
+                "remove the @direction",
+            ),
+            (
+                "restart×0.5",
+                "×0.5",
+                K::ToxicityNotApplicable { name: "restart" },
+                "process tree",
+            ),
+            (
+                "status(503)x0.3",
+                "x0.3",
+                K::ToxicityNotApplicable { name: "status" },
+                "status(503, ×0.3)",
+            ),
+            (
+                "status",
+                "status",
+                K::MissingArguments { name: "status" },
+                "status(503)",
+            ),
+            (
+                "status(200)",
+                "200",
+                K::BadStatus { text: "200".into() },
+                "status(503)",
+            ),
+            (
+                "status(abc)",
+                "abc",
+                K::BadStatus { text: "abc".into() },
+                "status(503)",
+            ),
+            (
+                "status(503, ×1.5)",
+                "×1.5",
+                K::ToxicityOutOfRange { text: "1.5".into() },
+                "(0, 1]",
+            ),
+            ("status(503, x0.3, x0.4)", "x0.4", K::DuplicateShare, "once"),
+            (
+                "status(503, retry_after 1s)",
+                "retry_after",
+                K::UnknownOption {
+                    name: "status",
+                    option: "retry_after".into(),
+                },
+                "status(503)",
+            ),
+            (
+                "throttle(429, retry_after 500ms)",
+                "500ms",
+                K::NotWholeSeconds {
+                    text: "500ms".into(),
+                },
+                "whole seconds",
+            ),
+            (
+                "throttle(429, retry_after 1s, retry_after 2s)",
+                "retry_after 2s",
+                K::DuplicateOption {
+                    option: "retry_after",
+                },
+                "once",
+            ),
+            (
+                "http_delay(0ms)",
+                "0ms",
+                K::ZeroDuration { name: "http_delay" },
+                "none",
+            ),
+            (
+                "http_delay()",
+                "",
+                K::EmptyArgument { name: "http_delay" },
+                "http_delay(200ms)",
+            ),
+            (
+                "sigkill",
+                "sigkill",
+                K::UnknownName {
+                    name: "sigkill".into(),
+                    suggestion: Some("kill"),
+                },
+                "did you mean `kill`",
+            ),
+            (
+                "freeze",
+                "freeze",
+                K::UnknownName {
+                    name: "freeze".into(),
+                    suggestion: Some("pause"),
+                },
+                "pause",
+            ),
+        ];
+        for (input, covered, kind, help_word) in cases.into_iter().chain(more) {
             let e = match parse(input) {
                 Ok(f) => panic!("{input:?} parsed as {f}"),
                 Err(e) => e,
@@ -1480,6 +1926,13 @@ mod tests {
         assert_eq!(acts("reset@downstream"), (false, true, false));
         assert_eq!(acts("fail_first(1)"), (false, false, true));
         assert_eq!(acts("down"), (false, false, false));
+        assert_eq!(acts("kill"), (false, false, false));
+        assert_eq!(acts("pause"), (false, false, false));
+        assert_eq!(acts("status(503, ×0.5)"), (false, false, false));
+        assert_eq!(acts("http_delay(1ms)"), (false, false, false));
+        assert!(parse("restart").unwrap().kind.is_process());
+        assert!(parse("throttle(429)").unwrap().kind.is_http());
+        assert!(!parse("down").unwrap().kind.is_process());
         assert_eq!(acts("none"), (false, false, false));
     }
 

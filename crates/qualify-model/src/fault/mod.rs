@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 pub use grammar::{Direction, Fault, FaultError, FaultErrorKind, FaultKind};
 pub use record::{
-    AmplificationRecord, BehaviourRecord, DependencyPhaseRecord, FaultRecord, KilledInstance,
-    PhaseRecord, PhasesRecord, PoolRecord, RestartRecord, SetCheck, WindowRecord,
+    AmplificationRecord, BehaviourRecord, CheckerRecord, DependencyPhaseRecord, FaultRecord,
+    HistoryFile, HttpPhaseRecord, KilledInstance, PhaseRecord, PhasesRecord, PoolRecord,
+    ProcessRecord, RestartRecord, SetCheck, WindowRecord,
 };
 
 /// When a fault is active: `[start, end)` as offsets from the measured phase's start (the

@@ -29,12 +29,20 @@
 //!   },
 //!   "phases": { "before": { "requests": 300, "errors": 0, "timeouts": 0, "latency_p50": 0.001,
 //!               "latency_p99": 0.004, "peak_in_flight": 3,
-//!               "dependency": { "connections_opened": 10, "peak_connections": 10, … } },
+//!               "dependency": { "connections_opened": 10, "peak_connections": 10, …,
+//!                               "http": { "statuses": { "200": 310, "503": 97 },
+//!                                         "injected": 97, "delayed": 0 } } },  // http only
 //!               "during": { … }, "after": { … } },
+//!   "process": { "action": "kill", "signal": "SIGKILL", "processes": 8,     // optional
+//!                "down_at_seconds": 3.0, "gone_at_seconds": 3.01, "resumed_at_seconds": 8.0,
+//!                "ready_at_seconds": 8.6, "stopped": { "outcome": "killed", "detail": "…" } },
 //!   "restart": { "signal": "SIGKILL", "at_seconds": 5.0, "ready_after_seconds": 1.4,
 //!                "errors_during_restart": 37 },                    // optional
 //!   "writes": { "attempted": 4900, "acknowledged": 4812, "ok": 4812, "lost": 0, "recovered": 3,
-//!               "unexpected": 0, "first_lost": [], "first_unexpected": [], "valid": true },
+//!               "unexpected": 0, "failed": 80, "unknown": 8, "first_lost": [],
+//!               "first_unexpected": [], "valid": true,
+//!               "history": { "path": "histories/<sha256>.jsonl", "sha256": "…", "lines": 4900 },
+//!               "checker": { "command": "…", "verdict": "valid", "exit": 0, "detail": "…" } },
 //!   "killed_instance": { "outcome": "ok", "detail": "…" }            // optional, with a restart
 //! }]
 //! ```
@@ -98,6 +106,62 @@ pub struct FaultRecord {
         skip_serializing_if = "Option::is_none"
     )]
     pub killed_instance: Option<KilledInstance>,
+    /// A process fault (`kill`, `pause`, `restart`): what was done to the dependency's
+    /// processes, and when it went down and was ready again.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub process: Option<ProcessRecord>,
+}
+
+/// What a process fault did to a dependency's whole process tree. Times are seconds from the
+/// measured phase's start; `None` where that step did not happen (the load ended first, or it
+/// failed: `errors` says why).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessRecord {
+    /// `kill`, `pause` or `restart`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub action: String,
+    /// The signal that took it down: `SIGKILL`, `SIGSTOP`, `SIGTERM`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub signal: String,
+    /// Processes of the tree the signal was sent to.
+    #[serde(default, deserialize_with = "lenient")]
+    pub processes: u64,
+    /// When the signal was sent.
+    #[serde(default, deserialize_with = "lenient")]
+    pub down_at_seconds: Option<f64>,
+    /// `kill`, `restart`: when the old tree was gone (it ended, or was killed after the grace).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub gone_at_seconds: Option<f64>,
+    /// `kill`, `restart`: when it was started again (same command, same data directory);
+    /// `pause`: when it was continued (SIGCONT).
+    #[serde(default, deserialize_with = "lenient")]
+    pub resumed_at_seconds: Option<f64>,
+    /// When its ready check passed again (`pause`: at SIGCONT); `None`: not ready again
+    /// within its `ready.within`, or never resumed.
+    #[serde(default, deserialize_with = "lenient")]
+    pub ready_at_seconds: Option<f64>,
+    /// `kill`, `restart`: how the stopped instance ended (its probe's outcome and detail).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stopped: Option<KilledInstance>,
+    /// What went wrong doing it (a signal that could not be sent, a start that failed).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub errors: Vec<String>,
 }
 
 /// When the fault was active (for a restart: from the kill until ready), seconds from the
@@ -228,6 +292,30 @@ pub struct DependencyPhaseRecord {
     pub bytes_downstream: u64,
     #[serde(default, deserialize_with = "lenient")]
     pub resets: u64,
+    /// A `protocol = "http"` dependency whose traffic the proxy parsed: `requests` and
+    /// `replies` above count HTTP requests and final replies, and this says what the
+    /// replies were.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub http: Option<HttpPhaseRecord>,
+}
+
+/// The HTTP replies of one phase as the service received them (the proxy's own included).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpPhaseRecord {
+    /// Final replies by status code (`"200": 310, "503": 97`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub statuses: std::collections::BTreeMap<String, u64>,
+    /// Replies the fault made: a status replaced (`status`) or answered by the proxy
+    /// (`throttle`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub injected: u64,
+    /// Requests the fault held (`http_delay`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub delayed: u64,
 }
 
 /// A kill and restart of the service under load (`[recovery]`).
@@ -268,15 +356,84 @@ pub struct SetCheck {
     /// out): neither ok nor lost, and the history is not valid while any is unread.
     #[serde(default, deserialize_with = "lenient", skip_serializing_if = "is_zero")]
     pub unread: u64,
+    /// Attempted writes answered with a failure (or refused before they were sent); `None`
+    /// when the check did not know which failed.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub failed: Option<u64>,
+    /// Attempted writes with no answer (timed out, reset, still in flight at the load's end):
+    /// they may or may not have happened, and are never counted lost; `None` as `failed`.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unknown: Option<u64>,
     /// The smallest lost ids (at most a few).
     #[serde(default, deserialize_with = "lenient")]
     pub first_lost: Vec<u64>,
     /// The smallest unexpected ids (at most a few).
     #[serde(default, deserialize_with = "lenient")]
     pub first_unexpected: Vec<u64>,
-    /// Every acknowledged write read back and present, and nothing unexpected.
+    /// Every acknowledged write read back and present, nothing unexpected, and the
+    /// `checker` (when there is one) accepted the history.
     #[serde(default, deserialize_with = "lenient")]
     pub valid: bool,
+    /// The history of every write, written beside the receipt.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub history: Option<HistoryFile>,
+    /// The spec's `checker`'s judgement of the history.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub checker: Option<CheckerRecord>,
+}
+
+/// A write history file: JSON Lines, one write per line (`{"seq": 17, "outcome":
+/// "acknowledged", "read": "present"}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryFile {
+    /// Relative to the receipt's directory (`histories/<sha256>.jsonl`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub path: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub sha256: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub lines: u64,
+}
+
+/// What the write checker answered.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckerRecord {
+    /// The command as run (`{history}` rendered).
+    #[serde(default, deserialize_with = "lenient")]
+    pub command: String,
+    /// `valid` (exit 0), `invalid` (exit 1) or `error` (anything else: the history was not
+    /// judged).
+    #[serde(default, deserialize_with = "lenient")]
+    pub verdict: String,
+    /// Its exit status (`None`: it did not exit, e.g. killed at its deadline).
+    #[serde(default, deserialize_with = "lenient")]
+    pub exit: Option<i32>,
+    /// Its last line of output (stdout, else stderr), or why it could not run.
+    #[serde(default, deserialize_with = "lenient")]
+    pub detail: String,
+}
+
+impl CheckerRecord {
+    /// The checker judged the history valid.
+    pub fn accepted(&self) -> bool {
+        self.verdict == "valid"
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -381,7 +538,12 @@ impl FaultRecord {
             ),
             _ => String::new(),
         };
-        format!("{phrase}{verdict}{recovery}{pool}")
+        let process = self
+            .process
+            .as_ref()
+            .map(|p| format!("; {}", p.text()))
+            .unwrap_or_default();
+        format!("{phrase}{verdict}{recovery}{pool}{process}")
     }
 
     /// The restart and write check in one line: `SIGKILL under load at 5 s: ready again after
@@ -409,11 +571,12 @@ impl FaultRecord {
                     thousands(r.errors_during_restart)
                 )
             }
-            None => "writes".to_string(),
+            None => "write check".to_string(),
         };
         if let Some(w) = w {
             out.push_str(&format!(
-                "; {} of {} acknowledged writes lost",
+                "{} {} of {} acknowledged writes lost",
+                if r.is_some() { ";" } else { ":" },
                 thousands(w.lost),
                 thousands(w.acknowledged)
             ));
@@ -430,8 +593,57 @@ impl FaultRecord {
                     thousands(w.unread)
                 ));
             }
+            if let Some(unknown) = w.unknown.filter(|n| *n > 0) {
+                out.push_str(&format!(
+                    ", {} unknown (no answer: never counted lost)",
+                    thousands(unknown)
+                ));
+            }
+            if let Some(c) = &w.checker {
+                out.push_str(&format!("; checker: {} ({})", c.verdict, c.detail));
+            }
         }
         Some(out)
+    }
+}
+
+impl ProcessRecord {
+    /// What was done, in a few words: `SIGKILL to 3 processes at 1.0 s, gone at once, ready
+    /// again at 2.4 s`.
+    pub fn text(&self) -> String {
+        let signal = if self.signal.is_empty() {
+            &self.action
+        } else {
+            &self.signal
+        };
+        let Some(down) = self.down_at_seconds else {
+            return match self.errors.first() {
+                Some(e) => format!("{} not done: {e}", self.action),
+                None => format!("{} not done: the load ended before the window", self.action),
+            };
+        };
+        let mut out = format!(
+            "{signal} to {} process{} at {}",
+            self.processes,
+            if self.processes == 1 { "" } else { "es" },
+            seconds(down)
+        );
+        if self.action == "pause" {
+            match self.resumed_at_seconds {
+                Some(t) => out.push_str(&format!(", SIGCONT at {}", seconds(t))),
+                None => out.push_str(", never continued"),
+            }
+        } else {
+            match self.ready_at_seconds {
+                Some(t) => out.push_str(&format!(", ready again at {}", seconds(t))),
+                None if self.resumed_at_seconds.is_some() => out.push_str(", NOT ready again"),
+                None => out.push_str(", not started again"),
+            }
+        }
+        if let Some(e) = self.errors.first() {
+            out.push_str(&format!(" ({e})"));
+        }
+        out
     }
 }
 

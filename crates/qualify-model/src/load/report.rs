@@ -226,11 +226,17 @@ pub struct PhaseReport {
     pub uncorrected: LatencySummary,
 }
 
-/// Sequence numbers attempted and acknowledged (success answers), warmup included.
+/// Sequence numbers attempted, acknowledged (success answers) and failed, warmup included.
+/// Attempted writes neither acknowledged nor failed are unknown: sent without an answer (a
+/// timeout, a reset, the load's end), so they may or may not have happened.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Writes {
     pub attempted: SeqSet,
     pub acknowledged: SeqSet,
+    /// Answered with a failure (an error status or reply line), or refused at connect (never
+    /// sent): Jepsen's `:fail`.
+    #[serde(default)]
+    pub failed: SeqSet,
 }
 
 /// How late the generator dispatched arrivals that found a free slot (its own lag).

@@ -165,6 +165,11 @@ impl Containment {
         self.v2.as_deref().or(self.v1_memory.as_deref())
     }
 
+    /// The directory whose `cgroup.procs` lists the tree (`None` for rlimit).
+    pub fn membership(&self) -> Option<PathBuf> {
+        self.membership_dir().map(Path::to_path_buf)
+    }
+
     /// Every process in the tree, from the kernel's membership list. `None` for rlimit.
     pub fn members(&self) -> Option<Vec<i32>> {
         self.membership_dir().map(cgroupfs::procs)

@@ -2,30 +2,34 @@
 //! [`Harness::start`] starts every `[[dependency]]` fresh (or points at its `upstream`), waits
 //! until each is ready, and puts a `qualify_faults::Proxy` on loopback in front of each with
 //! the cell's fault (`Spec::faults_for`: the `kind = "fault"` axis naming it; `none`
-//! otherwise) over the `[faults]` window; the service is given the proxies' ports
-//! ([`Harness::service_env`]). The proxies are armed at the measured phase's start
-//! ([`Harness::arm`]); after the load [`Harness::finish`] stops proxies and dependencies and
-//! returns what each dependency had done to it ([`Injected`]).
+//! otherwise) over the `[faults]` window — speaking HTTP for a `protocol = "http"` dependency;
+//! the service is given the proxies' ports ([`Harness::service_env`]). The proxies are armed
+//! at the measured phase's start ([`Harness::arm`]), which also starts a process fault
+//! (`kill`, `pause`, `restart`: [`process`]) on its own thread; [`Harness::settle`] waits for
+//! those to run their course (the dependency ready again) before the write check reads back,
+//! and [`Harness::finish`] stops proxies and dependencies and returns what each dependency had
+//! done to it ([`Injected`]).
 //!
-//! Where a new kind of fault plugs in: each [`DependencyRun`] holds both the dependency's
-//! process (its [`ServiceRun`], with a `Control` to signal it) and the wire fault's proxy. A
-//! fault on the process (kill, pause, restart at the window's edges) is driven from
-//! [`Harness::arm`], which receives the measured phase's start, and reports its own
-//! observation beside the proxy's counters in [`Injected`].
+//! Each [`DependencyRun`] holds both the dependency's processes (behind the
+//! [`process::DependencyProcesses`] seam: a local probe's `Control` today) and the wire
+//! fault's proxy.
 
 mod dependency;
+pub mod process;
 
 use std::net::ToSocketAddrs;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use qualify_faults::{Fault, Proxy, ProxyConfig, ProxyStats};
 use qualify_model::Params;
+use qualify_model::fault::{ProcessRecord, Window};
 use qualify_probe::netns::Netns;
 use qualify_probe::{BackendChoice, CancelToken, ProbeError};
-use qualify_spec::{DependencySource, Spec};
+use qualify_spec::{DependencySource, Protocol, Spec};
 
-use crate::instance::{ServiceRun, free_port};
+use crate::instance::free_port;
+use process::{DependencyProcesses, LocalDependency, Nemesis, StopWith};
 
 pub(crate) use dependency::last_lines;
 
@@ -43,8 +47,17 @@ pub struct DependencyRun {
     fault: Fault,
     /// The wire fault: the proxy the service reaches the dependency through.
     proxy: Proxy,
-    /// A started dependency (its probe) and the directory it runs in; `None` for an upstream.
-    run: Option<ServiceRun>,
+    /// A started dependency's processes; `None` for an upstream.
+    processes: Option<process::Shared>,
+    /// How `restart` stops it.
+    stop: StopWith,
+    /// A process fault in progress (from `arm`).
+    nemesis: Option<Nemesis>,
+    /// A process fault that has run its course (from `settle`).
+    process: Option<ProcessRecord>,
+    /// The proxy's counters when the load ended (from `freeze`): what the write check sends
+    /// afterwards is not the load's.
+    frozen: Option<ProxyStats>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -55,11 +68,15 @@ pub struct Injected {
     pub fault: Fault,
     /// The proxy's per-phase counters.
     pub stats: ProxyStats,
+    /// What a process fault did to its processes.
+    pub process: Option<ProcessRecord>,
 }
 
 /// The dependencies and proxies of one service cell.
 pub struct Harness {
     deps: Vec<DependencyRun>,
+    window: Window,
+    cancel: CancelToken,
     armed: bool,
 }
 
@@ -74,19 +91,16 @@ impl Harness {
     ) -> Result<Harness, ProbeError> {
         let window = spec.faults.as_ref().map(|f| f.window()).unwrap_or_default();
         let faults = spec.faults_for(params);
-        let mut deps = Vec::new();
+        let mut harness = Harness {
+            deps: Vec::new(),
+            window,
+            cancel: Arc::clone(cancel),
+            armed: false,
+        };
         for (i, dep) in spec.dependencies.iter().enumerate() {
             let dep_port = match dep.fixed_port() {
                 Some(p) => p,
                 None => free_port()?,
-            };
-            let (run, dir) = match &dep.source {
-                DependencySource::Start(_) => {
-                    let (run, dir) =
-                        dependency::start_dependency(spec, dep, params, dep_port, backend, netns)?;
-                    (Some(run), Some(dir))
-                }
-                DependencySource::Upstream { .. } => (None, None),
             };
             let upstream = dep.upstream(dep_port);
             let addr = upstream
@@ -99,24 +113,36 @@ impl Harness {
                         format!("cannot resolve {upstream}"),
                     )
                 })?;
-            if let Err(why) = dependency::await_dependency(
-                dep,
-                addr,
-                &dependency::bind_port(params, dep_port),
-                cancel,
-                spec,
-                backend,
-                netns,
-            ) {
-                let tail = match run {
-                    Some(r) => r.abort().map(|r| r.stderr_tail).unwrap_or_default(),
-                    None => String::new(),
-                };
-                return Err(setup_error(
-                    format!("dependency `{}` at {addr} was not ready", dep.name),
-                    format!("{why}{}", last_lines(&tail)),
-                ));
-            }
+            let bound = dependency::bind_port(params, dep_port);
+            let ready = dependency::ReadyWait::new(dep, addr, &bound, spec, backend, netns);
+            let (processes, dir) = match &dep.source {
+                DependencySource::Start(_) => {
+                    let dir = dependency::directory(dep)?;
+                    let probe =
+                        dependency::probe_spec(spec, dep, params, dep_port, backend, dir.path());
+                    let run = dependency::start(&dep.name, probe.clone(), addr, netns)?;
+                    let stop = (dep.stop.signal_number, dep.stop.grace);
+                    let mut local = LocalDependency::new(&dep.name, run, probe, netns, ready, stop);
+                    if let Err(why) = local.ready_wait().wait(cancel) {
+                        let tail = local.abort().map(|r| r.stderr_tail).unwrap_or_default();
+                        return Err(setup_error(
+                            format!("dependency `{}` at {addr} was not ready", dep.name),
+                            format!("{why}{}", last_lines(&tail)),
+                        ));
+                    }
+                    let boxed: Box<dyn DependencyProcesses> = Box::new(local);
+                    (Some(Arc::new(Mutex::new(boxed))), Some(dir))
+                }
+                DependencySource::Upstream { .. } => {
+                    if let Err(why) = ready.wait(cancel) {
+                        return Err(setup_error(
+                            format!("dependency `{}` at {addr} was not ready", dep.name),
+                            why,
+                        ));
+                    }
+                    (None, None)
+                }
+            };
             let fault = faults
                 .iter()
                 .find(|(d, _)| d.name == dep.name)
@@ -124,9 +150,12 @@ impl Harness {
             let mut config = ProxyConfig::new(&dep.name, addr, fault, window);
             config.seed = i as u64 + 1;
             config.bucket = Duration::from_millis(250);
+            config.http = dep.protocol == Protocol::Http;
             // In the cell's own namespace the proxy also counts the failed connects there: the
-            // service's attempts while its dependency is `down`.
-            config.count_failed_connects = netns.is_some();
+            // service's attempts while its dependency is `down`. Not under a process fault:
+            // the proxy listens throughout, so every failed connect then is qualify's own (the
+            // proxy's to a killed dependency, the ready check of its restart).
+            config.count_failed_connects = netns.is_some() && !fault.kind.is_process();
             let proxy = match netns {
                 Some(n) => {
                     let n = Arc::clone(n);
@@ -135,16 +164,24 @@ impl Harness {
                 None => Proxy::start(config),
             }
             .map_err(|e| setup_error(format!("the fault proxy for `{}`", dep.name), e))?;
-            deps.push(DependencyRun {
+            harness.deps.push(DependencyRun {
                 name: dep.name.clone(),
                 dep_port,
                 fault,
                 proxy,
-                run,
+                processes,
+                stop: StopWith {
+                    name: dep.stop.signal.clone(),
+                    number: dep.stop.signal_number,
+                    grace: dep.stop.grace,
+                },
+                nemesis: None,
+                process: None,
+                frozen: None,
                 _dir: dir,
             });
         }
-        Ok(Harness { deps, armed: false })
+        Ok(harness)
     }
 
     /// What the service is given to reach its dependencies (through their proxies).
@@ -158,29 +195,69 @@ impl Harness {
         env
     }
 
-    /// Start the fault windows' clock at the measured phase's start (once).
+    /// Start the fault windows' clock at the measured phase's start (once): the proxies, and
+    /// each process fault on a thread of its own.
     pub fn arm(&mut self, measured_start: Instant) {
         if self.armed {
             return;
         }
         self.armed = true;
-        for d in &self.deps {
+        for d in &mut self.deps {
             let _ = d.proxy.arm(measured_start);
+            if let (true, Some(processes)) = (d.fault.kind.is_process(), &d.processes) {
+                d.nemesis = Some(Nemesis::start(
+                    d.fault.kind,
+                    self.window,
+                    measured_start,
+                    Arc::clone(processes),
+                    d.stop.clone(),
+                    Arc::clone(&self.cancel),
+                ));
+            }
+        }
+    }
+
+    /// The load is over: the proxies' counters as they stand are the cell's (the write
+    /// check's reads through the service come after).
+    pub fn freeze(&mut self) {
+        for d in &mut self.deps {
+            d.frozen = Some(d.proxy.stats());
+        }
+    }
+
+    /// Wait until every process fault has run its course (its dependency ready again, or given
+    /// up); with `early` (the load ended before its time, or qualify stops) they are told to
+    /// stop where they are (a paused tree is continued, nothing is started again).
+    pub fn settle(&mut self, early: bool) {
+        for d in &mut self.deps {
+            if let Some(n) = d.nemesis.take() {
+                d.process = Some(n.finish(early));
+            }
         }
     }
 
     /// Stop the proxies and the started dependencies; what each dependency had done to it.
-    pub fn finish(self) -> Vec<Injected> {
+    pub fn finish(mut self) -> Vec<Injected> {
+        self.settle(true);
         let mut out = Vec::new();
         for d in self.deps {
-            let stats = d.proxy.stop();
-            if let Some(run) = d.run {
-                let _ = run.stop(libc::SIGTERM, Duration::from_secs(5));
+            let last = d.proxy.stop();
+            let stats = match d.frozen {
+                Some(mut frozen) => {
+                    // Problems of the proxy itself are kept whenever they happened.
+                    frozen.errors = last.errors;
+                    frozen
+                }
+                None => last,
+            };
+            if let Some(p) = &d.processes {
+                p.lock().unwrap_or_else(|e| e.into_inner()).finish();
             }
             out.push(Injected {
                 dependency: d.name,
                 fault: d.fault,
                 stats,
+                process: d.process,
             });
         }
         out

@@ -7,6 +7,7 @@
 //! load) plugs in here: its own way to run and its own measurements, on the same executors.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
 
@@ -37,6 +38,8 @@ pub struct CellRunner<'a> {
     /// The first probe that could not start at all (command not found, backend missing): it
     /// stops the run, which then fails with this error.
     setup_error: OnceLock<ProbeError>,
+    /// Where service cells keep their write histories: `histories` beside the receipt.
+    histories: PathBuf,
 }
 
 impl<'a> CellRunner<'a> {
@@ -48,6 +51,7 @@ impl<'a> CellRunner<'a> {
             cancel: ctx.cancel,
             executor,
             setup_error: OnceLock::new(),
+            histories: super::seal::receipt_dir(ctx).join("histories"),
         }
     }
 
@@ -110,6 +114,7 @@ impl<'a> CellRunner<'a> {
             spec: self.spec,
             backend: self.backend,
             cancel: self.cancel,
+            histories: Some(&self.histories),
         }
     }
 

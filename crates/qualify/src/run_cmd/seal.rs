@@ -57,9 +57,7 @@ pub fn seal(
     let text = super::signing::seal(text, prepared.signing_key.as_ref(), ctx.args.json);
     let path = match &ctx.args.receipt {
         Some(p) => p.clone(),
-        None => {
-            Path::new(".qualify/receipts").join(ev::default_file_name(SystemTime::now(), &text))
-        }
+        None => receipt_dir(ctx).join(ev::default_file_name(SystemTime::now(), &text)),
     };
     write_receipt(&path, &text)?;
     let verdict = ev::evaluate(&statement, record.claim);
@@ -71,6 +69,18 @@ pub fn seal(
         verdict,
         performance: analysed.performance,
     })
+}
+
+/// The directory the receipt is written to (`--receipt`'s, else `.qualify/receipts`): the
+/// service cells' write histories go beside it, in `histories/`.
+pub fn receipt_dir(ctx: &Context<'_>) -> PathBuf {
+    match &ctx.args.receipt {
+        Some(p) => p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+        None => PathBuf::from(".qualify/receipts"),
+    }
 }
 
 /// Everything the run observed, as the evidence crate reads it.

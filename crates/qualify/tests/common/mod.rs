@@ -654,8 +654,9 @@ const VOLATILE: [&str; 9] = [
     "pool",
 ];
 
-/// Keys whose identifier-like values depend on timing (the tests assert those they rely on).
-const JUDGED: [&str; 2] = ["outcome", "verdict"];
+/// Keys whose identifier-like values depend on timing or content (the tests assert those they
+/// rely on).
+const JUDGED: [&str; 3] = ["outcome", "verdict", "sha256"];
 
 /// The shape of `v`: every key (but [`VOLATILE`] ones), numbers and nulls as `#`, booleans as
 /// `bool`, free text as `text` (identifier-like strings — outcomes, verdicts, faults, signals,
