@@ -77,7 +77,7 @@ fn on_path(tool: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()))
 }
 
-fn run_tool(program: &str, args: &[String]) -> Result<String, String> {
+pub(crate) fn run_tool(program: &str, args: &[String]) -> Result<String, String> {
     let mut cmd = std::process::Command::new(program);
     cmd.args(args)
         .stdin(std::process::Stdio::null())

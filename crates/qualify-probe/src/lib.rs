@@ -16,6 +16,8 @@ mod evidence;
 mod inspect;
 pub mod limits;
 mod memory;
+#[cfg(test)]
+mod messages_tests;
 pub mod netns;
 pub mod observe;
 mod output;

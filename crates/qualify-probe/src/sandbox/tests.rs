@@ -65,3 +65,13 @@ fn the_evidence_json_names_every_layer_and_hidden_paths_by_role() {
     let back: SandboxEnforcement = serde_json::from_value(v).unwrap();
     assert_eq!(back, e);
 }
+
+#[test]
+fn an_idmap_on_a_path_that_is_not_there_names_the_path() {
+    let userns = std::os::fd::OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
+    let p = Path::new("/nonexistent/qualify-idmap");
+    assert_eq!(
+        idmap::supported(p, &userns).unwrap_err().to_string(),
+        "/nonexistent/qualify-idmap: No such file or directory (os error 2)"
+    );
+}
