@@ -106,8 +106,191 @@ fn tools_that_give_no_answer_say_why() {
         "sh: no output"
     );
     assert_eq!(
-        crate::stacks::NO_SAMPLER,
+        crate::stacks::NoSampler.to_string(),
         "neither eu-stack nor gdb is on PATH; install elfutils (eu-stack) or gdb to recognise \
          threads spinning in synchronization calls"
     );
+}
+
+/// The reasons decided by the host, as the evidence states them (the texts the code wrote
+/// before they were types).
+#[test]
+fn host_reasons_read_as_before() {
+    use crate::cell::NoPidNamespace;
+    use crate::errno::Errno;
+    let eperm = std::io::Error::from_raw_os_error(libc::EPERM);
+    assert_eq!(
+        NoPidNamespace::Simulated.to_string(),
+        "turned off by QUALIFY_SIMULATE_MISSING"
+    );
+    assert_eq!(
+        NoPidNamespace::Refused(Errno(libc::EPERM)).to_string(),
+        format!("the kernel refused a PID namespace: {eperm}")
+    );
+    assert_eq!(
+        NoPidNamespace::UserNamespaceRefused(Errno(libc::EPERM)).to_string(),
+        format!(
+            "not root, and the kernel refused an unprivileged user namespace: {eperm} (enable \
+             user namespaces, e.g. sysctl kernel.unprivileged_userns_clone=1)"
+        )
+    );
+    assert_eq!(
+        NoPidNamespace::RefusedAtStart(Errno(libc::ENOSPC)).to_string(),
+        format!(
+            "the kernel refused the namespaces: {}",
+            std::io::Error::from_raw_os_error(libc::ENOSPC)
+        )
+    );
+    use crate::netns::NetnsError;
+    assert_eq!(
+        NetnsError::Simulated.to_string(),
+        "network namespaces turned off by QUALIFY_SIMULATE_MISSING"
+    );
+    assert_eq!(
+        NetnsError::Unshare(std::io::Error::from_raw_os_error(libc::EPERM)).to_string(),
+        eperm.to_string()
+    );
+    assert_eq!(
+        NetnsError::LoopbackUp(Errno(libc::EPERM)).to_string(),
+        eperm.to_string()
+    );
+}
+
+#[test]
+fn backend_reasons_read_as_before() {
+    use std::path::PathBuf;
+
+    use crate::backend::{BackendError, ParentRefused};
+    let eacces = || std::io::Error::from_raw_os_error(libc::EACCES);
+    let refused = BackendError::NoUsableParent(vec![
+        ParentRefused::LacksControllers {
+            parent: PathBuf::from("/sys/fs/cgroup/a"),
+            missing: vec!["memory", "cpu"],
+            available: Vec::new(),
+        },
+        ParentRefused::LacksControllers {
+            parent: PathBuf::from("/sys/fs/cgroup"),
+            missing: vec!["pids"],
+            available: vec!["memory".into(), "cpu".into()],
+        },
+        ParentRefused::CannotEnable {
+            parent: PathBuf::from("/sys/fs/cgroup/b"),
+            controller: "cpu",
+            source: eacces(),
+        },
+        ParentRefused::CannotCreate {
+            parent: PathBuf::from("/sys/fs/cgroup/c"),
+            source: eacces(),
+        },
+    ]);
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "/sys/fs/cgroup/a lacks the memory, cpu controller(s) (available: none); \
+             /sys/fs/cgroup lacks the pids controller(s) (available: memory cpu); \
+             cannot enable cpu in /sys/fs/cgroup/b/cgroup.subtree_control: {e} (a delegated \
+             parent must hold no processes; set QUALIFY_CGROUP_PARENT to an empty delegated \
+             cgroup); cannot create a group in /sys/fs/cgroup/c: {e}",
+            e = eacces()
+        )
+    );
+    assert_eq!(
+        BackendError::Write {
+            dir: PathBuf::from("/sys/fs/cgroup/q"),
+            file: "memory.max",
+            value: "1024".into(),
+            source: eacces(),
+        }
+        .to_string(),
+        format!(
+            "cannot write 1024 to /sys/fs/cgroup/q/memory.max: {}",
+            eacces()
+        )
+    );
+    assert_eq!(
+        BackendError::NoCgroup2.to_string(),
+        "no cgroup2 hierarchy is mounted"
+    );
+    assert_eq!(
+        BackendError::NoV1Memory.to_string(),
+        "no cgroup v1 memory hierarchy is mounted"
+    );
+    assert_eq!(
+        BackendError::V1MemoryNotWritable(PathBuf::from("/sys/fs/cgroup/memory")).to_string(),
+        "cannot create a group in the v1 memory hierarchy at /sys/fs/cgroup/memory (not \
+         writable: run as root)"
+    );
+    assert_eq!(
+        BackendError::NoV1Controller {
+            controller: "cpu",
+            flag: "--cpus"
+        }
+        .to_string(),
+        "no writable v1 cpu hierarchy for --cpus"
+    );
+    let e = crate::ProbeError::BackendUnavailable {
+        backend: "cgroup2".into(),
+        reason: BackendError::NoCgroup2,
+    };
+    assert_eq!(
+        e.to_string(),
+        "backend cgroup2 is not available on this host: no cgroup2 hierarchy is mounted; use \
+         --backend auto to pick the strongest available"
+    );
+}
+
+/// Setup errors that once wrapped a made-up I/O error: the same words, without the I/O
+/// error's text (`: entity not found`, `: invalid input parameter`, `: init ended`) that
+/// described nothing that happened.
+#[test]
+fn setup_errors_that_are_no_io_errors_say_only_what_happened() {
+    use crate::ProbeError;
+    let cases = [
+        (
+            ProbeError::NulByte {
+                what: "argument",
+                text: "a\0b".into(),
+            },
+            "argument `a\0b` contains a NUL byte",
+        ),
+        (
+            ProbeError::WritableMissing {
+                path: "/nonexistent/w".into(),
+            },
+            "sandbox: the writable path /nonexistent/w does not exist",
+        ),
+        (
+            ProbeError::NoSuchUser {
+                user: "nobody2".into(),
+            },
+            "sandbox: no user `nobody2` in /etc/passwd",
+        ),
+        (
+            ProbeError::TooManyPaths,
+            "sandbox: too many writable, readable and hidden paths",
+        ),
+        (
+            ProbeError::InitEnded {
+                program: "./prog".into(),
+            },
+            "starting `./prog`: the cell's init ended before the program started",
+        ),
+    ];
+    for (e, text) in cases {
+        assert_eq!(e.to_string(), text);
+    }
+}
+
+#[test]
+fn tool_reasons_read_as_before() {
+    use crate::stacks::ToolError;
+    assert_eq!(
+        ToolError::NoJvmTool.to_string(),
+        "neither jcmd nor jstack is on PATH (Debian: default-jdk-headless)"
+    );
+    assert_eq!(
+        ToolError::NoPySpy.to_string(),
+        "py-spy is not on PATH (pip install py-spy)"
+    );
+    assert_eq!(ToolError::ReaderPanicked.to_string(), "reader panicked");
 }
