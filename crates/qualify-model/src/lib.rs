@@ -20,6 +20,8 @@ mod estimator;
 pub mod fault;
 pub mod limits;
 pub mod load;
+#[cfg(test)]
+mod messages_tests;
 pub mod outcome;
 mod repeat;
 pub mod result;
