@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
+use qualify_model::ParseError;
+
 use crate::ProbeError;
 use crate::limits::Limits;
 use crate::result::{Enforcement, Strength};
@@ -33,15 +35,17 @@ pub enum BackendChoice {
 }
 
 impl FromStr for BackendChoice {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s {
             "auto" => Ok(BackendChoice::Auto),
             "cgroup2" => Ok(BackendChoice::Cgroup2),
             "cgroup1" => Ok(BackendChoice::Cgroup1),
             "rlimit" => Ok(BackendChoice::Rlimit),
-            other => Err(format!(
-                "unknown backend `{other}`; expected one of: auto, cgroup2, cgroup1, rlimit"
+            other => Err(ParseError::new(
+                "backend",
+                other,
+                ["auto", "cgroup2", "cgroup1", "rlimit"],
             )),
         }
     }
