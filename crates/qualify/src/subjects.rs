@@ -229,4 +229,14 @@ mod tests {
         assert_ne!(tree_digest(&dir).unwrap().sha256, t.sha256);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// Why a directory has no tree digest, as the warning and `qualify verify` say it.
+    #[test]
+    fn a_directory_that_cannot_be_digested_says_why() {
+        let missing = Path::new("/nonexistent/qualify-tree");
+        assert_eq!(
+            tree_digest(missing).unwrap_err().to_string(),
+            "cannot read /nonexistent/qualify-tree/: No such file or directory (os error 2)"
+        );
+    }
 }
