@@ -31,7 +31,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use incident::{Incident, NewIncident, RecordedIncident};
-pub use receipt::{IndexedCell, IndexedDevelopment, IndexedReceipt, signature};
+pub use receipt::{IndexError, IndexedCell, IndexedDevelopment, IndexedReceipt, signature};
 pub use stats::Stats;
 
 /// The ledger's default location, relative to the current directory.
@@ -61,7 +61,7 @@ pub enum LedgerError {
         supported: i64,
     },
     #[error("not a qualify receipt: {0}")]
-    BadReceipt(String),
+    BadReceipt(#[source] receipt::IndexError),
     #[error("no receipt in the ledger has a digest starting with `{0}`")]
     NotFound(String),
     #[error("digest prefix `{prefix}` is ambiguous: it matches {count} receipts; give more digits")]

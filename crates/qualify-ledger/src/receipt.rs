@@ -6,6 +6,27 @@
 
 use serde_json::Value;
 
+/// Why a text is not a receipt the ledger can index: the part that is missing or unreadable.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    #[error("the envelope's `payload` is not base64 ({0})")]
+    PayloadNotBase64(#[source] base64::DecodeError),
+    #[error("the envelope's payload is not JSON ({0})")]
+    PayloadNotJson(#[source] serde_json::Error),
+    #[error("`predicate` is missing")]
+    NoPredicate,
+    /// A text field, by its JSON pointer under the predicate (`/claim/level`).
+    #[error("`predicate{}` is missing or not a string", .0.replace('/', "."))]
+    NoText(&'static str),
+    #[error("`predicate.claim.supported` is missing or not a boolean")]
+    NoSupported,
+    /// The cell at this index has no outcome.
+    #[error("`predicate.cells[{0}].result.outcome` is missing")]
+    NoOutcome(usize),
+}
+
 /// A receipt's indexed fields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexedReceipt {
@@ -121,27 +142,22 @@ pub fn params_key(params: &Value) -> String {
 
 impl IndexedReceipt {
     /// Read the indexed fields of a receipt's text; the error names the missing field.
-    pub fn parse(text: &str) -> Result<IndexedReceipt, String> {
-        let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
+    pub fn parse(text: &str) -> Result<IndexedReceipt, IndexError> {
+        let doc: Value = serde_json::from_str(text).map_err(IndexError::NotJson)?;
         let statement = statement_of(&doc)?;
-        let predicate = statement.get("predicate").ok_or("`predicate` is missing")?;
-        let text_at = |v: &Value, path: &str| -> Result<String, String> {
+        let predicate = statement.get("predicate").ok_or(IndexError::NoPredicate)?;
+        let text_at = |v: &Value, path: &'static str| -> Result<String, IndexError> {
             v.pointer(path)
                 .and_then(Value::as_str)
                 .map(str::to_string)
-                .ok_or_else(|| {
-                    format!(
-                        "`predicate{}` is missing or not a string",
-                        path.replace('/', ".")
-                    )
-                })
+                .ok_or(IndexError::NoText(path))
         };
         let artifact = text_at(predicate, "/run/artifact/name")?;
         let claim_level = text_at(predicate, "/claim/level")?;
         let supported = predicate
             .pointer("/claim/supported")
             .and_then(Value::as_bool)
-            .ok_or("`predicate.claim.supported` is missing or not a boolean")?;
+            .ok_or(IndexError::NoSupported)?;
         let incomplete = predicate
             .get("incomplete")
             .and_then(Value::as_bool)
@@ -156,7 +172,7 @@ impl IndexedReceipt {
                 let outcome = c
                     .pointer("/result/outcome")
                     .and_then(Value::as_str)
-                    .ok_or_else(|| format!("`predicate.cells[{i}].result.outcome` is missing"))?
+                    .ok_or(IndexError::NoOutcome(i))?
                     .to_string();
                 let key = params_key(&params);
                 cells.push(IndexedCell {
@@ -190,15 +206,14 @@ impl IndexedReceipt {
 }
 
 /// The Statement inside a DSSE envelope (base64 `payload`), or the document itself.
-pub(crate) fn statement_of(doc: &Value) -> Result<std::borrow::Cow<'_, Value>, String> {
+pub(crate) fn statement_of(doc: &Value) -> Result<std::borrow::Cow<'_, Value>, IndexError> {
     use base64::Engine as _;
     let Some(payload) = doc.get("payload").and_then(Value::as_str) else {
         return Ok(std::borrow::Cow::Borrowed(doc));
     };
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(payload)
-        .map_err(|e| format!("the envelope's `payload` is not base64 ({e})"))?;
-    let inner: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("the envelope's payload is not JSON ({e})"))?;
+        .map_err(IndexError::PayloadNotBase64)?;
+    let inner: Value = serde_json::from_slice(&bytes).map_err(IndexError::PayloadNotJson)?;
     Ok(std::borrow::Cow::Owned(inner))
 }

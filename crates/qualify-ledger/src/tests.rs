@@ -431,3 +431,53 @@ fn a_version_2_ledger_gains_the_development_table() {
     l.append(&developed_receipt(1, 2, 2, 0)).unwrap();
     assert_eq!(l.stats().unwrap().development[0].outside, 2);
 }
+
+/// What the ledger says of a text it cannot index, byte for byte (pinned before the reasons
+/// became a type).
+#[test]
+fn a_text_that_is_no_receipt_says_which_part_is_missing() {
+    use base64::Engine as _;
+    let why = |text: &str| IndexedReceipt::parse(text).unwrap_err().to_string();
+    let json_error = serde_json::from_str::<serde_json::Value>("{")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(why("{"), format!("not JSON ({json_error})"));
+    assert_eq!(why("{}"), "`predicate` is missing");
+    assert_eq!(
+        why(r#"{"predicate": {}}"#),
+        "`predicate.run.artifact.name` is missing or not a string"
+    );
+    assert_eq!(
+        why(r#"{"predicate": {"run": {"artifact": {"name": "a"}}}}"#),
+        "`predicate.claim.level` is missing or not a string"
+    );
+    assert_eq!(
+        why(r#"{"predicate": {"run": {"artifact": {"name": "a"}}, "claim": {"level": "trial"}}}"#),
+        "`predicate.claim.supported` is missing or not a boolean"
+    );
+    assert_eq!(
+        why(r#"{"predicate": {"run": {"artifact": {"name": "a"}},
+                "claim": {"level": "trial", "supported": true}, "cells": [{}, {}]}}"#),
+        "`predicate.cells[0].result.outcome` is missing"
+    );
+    let b64_error = base64::engine::general_purpose::STANDARD
+        .decode("%%")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        why(r#"{"payload": "%%"}"#),
+        format!("the envelope's `payload` is not base64 ({b64_error})")
+    );
+    let inner_error = serde_json::from_slice::<serde_json::Value>(b"nope")
+        .unwrap_err()
+        .to_string();
+    let payload = base64::engine::general_purpose::STANDARD.encode("nope");
+    assert_eq!(
+        why(&format!(r#"{{"payload": "{payload}"}}"#)),
+        format!("the envelope's payload is not JSON ({inner_error})")
+    );
+    assert_eq!(
+        LedgerError::BadReceipt(IndexedReceipt::parse("{}").unwrap_err()).to_string(),
+        "not a qualify receipt: `predicate` is missing"
+    );
+}

@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ParseError;
+
 /// How strong a claim is. Ordered: `Functional < Trial < Production`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -56,14 +58,16 @@ impl fmt::Display for ClaimLevel {
 }
 
 impl FromStr for ClaimLevel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s {
             "functional" => Ok(ClaimLevel::Functional),
             "trial" => Ok(ClaimLevel::Trial),
             "production" => Ok(ClaimLevel::Production),
-            other => Err(format!(
-                "unknown claim level `{other}`; expected one of: functional, trial, production"
+            other => Err(ParseError::new(
+                "claim level",
+                other,
+                ClaimLevel::ALL.map(ClaimLevel::as_str),
             )),
         }
     }
@@ -103,11 +107,8 @@ mod tests {
         for level in ClaimLevel::ALL {
             assert_eq!(level.as_str().parse::<ClaimLevel>(), Ok(level));
         }
-        assert!(
-            "prod"
-                .parse::<ClaimLevel>()
-                .unwrap_err()
-                .contains("expected one of")
-        );
+        let e = "prod".parse::<ClaimLevel>().unwrap_err();
+        assert_eq!((e.what, e.input.as_str()), ("claim level", "prod"));
+        assert_eq!(e.accepted, ClaimLevel::ALL.map(ClaimLevel::as_str));
     }
 }

@@ -8,6 +8,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ParseError;
+
 /// How strongly a ceiling was enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -73,14 +75,16 @@ pub enum Mode {
 }
 
 impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Mode, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Mode, ParseError> {
         match s {
             "off" => Ok(Mode::Off),
             "on" => Ok(Mode::On),
             "required" => Ok(Mode::Required),
-            other => Err(format!(
-                "unknown sandbox mode `{other}`; expected one of: on, off, required"
+            other => Err(ParseError::new(
+                "sandbox mode",
+                other,
+                ["on", "off", "required"],
             )),
         }
     }
@@ -122,15 +126,17 @@ impl Role {
 }
 
 impl FromStr for Role {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Role, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Role, ParseError> {
         match s {
             "holdout" => Ok(Role::Holdout),
             "key" => Ok(Role::Key),
             "state" => Ok(Role::State),
             "home" => Ok(Role::Home),
-            other => Err(format!(
-                "unknown role `{other}`; expected one of: holdout, key, state, home"
+            other => Err(ParseError::new(
+                "role",
+                other,
+                ["holdout", "key", "state", "home"],
             )),
         }
     }

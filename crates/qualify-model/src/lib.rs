@@ -20,7 +20,10 @@ mod estimator;
 pub mod fault;
 pub mod limits;
 pub mod load;
+#[cfg(test)]
+mod messages_tests;
 pub mod outcome;
+mod parse;
 mod repeat;
 pub mod result;
 pub mod slo;
@@ -38,6 +41,7 @@ pub use fault::{Fault, FaultRecord, Phase, Window};
 pub use limits::{Limits, Progress};
 pub use load::{LoadPlan, LoadReport, ServiceLoad};
 pub use outcome::Outcome;
+pub use parse::ParseError;
 pub use repeat::Repeat;
 pub use result::{Flag, ProbeResult, TimeoutKind};
 pub use slo::{BoundKind, Slo, SloMetric, SloResult};

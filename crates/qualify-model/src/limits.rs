@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ParseError;
+
 /// Which signal counts as progress (used for livelock and `timeout_kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -22,14 +24,16 @@ pub enum Progress {
 }
 
 impl FromStr for Progress {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s {
             "none" => Ok(Progress::None),
             "output" => Ok(Progress::Output),
             "heartbeat" => Ok(Progress::Heartbeat),
-            other => Err(format!(
-                "unknown progress signal `{other}`; expected one of: none, output, heartbeat"
+            other => Err(ParseError::new(
+                "progress signal",
+                other,
+                ["none", "output", "heartbeat"],
             )),
         }
     }
@@ -84,12 +88,27 @@ impl Limits {
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 pub const DEFAULT_STALL: Duration = Duration::from_secs(10);
 
+/// A CPU ceiling that is not a number of cores of at least 0.01.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid CPU ceiling `{text}`: expected a number of cores of at least 0.01, e.g. 0.5 or 2")]
+pub struct CpusError {
+    /// The ceiling as given.
+    pub text: String,
+}
+
+/// The message, where a diagnostic takes text (a spec diagnostic at the value's location).
+impl From<CpusError> for String {
+    fn from(e: CpusError) -> String {
+        e.to_string()
+    }
+}
+
 /// Parse a CPU ceiling in cores (`0.5`, `2`).
-pub fn parse_cpus(text: &str) -> Result<f64, String> {
+pub fn parse_cpus(text: &str) -> Result<f64, CpusError> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.01 => Ok(v),
-        _ => Err(format!(
-            "invalid CPU ceiling `{text}`: expected a number of cores of at least 0.01, e.g. 0.5 or 2"
-        )),
+        _ => Err(CpusError {
+            text: text.to_string(),
+        }),
     }
 }

@@ -8,6 +8,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ParseError;
+
 /// How one probed run ended. Exactly one per run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -94,15 +96,12 @@ impl fmt::Display for Outcome {
 }
 
 impl FromStr for Outcome {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Outcome, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Outcome, ParseError> {
         Outcome::ALL
             .into_iter()
             .find(|o| o.as_str() == s)
-            .ok_or_else(|| {
-                let all: Vec<&str> = Outcome::ALL.iter().map(|o| o.as_str()).collect();
-                format!("unknown outcome `{s}`; expected one of: {}", all.join(", "))
-            })
+            .ok_or_else(|| ParseError::new("outcome", s, Outcome::ALL.map(Outcome::as_str)))
     }
 }
 
@@ -230,12 +229,9 @@ mod tests {
             assert_eq!(style_of(o.as_str()), o.style());
         }
         assert_eq!(style_of("new_outcome"), &UNKNOWN);
-        assert!(
-            "nope"
-                .parse::<Outcome>()
-                .unwrap_err()
-                .contains("expected one of")
-        );
+        let e = "nope".parse::<Outcome>().unwrap_err();
+        assert_eq!((e.what, e.input.as_str()), ("outcome", "nope"));
+        assert_eq!(e.accepted, Outcome::ALL.map(Outcome::as_str));
     }
 
     #[test]

@@ -9,6 +9,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ParseError;
+
 /// What an SLO bounds. Latencies are the coordinated-omission-corrected ones (measured from
 /// each request's intended start), in seconds; rates are fractions; throughput is successful
 /// requests per second.
@@ -98,18 +100,13 @@ impl fmt::Display for SloMetric {
 }
 
 impl FromStr for SloMetric {
-    type Err = String;
+    type Err = ParseError;
 
-    fn from_str(s: &str) -> Result<SloMetric, String> {
+    fn from_str(s: &str) -> Result<SloMetric, ParseError> {
         SloMetric::ALL
             .into_iter()
             .find(|m| m.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown SLO metric `{s}`; expected one of: {}",
-                    SloMetric::ALL.map(SloMetric::as_str).join(", ")
-                )
-            })
+            .ok_or_else(|| ParseError::new("SLO metric", s, SloMetric::ALL.map(SloMetric::as_str)))
     }
 }
 
@@ -216,10 +213,8 @@ mod tests {
             assert_eq!(m.as_str().parse::<SloMetric>(), Ok(m));
         }
         let err = "latency_p95".parse::<SloMetric>().unwrap_err();
-        assert!(
-            err.contains("latency_p999, latency_max, error_rate"),
-            "{err}"
-        );
+        assert_eq!(err.input, "latency_p95");
+        assert_eq!(err.accepted, SloMetric::ALL.map(SloMetric::as_str));
     }
 
     #[test]

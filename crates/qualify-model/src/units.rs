@@ -53,18 +53,60 @@ impl Quantity {
 pub struct UnitError {
     pub quantity: Quantity,
     pub text: String,
-    /// Why, in a few words (`unknown unit \`x\``, `must be positive`).
+    /// Why, in a few words (`unknown unit \`x\``, `must be positive`): a [`UnitReason`]'s
+    /// text, which the fault grammar states inside its own message.
     pub reason: String,
 }
 
 impl UnitError {
-    fn new(quantity: Quantity, text: &str, reason: impl Into<String>) -> UnitError {
+    fn new(quantity: Quantity, text: &str, reason: UnitReason) -> UnitError {
         UnitError {
             quantity,
             text: text.to_string(),
-            reason: reason.into(),
+            reason: reason.to_string(),
         }
     }
+}
+
+/// Why a duration, size or rate does not parse, in a few words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitReason {
+    #[error("empty")]
+    Empty,
+    /// A bare number where a duration needs a unit.
+    #[error("missing unit (ns, us, ms, s, m, h)")]
+    MissingDurationUnit,
+    #[error("expected a number before the unit")]
+    NumberBeforeUnit,
+    /// A character a duration cannot hold (empty at the end of the text).
+    #[error("unexpected `{0}`")]
+    Unexpected(String),
+    #[error("unknown unit `{0}` (ns, us, ms, s, m, h)")]
+    UnknownDurationUnit(String),
+    #[error("too large, or finer than a nanosecond")]
+    DurationOutOfRange,
+    /// Zero or negative where a positive duration is needed.
+    #[error("must be positive")]
+    NotPositive,
+    #[error("missing `/s`")]
+    MissingPerSecond,
+    #[error("expected a number, then a unit")]
+    MissingNumber,
+    #[error("bits are not accepted: every size is bytes (B, KB, KiB, …)")]
+    Bits,
+    #[error("unknown unit `{0}`")]
+    UnknownSizeUnit(String),
+    #[error("not a number")]
+    NotANumber,
+    #[error("more than 18 decimals")]
+    TooManyDecimals,
+    /// More bytes than 64 bits hold.
+    #[error("too large")]
+    TooLarge,
+    #[error("below 1 byte per second")]
+    BelowOneBytePerSecond,
+    #[error("must be at least 1 byte")]
+    BelowOneByte,
 }
 
 impl fmt::Display for UnitError {
@@ -88,22 +130,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     humantime::parse_duration(t).map_err(|e| {
         use humantime::DurationError as E;
         let reason = match e {
-            E::NumberExpected(_) if t.parse::<f64>().is_ok() => {
-                "missing unit (ns, us, ms, s, m, h)".to_string()
+            E::NumberExpected(_) if t.parse::<f64>().is_ok() => UnitReason::MissingDurationUnit,
+            E::NumberExpected(_) => UnitReason::NumberBeforeUnit,
+            E::InvalidCharacter(at) => {
+                UnitReason::Unexpected(t[at..].chars().next().map_or(String::new(), String::from))
             }
-            E::NumberExpected(_) => "expected a number before the unit".to_string(),
-            E::InvalidCharacter(at) => format!(
-                "unexpected `{}`",
-                t[at..].chars().next().map_or(String::new(), String::from)
-            ),
-            E::UnknownUnit { unit, .. } if unit.is_empty() => {
-                "missing unit (ns, us, ms, s, m, h)".to_string()
-            }
-            E::UnknownUnit { unit, .. } => {
-                format!("unknown unit `{unit}` (ns, us, ms, s, m, h)")
-            }
-            E::NumberOverflow => "too large, or finer than a nanosecond".to_string(),
-            E::Empty => "empty".to_string(),
+            E::UnknownUnit { unit, .. } if unit.is_empty() => UnitReason::MissingDurationUnit,
+            E::UnknownUnit { unit, .. } => UnitReason::UnknownDurationUnit(unit),
+            E::NumberOverflow => UnitReason::DurationOutOfRange,
+            E::Empty => UnitReason::Empty,
         };
         UnitError::new(Quantity::Duration, text, reason)
     })
@@ -115,11 +150,21 @@ pub fn parse_duration_or_seconds(text: &str) -> Result<Duration, UnitError> {
     let t = text.trim();
     let d = match t.parse::<f64>() {
         Ok(secs) if secs.is_finite() && secs > 0.0 && secs < 1e15 => Duration::from_secs_f64(secs),
-        Ok(_) => return Err(UnitError::new(Quantity::Duration, text, "must be positive")),
+        Ok(_) => {
+            return Err(UnitError::new(
+                Quantity::Duration,
+                text,
+                UnitReason::NotPositive,
+            ));
+        }
         Err(_) => parse_duration(t)?,
     };
     if d.is_zero() {
-        return Err(UnitError::new(Quantity::Duration, text, "must be positive"));
+        return Err(UnitError::new(
+            Quantity::Duration,
+            text,
+            UnitReason::NotPositive,
+        ));
     }
     Ok(d)
 }
@@ -133,20 +178,24 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
 pub fn parse_rate(text: &str) -> Result<u64, UnitError> {
     let t = text.trim();
     let Some(per) = t.strip_suffix("/s") else {
-        return Err(UnitError::new(Quantity::Rate, text, "missing `/s`"));
+        return Err(UnitError::new(
+            Quantity::Rate,
+            text,
+            UnitReason::MissingPerSecond,
+        ));
     };
     size(per.trim(), Quantity::Rate).map_err(|reason| UnitError::new(Quantity::Rate, text, reason))
 }
 
 /// Bytes of `t`: a number with an optional (case-insensitive) unit.
-fn size(t: &str, quantity: Quantity) -> Result<u64, String> {
+fn size(t: &str, quantity: Quantity) -> Result<u64, UnitReason> {
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     let written = unit.trim();
     if number.is_empty() {
-        return Err("expected a number, then a unit".to_string());
+        return Err(UnitReason::MissingNumber);
     }
     let multiplier: u128 = match written.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
@@ -159,38 +208,38 @@ fn size(t: &str, quantity: Quantity) -> Result<u64, String> {
         "gb" => 1_000_000_000,
         "tb" => 1_000_000_000_000,
         "bit" | "kbit" | "mbit" | "gbit" | "tbit" => {
-            return Err("bits are not accepted: every size is bytes (B, KB, KiB, …)".to_string());
+            return Err(UnitReason::Bits);
         }
-        _ => return Err(format!("unknown unit `{written}`")),
+        _ => return Err(UnitReason::UnknownSizeUnit(written.to_string())),
     };
     let (int, frac) = number.split_once('.').unwrap_or((number, ""));
     if (int.is_empty() && frac.is_empty()) || frac.contains('.') {
-        return Err("not a number".to_string());
+        return Err(UnitReason::NotANumber);
     }
     if frac.len() > 18 {
-        return Err("more than 18 decimals".to_string());
+        return Err(UnitReason::TooManyDecimals);
     }
     let whole: u128 = if int.is_empty() {
         0
     } else {
-        int.parse().map_err(|_| "too large".to_string())?
+        int.parse().map_err(|_| UnitReason::TooLarge)?
     };
     let frac_value: u128 = if frac.is_empty() {
         0
     } else {
-        frac.parse().map_err(|_| "not a number".to_string())?
+        frac.parse().map_err(|_| UnitReason::NotANumber)?
     };
     let bytes = whole
         .checked_mul(multiplier)
         .and_then(|b| b.checked_add(frac_value * multiplier / 10u128.pow(frac.len() as u32)))
-        .ok_or_else(|| "too large".to_string())?;
+        .ok_or(UnitReason::TooLarge)?;
     if bytes == 0 {
         return Err(match quantity {
-            Quantity::Rate => "below 1 byte per second".to_string(),
-            _ => "must be at least 1 byte".to_string(),
+            Quantity::Rate => UnitReason::BelowOneBytePerSecond,
+            _ => UnitReason::BelowOneByte,
         });
     }
-    u64::try_from(bytes).map_err(|_| "too large".to_string())
+    u64::try_from(bytes).map_err(|_| UnitReason::TooLarge)
 }
 
 /// A duration written the way [`parse_duration`] reads it back exactly: whole seconds as `s`,

@@ -148,26 +148,38 @@ fn rel_err(predicted: f64, actual: f64) -> f64 {
     (predicted - actual).abs() / scale
 }
 
+/// Why no scaling model was fitted to a series (the evidence states it as the group's reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FitError {
+    #[error("{points} distinct point(s); a model needs at least {MIN_POINTS}")]
+    TooFewPoints { points: usize },
+    #[error("the axis has values below 1; n^i·log2(n)^j needs n ≥ 1")]
+    BelowOne,
+    /// Every term's least-squares system was singular, or every term shrank.
+    #[error("no candidate term could be fitted")]
+    NoTerm,
+}
+
 /// Fit the normal form to `(n, y)` points (one per distinct `n`, e.g. cell medians).
 /// Errors say why no model was fitted.
-pub fn fit(points: &[(f64, f64)]) -> Result<Fit, String> {
+pub fn fit(points: &[(f64, f64)]) -> Result<Fit, FitError> {
     fit_noisy(points, 0.0)
 }
 
 /// [`fit`] for measured points whose typical relative uncertainty is `noise` (e.g. the relative
 /// half-width of the medians' confidence intervals): terms whose cross-validated error is within
 /// `noise` of the best are indistinguishable, and the one with fewer log factors wins.
-pub fn fit_noisy(points: &[(f64, f64)], noise: f64) -> Result<Fit, String> {
+pub fn fit_noisy(points: &[(f64, f64)], noise: f64) -> Result<Fit, FitError> {
     let all = candidates(points)?;
     choose(&all, noise)
         .map(|k| all[k].clone())
-        .ok_or_else(|| "no candidate term could be fitted".to_string())
+        .ok_or(FitError::NoTerm)
 }
 
 /// Every hypothesis of the normal form fitted to the points, with its leave-one-out error: the
 /// constant, then `n^i · log2(n)^j` for every `i` in [`EXPONENTS`] and `j` in
 /// [`LOG_EXPONENTS`] whose fit grows (non-negative `c1`). Errors say why nothing was fitted.
-pub fn candidates(points: &[(f64, f64)]) -> Result<Vec<Fit>, String> {
+pub fn candidates(points: &[(f64, f64)]) -> Result<Vec<Fit>, FitError> {
     let mut pts: Vec<(f64, f64)> = points
         .iter()
         .copied()
@@ -176,13 +188,10 @@ pub fn candidates(points: &[(f64, f64)]) -> Result<Vec<Fit>, String> {
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     pts.dedup_by(|a, b| a.0 == b.0);
     if pts.len() < MIN_POINTS {
-        return Err(format!(
-            "{} distinct point(s); a model needs at least {MIN_POINTS}",
-            pts.len()
-        ));
+        return Err(FitError::TooFewPoints { points: pts.len() });
     }
     if pts.iter().any(|(x, _)| *x < 1.0) {
-        return Err("the axis has values below 1; n^i·log2(n)^j needs n ≥ 1".to_string());
+        return Err(FitError::BelowOne);
     }
     let x: Vec<f64> = pts.iter().map(|p| p.0).collect();
     let n_max = x.last().copied().unwrap_or(1.0).max(2.0);
@@ -262,7 +271,7 @@ pub fn candidates(points: &[(f64, f64)]) -> Result<Vec<Fit>, String> {
         }
     }
     if candidates.is_empty() {
-        return Err("no candidate term could be fitted".to_string());
+        return Err(FitError::NoTerm);
     }
     Ok(candidates)
 }
@@ -431,9 +440,17 @@ mod tests {
     #[test]
     fn too_few_points_give_a_reason() {
         let pts = [(1.0, 1.0), (2.0, 2.0), (4.0, 4.0), (4.0, 4.1)];
-        let e = fit(&pts).err().unwrap_or_default();
-        assert!(e.contains("3 distinct point(s)"), "{e}");
-        assert!(fit(&[(0.5, 1.0), (1.0, 1.0), (2.0, 2.0), (3.0, 3.0), (4.0, 4.0)]).is_err());
+        let e = fit(&pts).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(e, "3 distinct point(s); a model needs at least 5");
+        let below = fit(&[(0.5, 1.0), (1.0, 1.0), (2.0, 2.0), (3.0, 3.0), (4.0, 4.0)]);
+        assert_eq!(
+            below.err().map(|e| e.to_string()).unwrap_or_default(),
+            "the axis has values below 1; n^i·log2(n)^j needs n ≥ 1"
+        );
+        assert_eq!(
+            FitError::NoTerm.to_string(),
+            "no candidate term could be fitted"
+        );
     }
 
     #[test]

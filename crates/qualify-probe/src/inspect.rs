@@ -9,13 +9,13 @@ use crate::blocking::{self, ThreadWait};
 use crate::memory::{self, Snapshot};
 use crate::rules::Rules;
 use crate::sample::ProcSnap;
-use crate::stacks::{self, ProcStacks, Tool};
+use crate::stacks::{self, NoSampler, ProcStacks, Tool, ToolError};
 
 pub trait Inspect {
     /// How every thread of one snapshot of the tree waits.
     fn waits(&mut self, procs: &[ProcSnap]) -> Vec<ThreadWait>;
     /// The name of the stack sampler, or why there is none.
-    fn sampler(&self) -> Result<&'static str, String>;
+    fn sampler(&self) -> Result<&'static str, NoSampler>;
     /// One stack sample of `pids`.
     fn stacks(&mut self, pids: &[i32]) -> Vec<ProcStacks>;
     /// Digests of the memory through which `pids` could release each other.
@@ -38,8 +38,10 @@ pub trait Inspect {
     }
     /// Ask a process's runtime for its threads with the runtime's tool (`jcmd`, `py-spy`):
     /// the tool's output, or why there is none.
-    fn ask_runtime(&mut self, _pid: i32, runtime: &str) -> Result<String, String> {
-        Err(format!("no tool to ask {runtime}"))
+    fn ask_runtime(&mut self, _pid: i32, runtime: &str) -> Result<String, ToolError> {
+        Err(ToolError::NoTool {
+            runtime: runtime.to_string(),
+        })
     }
     /// Bytes one thread read and wrote so far (`rchar + wchar` of its task), if readable.
     fn thread_io(&mut self, _pid: i32, _tid: i32) -> Option<u64> {
@@ -77,7 +79,7 @@ fn on_path(tool: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()))
 }
 
-fn run_tool(program: &str, args: &[String]) -> Result<String, String> {
+pub(crate) fn run_tool(program: &str, args: &[String]) -> Result<String, ToolError> {
     let mut cmd = std::process::Command::new(program);
     cmd.args(args)
         .stdin(std::process::Stdio::null())
@@ -89,7 +91,10 @@ fn run_tool(program: &str, args: &[String]) -> Result<String, String> {
             .lines()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("no output");
-        return Err(format!("{program}: {why}"));
+        return Err(ToolError::NoOutput {
+            program: program.to_string(),
+            why: why.to_string(),
+        });
     }
     Ok(out)
 }
@@ -99,10 +104,8 @@ impl Inspect for Live {
         blocking::classify(procs)
     }
 
-    fn sampler(&self) -> Result<&'static str, String> {
-        self.tool
-            .map(Tool::name)
-            .ok_or_else(|| stacks::NO_SAMPLER.to_string())
+    fn sampler(&self) -> Result<&'static str, NoSampler> {
+        self.tool.map(Tool::name).ok_or(NoSampler)
     }
 
     fn stacks(&mut self, pids: &[i32]) -> Vec<ProcStacks> {
@@ -196,7 +199,7 @@ impl Inspect for Live {
         r
     }
 
-    fn ask_runtime(&mut self, pid: i32, runtime: &str) -> Result<String, String> {
+    fn ask_runtime(&mut self, pid: i32, runtime: &str) -> Result<String, ToolError> {
         let pid_s = pid.to_string();
         match runtime {
             "JVM" => {
@@ -205,7 +208,7 @@ impl Inspect for Live {
                 } else if on_path("jstack") {
                     run_tool("jstack", &[pid_s])
                 } else {
-                    Err("neither jcmd nor jstack is on PATH (Debian: default-jdk-headless)".into())
+                    Err(ToolError::NoJvmTool)
                 }
             }
             "CPython" => {
@@ -215,10 +218,12 @@ impl Inspect for Live {
                         &["dump".into(), "--pid".into(), pid_s, "--json".into()],
                     )
                 } else {
-                    Err("py-spy is not on PATH (pip install py-spy)".into())
+                    Err(ToolError::NoPySpy)
                 }
             }
-            other => Err(format!("no tool to ask {other}")),
+            other => Err(ToolError::NoTool {
+                runtime: other.to_string(),
+            }),
         }
     }
 

@@ -12,10 +12,13 @@ mod blocking;
 mod cell;
 mod classify;
 mod control;
+mod errno;
 mod evidence;
 mod inspect;
 pub mod limits;
 mod memory;
+#[cfg(test)]
+mod messages_tests;
 pub mod netns;
 pub mod observe;
 mod output;
@@ -112,7 +115,11 @@ pub enum ProbeError {
     #[error(
         "backend {backend} is not available on this host: {reason}; use --backend auto to pick the strongest available"
     )]
-    BackendUnavailable { backend: String, reason: String },
+    BackendUnavailable {
+        backend: String,
+        #[source]
+        reason: backend::BackendError,
+    },
     #[error(
         "the sandbox's {layer} layer cannot be enforced on this host: {reason}; use --sandbox on (or [sandbox] mode = \"on\") to run with it stated as `none`, or fix the host"
     )]
@@ -125,6 +132,21 @@ pub enum ProbeError {
         path: String,
         role: String,
     },
+    /// A path, argument or environment entry holds a NUL byte, which the kernel cannot take.
+    #[error("{what} `{text}` contains a NUL byte")]
+    NulByte { what: &'static str, text: String },
+    /// A `writable` path of the sandbox policy is not there.
+    #[error("sandbox: the writable path {} does not exist", path.display())]
+    WritableMissing { path: PathBuf },
+    /// The sandbox policy's `user` names no account.
+    #[error("sandbox: no user `{user}` in /etc/passwd")]
+    NoSuchUser { user: String },
+    /// More writable, readable and hidden paths than the cell's init keeps open.
+    #[error("sandbox: too many writable, readable and hidden paths")]
+    TooManyPaths,
+    /// The cell's init died before the program's process started (it reported nothing).
+    #[error("starting `{program}`: the cell's init ended before the program started")]
+    InitEnded { program: String },
     #[error("{context}: {source}")]
     Io {
         context: String,

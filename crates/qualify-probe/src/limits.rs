@@ -1,21 +1,22 @@
 //! Ceilings and watch settings for one probe (`qualify_model::limits`, re-exported) and the
 //! parsers for the human forms users type (`256MiB`, `1.5G`, `30s`, `2m`): the spec's one
-//! grammar, with messages as `String`s for the command line.
+//! grammar, whose [`UnitError`] names the text and the form it takes (clap prints it as is).
 
 use std::time::Duration;
 
 pub use qualify_model::limits::{DEFAULT_STALL, DEFAULT_TIMEOUT, Limits, Progress, parse_cpus};
+pub use qualify_model::units::UnitError;
 
 /// Parse a memory size (`256MiB`, `1.5G`, `2MB`; the spec's one size grammar:
 /// [`qualify_model::units`]).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    qualify_model::units::parse_size(text).map_err(|e| e.to_string())
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
+    qualify_model::units::parse_size(text)
 }
 
 /// Parse a duration such as `30s`, `2m`, `1h30m`, `500ms`; a bare number means seconds (the
 /// spec's one duration grammar: [`qualify_model::units`]).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    qualify_model::units::parse_duration_or_seconds(text).map_err(|e| e.to_string())
+pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
+    qualify_model::units::parse_duration_or_seconds(text)
 }
 
 /// Format a byte count for people: `1.5 GiB`, `300 MiB`, `12 KiB`, `17 B`.
@@ -39,7 +40,7 @@ mod tests {
     #[test]
     fn bad_sizes_name_the_input_and_the_form() {
         for bad in ["", "M", "12X", "-1G", "0", "1..2M"] {
-            let err = parse_size(bad).unwrap_err();
+            let err = parse_size(bad).unwrap_err().to_string();
             assert!(err.contains(&format!("`{bad}`")), "{err}");
             assert!(err.contains("expected a size"), "{err}");
         }

@@ -14,6 +14,28 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 
+use crate::errno::Errno;
+
+/// Why qualify could not make a network namespace (the service then shares qualify's network,
+/// and its evidence says so with this reason).
+#[derive(Debug, thiserror::Error)]
+pub enum NetnsError {
+    /// `netns` is listed in `QUALIFY_SIMULATE_MISSING`.
+    #[error("network namespaces turned off by QUALIFY_SIMULATE_MISSING")]
+    Simulated,
+    /// `unshare(CLONE_NEWNET)` was refused (qualify is not root).
+    #[error(transparent)]
+    Unshare(std::io::Error),
+    /// The new namespace's loopback could not be brought up.
+    #[error("{0}")]
+    LoopbackUp(Errno),
+    /// The new namespace could not be opened to be kept (`/proc/thread-self/ns/net`).
+    #[error(transparent)]
+    Open(std::io::Error),
+    #[error("the thread making a network namespace panicked")]
+    Panicked,
+}
+
 /// A network namespace held open by qualify.
 #[derive(Debug)]
 pub struct Netns {
@@ -23,25 +45,23 @@ pub struct Netns {
 impl Netns {
     /// A new namespace with only its loopback interface, up. Made on a short-lived thread (the
     /// caller's thread stays where it is).
-    pub fn loopback() -> std::io::Result<Arc<Netns>> {
+    pub fn loopback() -> Result<Arc<Netns>, NetnsError> {
         if crate::sandbox::simulated_missing("netns") {
-            return Err(std::io::Error::other(
-                "network namespaces turned off by QUALIFY_SIMULATE_MISSING",
-            ));
+            return Err(NetnsError::Simulated);
         }
-        std::thread::spawn(|| -> std::io::Result<Netns> {
+        std::thread::spawn(|| -> Result<Netns, NetnsError> {
             // SAFETY: unsharing the network namespace of this (new, short-lived) thread only.
             if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-                return Err(std::io::Error::last_os_error());
+                return Err(NetnsError::Unshare(std::io::Error::last_os_error()));
             }
-            loopback_up().map_err(std::io::Error::from_raw_os_error)?;
-            let f = File::open("/proc/thread-self/ns/net")?;
+            loopback_up().map_err(|e| NetnsError::LoopbackUp(Errno(e)))?;
+            let f = File::open("/proc/thread-self/ns/net").map_err(NetnsError::Open)?;
             Ok(Netns {
                 fd: OwnedFd::from(f),
             })
         })
         .join()
-        .map_err(|_| std::io::Error::other("the thread making a network namespace panicked"))?
+        .map_err(|_| NetnsError::Panicked)?
         .map(Arc::new)
     }
 

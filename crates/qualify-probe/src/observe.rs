@@ -290,7 +290,7 @@ impl Inspect for NodeInspect {
     fn waits(&mut self, procs: &[ProcSnap]) -> Vec<ThreadWait> {
         self.live.waits(procs)
     }
-    fn sampler(&self) -> Result<&'static str, String> {
+    fn sampler(&self) -> Result<&'static str, crate::stacks::NoSampler> {
         self.live.sampler()
     }
     fn stacks(&mut self, pids: &[i32]) -> Vec<ProcStacks> {

@@ -108,7 +108,26 @@ pub struct Rules {
 
 /// The shipped table, parsed once; `Err` says why it could not be (a build defect, reported in
 /// the evidence instead of crashing a probe).
-pub static RULES: LazyLock<Result<Rules, String>> = LazyLock::new(|| Rules::parse(TABLE));
+pub static RULES: LazyLock<Result<Rules, TableError>> = LazyLock::new(|| Rules::parse(TABLE));
+
+/// A table compiled into qualify (`spin_rules.toml`, `runtimes.toml`) that does not read: a
+/// defect of the build, stated in the evidence of the examination that needed it.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// Not TOML of the table's shape; `source` has the line and column.
+    #[error("the {table} table is malformed: {source}")]
+    Toml {
+        /// `spin-wait`, `runtimes`.
+        table: &'static str,
+        source: toml::de::Error,
+    },
+    /// A `calls` entry with both or neither of `frame` and `library`.
+    #[error(
+        "the spin-wait table is malformed: calls[{index}] ({call}) needs exactly one of `frame` \
+         or `library`"
+    )]
+    CallMatcher { index: usize, call: String },
+}
 
 /// One frame of a sampled stack, innermost first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -202,15 +221,17 @@ pub enum StackKind {
 }
 
 impl Rules {
-    pub fn parse(text: &str) -> Result<Rules, String> {
-        let rules: Rules =
-            toml::from_str(text).map_err(|e| format!("the spin-wait table is malformed: {e}"))?;
-        for (i, r) in rules.calls.iter().enumerate() {
+    pub fn parse(text: &str) -> Result<Rules, TableError> {
+        let rules: Rules = toml::from_str(text).map_err(|source| TableError::Toml {
+            table: "spin-wait",
+            source,
+        })?;
+        for (index, r) in rules.calls.iter().enumerate() {
             if r.frame.is_some() == r.library.is_some() {
-                return Err(format!(
-                    "the spin-wait table is malformed: calls[{i}] ({}) needs exactly one of `frame` or `library`",
-                    r.call
-                ));
+                return Err(TableError::CallMatcher {
+                    index,
+                    call: r.call.clone(),
+                });
             }
         }
         Ok(rules)
@@ -375,8 +396,17 @@ mod tests {
         assert!(r.launcher("mpirun").is_some() && r.launcher("exchange").is_none());
         let bad = "calls = [{ frame = \"a\", library = \"b\", runtime = \"x\", call = \"y\" }]\n\
                    runtimes = []\nsystem = []\nlaunchers = []\nranks = []\n";
-        assert!(Rules::parse(bad).unwrap_err().contains("exactly one"));
-        assert!(Rules::parse("calls = 3").unwrap_err().contains("malformed"));
+        assert!(matches!(
+            Rules::parse(bad),
+            Err(TableError::CallMatcher { index: 0, ref call }) if call == "y"
+        ));
+        assert!(matches!(
+            Rules::parse("calls = 3"),
+            Err(TableError::Toml {
+                table: "spin-wait",
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-use crate::rules::Pattern;
+use crate::rules::{Pattern, TableError};
 
 /// The table as shipped.
 pub const TABLE: &str = include_str!("runtimes.toml");
@@ -86,11 +86,15 @@ pub struct ProcessFacts {
 }
 
 /// The shipped table, parsed once; `Err` says why not (a build defect, reported in the evidence).
-pub static RUNTIMES: LazyLock<Result<Runtimes, String>> = LazyLock::new(|| Runtimes::parse(TABLE));
+pub static RUNTIMES: LazyLock<Result<Runtimes, TableError>> =
+    LazyLock::new(|| Runtimes::parse(TABLE));
 
 impl Runtimes {
-    pub fn parse(text: &str) -> Result<Runtimes, String> {
-        toml::from_str(text).map_err(|e| format!("the runtimes table is malformed: {e}"))
+    pub fn parse(text: &str) -> Result<Runtimes, TableError> {
+        toml::from_str(text).map_err(|source| TableError::Toml {
+            table: "runtimes",
+            source,
+        })
     }
 
     /// The runtime a process runs, if any.

@@ -78,11 +78,9 @@ pub struct Targets {
 }
 
 fn c(p: &Path) -> Result<CString, ProbeError> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| {
-        ProbeError::io(
-            format!("self-test path {} contains a NUL byte", p.display()),
-            std::io::Error::from(std::io::ErrorKind::InvalidInput),
-        )
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| ProbeError::NulByte {
+        what: "self-test path",
+        text: p.display().to_string(),
     })
 }
 

@@ -80,9 +80,41 @@ impl Tool {
     }
 }
 
-/// Why no sample can be taken.
-pub const NO_SAMPLER: &str = "neither eu-stack nor gdb is on PATH; install elfutils (eu-stack) or \
-                              gdb to recognise threads spinning in synchronization calls";
+/// Why no sample can be taken: no stack sampler is on PATH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "neither eu-stack nor gdb is on PATH; install elfutils (eu-stack) or gdb to recognise \
+     threads spinning in synchronization calls"
+)]
+pub struct NoSampler;
+
+/// Why a tool qualify runs on a stuck tree (gdb, eu-stack, jcmd, jstack, py-spy) gave no
+/// answer: the text the evidence states (`(gdb failed: …)`, a runtime report's `not asked: …`).
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// It could not be started.
+    #[error("{source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    /// The thread reading its standard output panicked.
+    #[error("reader panicked")]
+    ReaderPanicked,
+    /// It printed nothing on stdout; `why` is the first line of its stderr.
+    #[error("{program}: {why}")]
+    NoOutput { program: String, why: String },
+    /// No tool is known to ask this runtime.
+    #[error("no tool to ask {runtime}")]
+    NoTool { runtime: String },
+    #[error("neither jcmd nor jstack is on PATH (Debian: default-jdk-headless)")]
+    NoJvmTool,
+    #[error("py-spy is not on PATH (pip install py-spy)")]
+    NoPySpy,
+    /// py-spy answered with something that is not its JSON thread list.
+    #[error("py-spy printed no thread list: {0}")]
+    PySpyOutput(#[source] serde_json::Error),
+}
 
 /// One process's stacks in one sample.
 #[derive(Debug, Clone, Default)]
@@ -147,7 +179,7 @@ fn sample_one(tool: Tool, pid: i32) -> ProcStacks {
         .stderr(Stdio::piped());
     let (text, err) = match run_bounded_with_err(cmd, SAMPLE_TIMEOUT) {
         Ok(both) => both,
-        Err(e) => (String::new(), e),
+        Err(e) => (String::new(), e.to_string()),
     };
     let mut threads = match tool {
         Tool::EuStack => parse_eu_stack(&text),
@@ -299,7 +331,7 @@ fn resolve_modules(pid: i32, text: &str, threads: &mut [(i32, Vec<Frame>)]) {
     }
 }
 
-fn run_bounded(cmd: Command) -> Result<String, String> {
+fn run_bounded(cmd: Command) -> Result<String, ToolError> {
     run_bounded_with_err(cmd, TOOL_TIMEOUT).map(|(out, _)| out)
 }
 
@@ -307,8 +339,11 @@ fn run_bounded(cmd: Command) -> Result<String, String> {
 pub(crate) fn run_bounded_with_err(
     mut cmd: Command,
     limit: Duration,
-) -> Result<(String, String), String> {
-    let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+) -> Result<(String, String), ToolError> {
+    let mut child = cmd.spawn().map_err(|source| ToolError::Spawn {
+        program: cmd.get_program().to_string_lossy().into_owned(),
+        source,
+    })?;
     let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
             let mut s = String::new();
@@ -332,7 +367,7 @@ pub(crate) fn run_bounded_with_err(
             }
         }
     }
-    let out = out.join().map_err(|_| "reader panicked".to_string())?;
+    let out = out.join().map_err(|_| ToolError::ReaderPanicked)?;
     let err = err.join().unwrap_or_default();
     Ok((out, err))
 }

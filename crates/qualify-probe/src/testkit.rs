@@ -6,7 +6,7 @@ use crate::inspect::Inspect;
 use crate::memory::{Region, Snapshot};
 use crate::rules::{Frame, Rules};
 use crate::sample::{ProcSnap, ThreadSnap};
-use crate::stacks::ProcStacks;
+use crate::stacks::{NoSampler, ProcStacks, ToolError};
 
 /// A thread of a made-up process: tid, state, and how it waits.
 #[derive(Clone)]
@@ -154,7 +154,7 @@ pub fn snaps(procs: &[P], elapsed_ms: u64, io: u64, faults: u64) -> Vec<ProcSnap
 /// An [`Inspect`] answering from the made-up tree.
 pub struct Scripted {
     pub procs: Vec<P>,
-    pub sampler: Result<&'static str, String>,
+    pub sampler: Result<&'static str, NoSampler>,
     /// Bumped by every memory digest when set: the memory keeps changing.
     pub memory_moves: bool,
     pub memory_calls: u64,
@@ -223,8 +223,8 @@ impl Inspect for Scripted {
         out
     }
 
-    fn sampler(&self) -> Result<&'static str, String> {
-        self.sampler.clone()
+    fn sampler(&self) -> Result<&'static str, NoSampler> {
+        self.sampler
     }
 
     fn stacks(&mut self, pids: &[i32]) -> Vec<ProcStacks> {
@@ -313,13 +313,15 @@ impl Inspect for Scripted {
             .map(|(_, r)| r.to_string())
     }
 
-    fn ask_runtime(&mut self, pid: i32, runtime: &str) -> Result<String, String> {
+    fn ask_runtime(&mut self, pid: i32, runtime: &str) -> Result<String, ToolError> {
         self.asked += 1;
         self.reports
             .iter()
             .find(|(p, _)| *p == pid)
             .map(|(_, r)| r.clone())
-            .ok_or_else(|| format!("no tool to ask {runtime}"))
+            .ok_or_else(|| ToolError::NoTool {
+                runtime: runtime.to_string(),
+            })
     }
 }
 

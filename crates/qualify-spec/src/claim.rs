@@ -115,6 +115,7 @@ mod tests {
             "prod"
                 .parse::<ClaimLevel>()
                 .unwrap_err()
+                .to_string()
                 .contains("expected one of")
         );
     }

@@ -208,10 +208,21 @@ pub struct Template {
     args: Vec<Word>,
     env: Vec<(String, Word)>,
     /// The artifact's own file as recorded commands name it (a file name), or why none.
-    anchor: Result<String, String>,
+    anchor: Result<String, NoAnchor>,
     /// Axes that appear in the template (command, launcher or environment).
     in_template: Vec<String>,
     axes: Vec<String>,
+}
+
+/// Why recorded commands cannot be matched to the artifact: no file name to find them by (the
+/// coverage states it as `unmatchable`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoAnchor {
+    #[error("the spec's artifact command is empty")]
+    EmptyCommand,
+    /// The word naming the program is a placeholder (`{bin}`).
+    #[error("the artifact's program `{0}` is itself a placeholder")]
+    Placeholder(String),
 }
 
 /// One recorded run of the artifact.
@@ -253,12 +264,11 @@ impl Template {
             anchor_at = i;
         }
         let anchor = match words.get(anchor_at) {
-            None => Err("the spec's artifact command is empty".to_string()),
+            None => Err(NoAnchor::EmptyCommand),
             Some(w) => match w.literal() {
                 Some(l) if !l.is_empty() => Ok(basename(l).to_string()),
-                _ => Err(format!(
-                    "the artifact's program `{}` is itself a placeholder",
-                    spec.command.get(anchor_at).cloned().unwrap_or_default()
+                _ => Err(NoAnchor::Placeholder(
+                    spec.command.get(anchor_at).cloned().unwrap_or_default(),
                 )),
             },
         };
@@ -291,8 +301,8 @@ impl Template {
     }
 
     /// The artifact's file name recorded commands are matched on, or why matching cannot run.
-    pub fn anchor(&self) -> Result<&str, &str> {
-        self.anchor.as_deref().map_err(String::as_str)
+    pub fn anchor(&self) -> Result<&str, &NoAnchor> {
+        self.anchor.as_deref()
     }
 
     /// Axes that appear in the command template, its launcher or `[artifact.env]`.
@@ -492,7 +502,7 @@ impl Coverage {
     pub fn new(template: &Template, axes: &[String]) -> Coverage {
         Coverage {
             artifact: template.anchor().ok().map(str::to_string),
-            unmatchable: template.anchor().err().map(str::to_string),
+            unmatchable: template.anchor().err().map(ToString::to_string),
             axes: axes
                 .iter()
                 .map(|a| AxisCoverage {
@@ -648,7 +658,15 @@ mod tests {
             vec![v(&[("threads", 2)])]
         );
         let t = Template::new(&spec(&["{bin}", "x"], &[], &["bin"]));
-        assert!(t.anchor().is_err());
+        assert_eq!(
+            t.anchor().unwrap_err().to_string(),
+            "the artifact's program `{bin}` is itself a placeholder"
+        );
+        let t = Template::new(&spec(&[], &[], &[]));
+        assert_eq!(
+            t.anchor().unwrap_err().to_string(),
+            "the spec's artifact command is empty"
+        );
     }
 
     #[test]

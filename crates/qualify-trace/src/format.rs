@@ -4,6 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use qualify_model::ParseError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -96,17 +97,12 @@ impl fmt::Display for Format {
 }
 
 impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Format, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Format, ParseError> {
         Format::ALL
             .into_iter()
             .find(|f| f.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown trace format `{s}`; expected one of: {}",
-                    Format::names()
-                )
-            })
+            .ok_or_else(|| ParseError::new("trace format", s, Format::ALL.map(Format::as_str)))
     }
 }
 

@@ -241,3 +241,18 @@ fn an_unknown_shape_names_the_formats_and_forcing_a_format_is_honoured() {
         Err(e) => assert!(e.to_string().contains("--trace-format codex"), "{e}"),
     }
 }
+
+#[test]
+fn an_unknown_format_name_lists_every_format() {
+    assert_eq!(
+        "cursor".parse::<Format>().unwrap_err().to_string(),
+        format!(
+            "unknown trace format `cursor`; expected one of: {}",
+            Format::names()
+        )
+    );
+    assert_eq!(
+        Format::names(),
+        "claude-code, codex, opencode, openhands, swe-agent, otel, native"
+    );
+}

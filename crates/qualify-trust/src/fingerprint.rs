@@ -417,9 +417,27 @@ fn cgroup_version() -> &'static str {
     }
 }
 
+/// Why a short command (a tool's `--version`, `git`) produced nothing: the tool's `status` in
+/// the fingerprint.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error("empty command")]
+    Empty,
+    #[error("not found")]
+    NotFound,
+    #[error("cannot start: {0}")]
+    Start(#[source] std::io::Error),
+    #[error("no answer within {}s", .0.as_secs())]
+    Timeout(Duration),
+    #[error("cannot wait: {0}")]
+    Wait(#[source] std::io::Error),
+    #[error("exited with {0}")]
+    Exited(std::process::ExitStatus),
+}
+
 /// Run a short command with a deadline; `Err` says why it produced nothing.
-fn run_short(argv: &[&str], dir: Option<&Path>, limit: Duration) -> Result<String, String> {
-    let (program, args) = argv.split_first().ok_or("empty command")?;
+fn run_short(argv: &[&str], dir: Option<&Path>, limit: Duration) -> Result<String, RunError> {
+    let (program, args) = argv.split_first().ok_or(RunError::Empty)?;
     let mut cmd = Command::new(program);
     cmd.args(args)
         .stdin(Stdio::null())
@@ -430,9 +448,9 @@ fn run_short(argv: &[&str], dir: Option<&Path>, limit: Duration) -> Result<Strin
     }
     let mut child = cmd.spawn().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            "not found".to_string()
+            RunError::NotFound
         } else {
-            format!("cannot start: {e}")
+            RunError::Start(e)
         }
     })?;
     let mut stdout = child.stdout.take();
@@ -458,16 +476,16 @@ fn run_short(argv: &[&str], dir: Option<&Path>, limit: Duration) -> Result<Strin
             Ok(None) if started.elapsed() > limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("no answer within {}s", limit.as_secs()));
+                return Err(RunError::Timeout(limit));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(format!("cannot wait: {e}")),
+            Err(e) => return Err(RunError::Wait(e)),
         }
     };
     let out = out_thread.join().unwrap_or_default();
     let err = err_thread.join().unwrap_or_default();
     if !status.success() {
-        return Err(format!("exited with {status}"));
+        return Err(RunError::Exited(status));
     }
     let mut text = String::from_utf8_lossy(&out).into_owned();
     if text.trim().is_empty() {
@@ -492,7 +510,7 @@ pub fn tool_version(command: &str, dir: &Path) -> ToolVersion {
         Err(why) => ToolVersion {
             command: command.to_string(),
             version: None,
-            status: why,
+            status: why.to_string(),
         },
     }
 }
@@ -545,6 +563,26 @@ fn lockfiles(workdir: &Path) -> Vec<LockfileDigest> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tool that gave no version says why, as the fingerprint's `status` (pinned byte for
+    /// byte).
+    #[test]
+    fn a_tool_without_a_version_says_why() {
+        let dir = std::env::temp_dir();
+        let status = |command: &str| tool_version(command, &dir).status;
+        assert_eq!(status("sh -c echo"), "ok");
+        assert_eq!(status(""), "empty command");
+        assert_eq!(status("/nonexistent/qualify-tool --version"), "not found");
+        assert_eq!(status("false"), "exited with exit status: 1");
+        assert_eq!(
+            RunError::Timeout(Duration::from_secs(10)).to_string(),
+            "no answer within 10s"
+        );
+        assert_eq!(
+            "rsa".parse::<crate::Algorithm>().unwrap_err().to_string(),
+            "unknown algorithm `rsa`; expected one of: ed25519, p256"
+        );
+    }
 
     #[test]
     fn secret_names_are_matched_case_insensitively() {

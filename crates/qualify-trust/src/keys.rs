@@ -17,6 +17,7 @@ use std::str::FromStr;
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
 use p256::ecdsa::signature::{Signer, Verifier};
+use qualify_model::ParseError;
 use rand_core::OsRng;
 
 use crate::sha256_hex;
@@ -46,14 +47,12 @@ impl fmt::Display for Algorithm {
 }
 
 impl FromStr for Algorithm {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s.to_ascii_lowercase().as_str() {
             "ed25519" => Ok(Algorithm::Ed25519),
             "p256" | "p-256" | "ecdsa-p256" => Ok(Algorithm::P256),
-            _ => Err(format!(
-                "unknown algorithm `{s}`; expected one of: ed25519, p256"
-            )),
+            _ => Err(ParseError::new("algorithm", s, ["ed25519", "p256"])),
         }
     }
 }

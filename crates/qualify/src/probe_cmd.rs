@@ -175,13 +175,24 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
     Ok(exit_code(&result))
 }
 
+/// A `--hide` value that is not `ROLE=PATH` (clap prints it after the flag and the value).
+#[derive(Debug, thiserror::Error)]
+enum HideError {
+    #[error("`{0}`: expected ROLE=PATH, e.g. key=/etc/qualify/key.pem")]
+    NoRole(String),
+    #[error("`{0}`: the path is empty")]
+    NoPath(String),
+    #[error(transparent)]
+    Role(#[from] qualify_model::ParseError),
+}
+
 /// `ROLE=PATH` of `--hide`.
-fn parse_hide(s: &str) -> Result<(qualify_probe::Role, std::path::PathBuf), String> {
+fn parse_hide(s: &str) -> Result<(qualify_probe::Role, std::path::PathBuf), HideError> {
     let (role, path) = s
         .split_once('=')
-        .ok_or_else(|| format!("`{s}`: expected ROLE=PATH, e.g. key=/etc/qualify/key.pem"))?;
+        .ok_or_else(|| HideError::NoRole(s.to_string()))?;
     if path.is_empty() {
-        return Err(format!("`{s}`: the path is empty"));
+        return Err(HideError::NoPath(s.to_string()));
     }
     Ok((role.parse()?, std::path::PathBuf::from(path)))
 }

@@ -19,6 +19,27 @@ use qualify_trace::shell::{basename, simple_commands};
 const MAX_TREE_FILES: usize = 50_000;
 const MAX_TREE_BYTES: u64 = 2 << 30;
 
+/// Why a directory has no tree digest (the receipt then names the artifact by its program and
+/// spec alone; `qualify verify --artifact DIR` refuses).
+#[derive(Debug, thiserror::Error)]
+pub enum TreeError {
+    #[error("cannot read {}: {source}", dir.display())]
+    ReadDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file (relative to the directory) that cannot be read.
+    #[error("cannot read {file}: {source}")]
+    ReadFile {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("more than {MAX_TREE_FILES} files")]
+    TooManyFiles,
+    #[error("more than {} GiB of files", MAX_TREE_BYTES >> 30)]
+    TooManyBytes,
+}
+
 /// The artifact's own files as the run records them.
 pub struct ArtifactFiles {
     pub executable: Option<ev::FileDigest>,
@@ -126,7 +147,7 @@ pub fn artifact_files(spec: &Spec) -> ArtifactFiles {
 
 /// Files of `dir` (relative, `/`-separated): git-tracked ones in a git work tree, else every
 /// regular file but `.git/` and `.qualify/`.
-fn tree_files(dir: &Path) -> Result<(Vec<String>, &'static str), String> {
+fn tree_files(dir: &Path) -> Result<(Vec<String>, &'static str), TreeError> {
     let git = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -151,8 +172,10 @@ fn tree_files(dir: &Path) -> Result<(Vec<String>, &'static str), String> {
     let mut files = Vec::new();
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
-        let entries = std::fs::read_dir(dir.join(&rel))
-            .map_err(|e| format!("cannot read {}: {e}", dir.join(&rel).display()))?;
+        let entries = std::fs::read_dir(dir.join(&rel)).map_err(|source| TreeError::ReadDir {
+            dir: dir.join(&rel),
+            source,
+        })?;
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let Ok(kind) = e.file_type() else { continue };
@@ -165,7 +188,7 @@ fn tree_files(dir: &Path) -> Result<(Vec<String>, &'static str), String> {
             } else if kind.is_file() {
                 files.push(child.to_string_lossy().into_owned());
                 if files.len() > MAX_TREE_FILES {
-                    return Err(format!("more than {MAX_TREE_FILES} files"));
+                    return Err(TreeError::TooManyFiles);
                 }
             }
         }
@@ -175,19 +198,22 @@ fn tree_files(dir: &Path) -> Result<(Vec<String>, &'static str), String> {
 
 /// One digest over `dir`'s files: sha256 of `<sha256>  <path>\n` per file, sorted by path —
 /// what `git ls-files | LC_ALL=C sort | xargs sha256sum | sha256sum` prints in a git work tree.
-pub fn tree_digest(dir: &Path) -> Result<ev::TreeDigest, String> {
+pub fn tree_digest(dir: &Path) -> Result<ev::TreeDigest, TreeError> {
     let (mut files, method) = tree_files(dir)?;
     if files.len() > MAX_TREE_FILES {
-        return Err(format!("more than {MAX_TREE_FILES} files"));
+        return Err(TreeError::TooManyFiles);
     }
     files.sort();
     let mut lines = String::new();
     let mut bytes = 0u64;
     for f in &files {
-        let content = std::fs::read(dir.join(f)).map_err(|e| format!("cannot read {f}: {e}"))?;
+        let content = std::fs::read(dir.join(f)).map_err(|source| TreeError::ReadFile {
+            file: f.clone(),
+            source,
+        })?;
         bytes += content.len() as u64;
         if bytes > MAX_TREE_BYTES {
-            return Err(format!("more than {} GiB of files", MAX_TREE_BYTES >> 30));
+            return Err(TreeError::TooManyBytes);
         }
         lines.push_str(&ev::sha256_hex(&content));
         lines.push_str("  ");
@@ -228,5 +254,20 @@ mod tests {
         std::fs::write(dir.join("src/a.c"), "a2").unwrap();
         assert_ne!(tree_digest(&dir).unwrap().sha256, t.sha256);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Why a directory has no tree digest, as the warning and `qualify verify` say it.
+    #[test]
+    fn a_directory_that_cannot_be_digested_says_why() {
+        let missing = Path::new("/nonexistent/qualify-tree");
+        assert_eq!(
+            tree_digest(missing).unwrap_err().to_string(),
+            "cannot read /nonexistent/qualify-tree/: No such file or directory (os error 2)"
+        );
+        assert_eq!(TreeError::TooManyFiles.to_string(), "more than 50000 files");
+        assert_eq!(
+            TreeError::TooManyBytes.to_string(),
+            "more than 2 GiB of files"
+        );
     }
 }

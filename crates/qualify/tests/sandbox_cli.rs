@@ -449,3 +449,34 @@ fn a_spec_command_whose_program_the_sandbox_hides_is_a_setup_error() {
         );
     }
 }
+
+/// A `--hide` that is not `ROLE=PATH` is a usage error (exit 2) that names the value and the
+/// form, before anything runs.
+#[test]
+fn a_bad_hide_value_is_a_usage_error_naming_the_form() {
+    let cases = [
+        (
+            "key",
+            "`key`: expected ROLE=PATH, e.g. key=/etc/qualify/key.pem",
+        ),
+        ("key=", "`key=`: the path is empty"),
+        (
+            "secret=/x",
+            "unknown role `secret`; expected one of: holdout, key, state, home",
+        ),
+    ];
+    for (value, message) in cases {
+        let out = Command::new(QUALIFY)
+            .args(["probe", "--hide", value, "--", "/bin/true"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "invalid value '{value}' for '--hide <ROLE=PATH>': {message}\n"
+            )),
+            "{value}: {stderr}"
+        );
+    }
+}

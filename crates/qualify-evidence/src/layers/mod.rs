@@ -12,6 +12,7 @@ pub mod reproducibility;
 use std::fmt;
 use std::str::FromStr;
 
+use qualify_model::ParseError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -96,16 +97,12 @@ impl fmt::Display for LayerName {
 }
 
 impl FromStr for LayerName {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         LayerName::ALL
             .into_iter()
             .find(|l| l.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown layer `{s}`; expected one of: functional, process, envelope, performance, reproducibility"
-                )
-            })
+            .ok_or_else(|| ParseError::new("layer", s, LayerName::ALL.map(LayerName::as_str)))
     }
 }
 
@@ -148,14 +145,12 @@ impl fmt::Display for LayerStatus {
 }
 
 impl FromStr for LayerStatus {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         LayerStatus::ALL
             .into_iter()
             .find(|l| l.as_str() == s)
-            .ok_or_else(|| {
-                format!("unknown status `{s}`; expected one of: closed, partial, failed, not_run")
-            })
+            .ok_or_else(|| ParseError::new("status", s, LayerStatus::ALL.map(LayerStatus::as_str)))
     }
 }
 

@@ -316,3 +316,16 @@ fn a_load_axis_examines_concurrency() {
     assert_eq!(l.status, LayerStatus::Closed, "{}", l.summary);
     assert!(l.untested.is_empty(), "{:?}", l.untested);
 }
+
+#[test]
+fn unknown_layer_names_and_statuses_name_the_input_and_every_accepted_value() {
+    assert_eq!(
+        "speed".parse::<LayerName>().unwrap_err().to_string(),
+        "unknown layer `speed`; expected one of: functional, process, envelope, performance, \
+         reproducibility"
+    );
+    assert_eq!(
+        "open".parse::<LayerStatus>().unwrap_err().to_string(),
+        "unknown status `open`; expected one of: closed, partial, failed, not_run"
+    );
+}

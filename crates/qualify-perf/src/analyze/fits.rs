@@ -225,8 +225,7 @@ fn workload_model(
     let pts: Vec<(f64, f64)> = g.points.iter().map(|p| (p.x, location_of(p))).collect();
     let noise = noise_of(&g.points);
     let fitted = model::candidates(&pts).and_then(|all| {
-        let k = model::choose(&all, noise)
-            .ok_or_else(|| "no candidate term could be fitted".to_string())?;
+        let k = model::choose(&all, noise).ok_or(model::FitError::NoTerm)?;
         Ok((all[k].clone(), all))
     });
     match fitted {
@@ -256,7 +255,7 @@ fn workload_model(
                     g.censored_cells
                 )
             } else {
-                reason
+                reason.to_string()
             },
         }),
     }

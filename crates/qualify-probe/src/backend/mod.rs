@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
+use qualify_model::ParseError;
+
 use crate::ProbeError;
 use crate::limits::Limits;
 use crate::result::{Enforcement, Strength};
@@ -33,15 +35,17 @@ pub enum BackendChoice {
 }
 
 impl FromStr for BackendChoice {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s {
             "auto" => Ok(BackendChoice::Auto),
             "cgroup2" => Ok(BackendChoice::Cgroup2),
             "cgroup1" => Ok(BackendChoice::Cgroup1),
             "rlimit" => Ok(BackendChoice::Rlimit),
-            other => Err(format!(
-                "unknown backend `{other}`; expected one of: auto, cgroup2, cgroup1, rlimit"
+            other => Err(ParseError::new(
+                "backend",
+                other,
+                ["auto", "cgroup2", "cgroup1", "rlimit"],
             )),
         }
     }
@@ -56,6 +60,78 @@ impl std::fmt::Display for BackendChoice {
             BackendChoice::Rlimit => "rlimit",
         })
     }
+}
+
+/// Why a cgroup backend cannot contain a probe here (`--backend cgroup2|cgroup1` refuses with
+/// it; `auto` states both in its fallback warning).
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("no cgroup2 hierarchy is mounted")]
+    NoCgroup2,
+    /// Every candidate parent group refused, each for its reason.
+    #[error("{}", join(.0))]
+    NoUsableParent(Vec<ParentRefused>),
+    #[error("no cgroup v1 memory hierarchy is mounted")]
+    NoV1Memory,
+    /// Neither qualify's own v1 memory group nor the hierarchy's root took a new group.
+    #[error(
+        "cannot create a group in the v1 memory hierarchy at {} (not writable: run as root)",
+        .0.display()
+    )]
+    V1MemoryNotWritable(PathBuf),
+    /// `--backend cgroup1` with a ceiling whose v1 controller has no writable hierarchy.
+    #[error("no writable v1 {controller} hierarchy for {flag}")]
+    NoV1Controller {
+        controller: &'static str,
+        flag: &'static str,
+    },
+    /// A ceiling could not be written into the probe's group.
+    #[error("cannot write {value} to {}/{file}: {source}", dir.display())]
+    Write {
+        dir: PathBuf,
+        file: &'static str,
+        value: String,
+        source: std::io::Error,
+    },
+}
+
+/// Why one candidate parent group of the unified hierarchy cannot hold a probe's group.
+#[derive(Debug, thiserror::Error)]
+pub enum ParentRefused {
+    #[error(
+        "{} lacks the {} controller(s) (available: {})",
+        parent.display(),
+        missing.join(", "),
+        if available.is_empty() { "none".to_string() } else { available.join(" ") }
+    )]
+    LacksControllers {
+        parent: PathBuf,
+        missing: Vec<&'static str>,
+        available: Vec<String>,
+    },
+    #[error(
+        "cannot enable {controller} in {}/cgroup.subtree_control: {source} (a delegated parent \
+         must hold no processes; set QUALIFY_CGROUP_PARENT to an empty delegated cgroup)",
+        parent.display()
+    )]
+    CannotEnable {
+        parent: PathBuf,
+        controller: &'static str,
+        source: std::io::Error,
+    },
+    #[error("cannot create a group in {}: {source}", parent.display())]
+    CannotCreate {
+        parent: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn join(reasons: &[ParentRefused]) -> String {
+    reasons
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Which backend is in force for one probe.
@@ -103,7 +179,7 @@ pub struct Containment {
 impl Containment {
     /// Create the groups for one probe and apply `limits`.
     pub fn create(choice: BackendChoice, limits: &Limits) -> Result<Containment, ProbeError> {
-        let unavailable = |backend: &str, reason: String| ProbeError::BackendUnavailable {
+        let unavailable = |backend: &str, reason: BackendError| ProbeError::BackendUnavailable {
             backend: backend.to_string(),
             reason,
         };
@@ -346,10 +422,10 @@ fn cpu_quota_us(cpus: f64) -> u64 {
     ((cpus * 100_000.0).round() as u64).max(1000)
 }
 
-fn try_cgroup2(limits: &Limits) -> Result<Containment, String> {
+fn try_cgroup2(limits: &Limits) -> Result<Containment, BackendError> {
     let mounts = cgroupfs::mounts();
     let Some(mount) = mounts.iter().find(|m| m.unified) else {
-        return Err("no cgroup2 hierarchy is mounted".into());
+        return Err(BackendError::NoCgroup2);
     };
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Some(p) = std::env::var_os("QUALIFY_CGROUP_PARENT") {
@@ -378,16 +454,11 @@ fn try_cgroup2(limits: &Limits) -> Result<Containment, String> {
             .filter(|c| !available.contains(c))
             .collect();
         if !missing.is_empty() {
-            reasons.push(format!(
-                "{} lacks the {} controller(s) (available: {})",
-                parent.display(),
-                missing.join(", "),
-                if available.is_empty() {
-                    "none".to_string()
-                } else {
-                    available.join(" ")
-                }
-            ));
+            reasons.push(ParentRefused::LacksControllers {
+                parent,
+                missing,
+                available: available.iter().map(|c| c.to_string()).collect(),
+            });
             continue;
         }
         let subtree = cgroupfs::read(&parent, "cgroup.subtree_control").unwrap_or_default();
@@ -398,14 +469,14 @@ fn try_cgroup2(limits: &Limits) -> Result<Containment, String> {
                 continue;
             }
             let write = cgroupfs::write(&parent, "cgroup.subtree_control", &format!("+{c}"));
-            if let Err(e) = write
+            if let Err(source) = write
                 && wanted.contains(c)
             {
-                enable_failed = Some(format!(
-                    "cannot enable {c} in {}/cgroup.subtree_control: {e} (a delegated parent must \
-                     hold no processes; set QUALIFY_CGROUP_PARENT to an empty delegated cgroup)",
-                    parent.display()
-                ));
+                enable_failed = Some(ParentRefused::CannotEnable {
+                    parent: parent.clone(),
+                    controller: c,
+                    source,
+                });
                 break;
             }
         }
@@ -415,11 +486,8 @@ fn try_cgroup2(limits: &Limits) -> Result<Containment, String> {
         }
         cgroupfs::sweep_stale(&parent);
         let dir = parent.join(cgroupfs::fresh_name());
-        if let Err(e) = std::fs::create_dir(&dir) {
-            reasons.push(format!(
-                "cannot create a group in {}: {e}",
-                parent.display()
-            ));
+        if let Err(source) = std::fs::create_dir(&dir) {
+            reasons.push(ParentRefused::CannotCreate { parent, source });
             continue;
         }
         let mut c = Containment {
@@ -442,9 +510,13 @@ fn try_cgroup2(limits: &Limits) -> Result<Containment, String> {
             fallback_warning: None,
             created: vec![dir.clone()],
         };
-        let set = |file: &str, value: String| {
-            cgroupfs::write(&dir, file, &value)
-                .map_err(|e| format!("cannot write {value} to {}/{file}: {e}", dir.display()))
+        let set = |file: &'static str, value: String| {
+            cgroupfs::write(&dir, file, &value).map_err(|source| BackendError::Write {
+                dir: dir.clone(),
+                file,
+                value,
+                source,
+            })
         };
         if let Some(m) = limits.memory_bytes {
             set("memory.max", m.to_string())?;
@@ -463,10 +535,10 @@ fn try_cgroup2(limits: &Limits) -> Result<Containment, String> {
         }
         return Ok(c);
     }
-    Err(reasons.join("; "))
+    Err(BackendError::NoUsableParent(reasons))
 }
 
-fn try_cgroup1(limits: &Limits, forced: bool) -> Result<Containment, String> {
+fn try_cgroup1(limits: &Limits, forced: bool) -> Result<Containment, BackendError> {
     let mounts = cgroupfs::mounts();
     let find = |ctrl: &str| {
         mounts
@@ -494,13 +566,10 @@ fn try_cgroup1(limits: &Limits, forced: bool) -> Result<Containment, String> {
         None
     };
     let Some(mem_mount) = find("memory") else {
-        return Err("no cgroup v1 memory hierarchy is mounted".into());
+        return Err(BackendError::NoV1Memory);
     };
     let Some(memory) = make(Some("memory"), &mem_mount.path, &mut created) else {
-        return Err(format!(
-            "cannot create a group in the v1 memory hierarchy at {} (not writable: run as root)",
-            mem_mount.path.display()
-        ));
+        return Err(BackendError::V1MemoryNotWritable(mem_mount.path.clone()));
     };
     let mut notes = Vec::new();
     let cleanup = |created: &mut Vec<PathBuf>| {
@@ -531,11 +600,15 @@ fn try_cgroup1(limits: &Limits, forced: bool) -> Result<Containment, String> {
         notes: Vec::new(),
         sandbox: None,
     };
-    let set = |dir: &Path, file: &str, value: String| {
-        cgroupfs::write(dir, file, &value)
-            .map_err(|e| format!("cannot write {value} to {}/{file}: {e}", dir.display()))
+    let set = |dir: &Path, file: &'static str, value: String| {
+        cgroupfs::write(dir, file, &value).map_err(|source| BackendError::Write {
+            dir: dir.to_path_buf(),
+            file,
+            value,
+            source,
+        })
     };
-    let result = (|| -> Result<(), String> {
+    let result = (|| -> Result<(), BackendError> {
         if let Some(m) = limits.memory_bytes {
             set(&memory, "memory.limit_in_bytes", m.to_string())?;
             if memory.join("memory.memsw.limit_in_bytes").exists() {
@@ -555,7 +628,12 @@ fn try_cgroup1(limits: &Limits, forced: bool) -> Result<Containment, String> {
                     set(d, "cpu.cfs_quota_us", cpu_quota_us(cpus).to_string())?;
                     enforcement.cpus = Strength::Kernel;
                 }
-                None if forced => return Err("no writable v1 cpu hierarchy for --cpus".into()),
+                None if forced => {
+                    return Err(BackendError::NoV1Controller {
+                        controller: "cpu",
+                        flag: "--cpus",
+                    });
+                }
                 None => notes.push("cpu ceiling not enforced: no writable v1 cpu hierarchy".into()),
             }
         }
@@ -565,7 +643,12 @@ fn try_cgroup1(limits: &Limits, forced: bool) -> Result<Containment, String> {
                     set(d, "pids.max", p.to_string())?;
                     enforcement.pids = Strength::Kernel;
                 }
-                None if forced => return Err("no writable v1 pids hierarchy for --pids".into()),
+                None if forced => {
+                    return Err(BackendError::NoV1Controller {
+                        controller: "pids",
+                        flag: "--pids",
+                    });
+                }
                 None => {
                     notes.push("pids ceiling not enforced: no writable v1 pids hierarchy".into())
                 }

@@ -30,6 +30,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::errno::Errno;
 use crate::sandbox::Plan as SandboxPlan;
 use crate::{ProbeError, ProbeSpec};
 
@@ -41,7 +42,28 @@ pub enum Guard {
     /// The init is pid 1 of a PID namespace.
     PidNamespace,
     /// No PID namespace (why): the init is a child subreaper.
-    Subreaper(String),
+    Subreaper(NoPidNamespace),
+}
+
+/// Why a cell has no PID namespace: the text `enforcement.on_qualify_death` and the sandbox's
+/// `pid` layer state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoPidNamespace {
+    #[error("turned off by QUALIFY_SIMULATE_MISSING")]
+    Simulated,
+    /// As root, the kernel refused `CLONE_NEWPID`.
+    #[error("the kernel refused a PID namespace: {0}")]
+    Refused(Errno),
+    /// Not root: a PID namespace needs a user namespace, and the kernel refused one.
+    #[error(
+        "not root, and the kernel refused an unprivileged user namespace: {0} (enable user \
+         namespaces, e.g. sysctl kernel.unprivileged_userns_clone=1)"
+    )]
+    UserNamespaceRefused(Errno),
+    /// The host allows them, but this cell's were refused when it started (e.g. a limit on
+    /// namespaces reached).
+    #[error("the kernel refused the namespaces: {0}")]
+    RefusedAtStart(Errno),
 }
 
 impl Guard {
@@ -134,12 +156,10 @@ pub(crate) struct Prepared<'a> {
     pub keep: Vec<RawFd>,
 }
 
-fn cstring(s: &OsStr, what: &str) -> Result<CString, ProbeError> {
-    CString::new(s.as_bytes()).map_err(|_| {
-        ProbeError::io(
-            format!("{what} `{}` contains a NUL byte", s.to_string_lossy()),
-            std::io::Error::from(std::io::ErrorKind::InvalidInput),
-        )
+fn cstring(s: &OsStr, what: &'static str) -> Result<CString, ProbeError> {
+    CString::new(s.as_bytes()).map_err(|_| ProbeError::NulByte {
+        what,
+        text: s.to_string_lossy().into_owned(),
     })
 }
 
@@ -221,11 +241,12 @@ pub(crate) struct Launch<'a> {
 
 /// Whether this host lets qualify make the namespaces a cell needs, decided once: `Ok` with the
 /// extra `clone` flags (a user namespace for an ordinary user), `Err` with the reason.
-fn namespaces_possible() -> &'static Result<libc::c_int, String> {
-    static ONCE: std::sync::OnceLock<Result<libc::c_int, String>> = std::sync::OnceLock::new();
+fn namespaces_possible() -> &'static Result<libc::c_int, NoPidNamespace> {
+    static ONCE: std::sync::OnceLock<Result<libc::c_int, NoPidNamespace>> =
+        std::sync::OnceLock::new();
     ONCE.get_or_init(|| {
         if crate::sandbox::simulated_missing("pidns") {
-            return Err("turned off by QUALIFY_SIMULATE_MISSING".into());
+            return Err(NoPidNamespace::Simulated);
         }
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
@@ -233,21 +254,17 @@ fn namespaces_possible() -> &'static Result<libc::c_int, String> {
         raw::try_namespaces(libc::CLONE_NEWPID | flags)
             .map(|()| flags)
             .map_err(|errno| {
-                let e = std::io::Error::from_raw_os_error(errno);
                 if root {
-                    format!("the kernel refused a PID namespace: {e}")
+                    NoPidNamespace::Refused(Errno(errno))
                 } else {
-                    format!(
-                        "not root, and the kernel refused an unprivileged user namespace: {e} \
-                         (enable user namespaces, e.g. sysctl kernel.unprivileged_userns_clone=1)"
-                    )
+                    NoPidNamespace::UserNamespaceRefused(Errno(errno))
                 }
             })
     })
 }
 
 /// The clone flags a cell gets on this host and, without a PID namespace, why not.
-pub(crate) fn base_flags() -> (libc::c_int, Option<String>) {
+pub(crate) fn base_flags() -> (libc::c_int, Option<NoPidNamespace>) {
     match namespaces_possible() {
         Ok(user) => (libc::CLONE_NEWPID | user, None),
         Err(why) => (0, Some(why.clone())),
@@ -421,10 +438,7 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
             // The namespaces were refused for this cell (e.g. a limit on namespaces reached):
             // a subreaper init still holds the tree. (A sandboxed cell is never started with
             // less than its plan states: that is an error instead.)
-            guard = Guard::Subreaper(format!(
-                "the kernel refused the namespaces: {}",
-                std::io::Error::from_raw_os_error(errno)
-            ));
+            guard = Guard::Subreaper(NoPidNamespace::RefusedAtStart(Errno(errno)));
             prepared.pidns = false;
             prepared.newns = false;
             prepared.maps = None;
@@ -540,10 +554,9 @@ fn read_failure(f: &mut File) -> Option<Failure> {
 /// named with what they touched.
 fn failure_error(f: Option<Failure>, name: &str, l: &Launch<'_>) -> ProbeError {
     let Some(f) = f else {
-        return ProbeError::io(
-            format!("starting `{name}`: the cell's init ended before the program started"),
-            std::io::Error::other("init ended"),
-        );
+        return ProbeError::InitEnded {
+            program: name.to_string(),
+        };
     };
     let err = std::io::Error::from_raw_os_error(f.errno);
     let stage = Stage::from_u32(f.stage);

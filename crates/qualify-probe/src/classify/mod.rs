@@ -275,7 +275,7 @@ impl Watch {
             anon_bytes: procs.iter().map(|p| p.anon_bytes).sum(),
             tasks: live.iter().map(|t| t.tid).collect(),
         };
-        let rules = RULES.as_ref().map_err(String::as_str);
+        let rules = RULES.as_ref();
         if let Some(finding) = self.spin.observe(now, procs, still, inspect, rules) {
             return Some(Ending::SpinDeadlock(finding));
         }

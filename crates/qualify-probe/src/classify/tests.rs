@@ -323,7 +323,7 @@ fn watch_decisions() {
         let mut inspect = Scripted::new(c.procs.clone());
         inspect.memory_moves = c.memory_moves;
         if !c.sampler {
-            inspect.sampler = Err(crate::stacks::NO_SAMPLER.to_string());
+            inspect.sampler = Err(crate::stacks::NoSampler);
         }
         let l = limits(2.0, c.progress);
         // 6 s of samples: three stall windows.

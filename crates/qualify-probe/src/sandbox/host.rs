@@ -1,25 +1,55 @@
 //! What this host offers the sandbox, asked once per process: user and PID namespaces (from the
 //! cell), the Landlock ABI, `mount_setattr` (recursive read-only, idmapped mounts), seccomp.
-//! Each answer that is "no" carries the reason the evidence will state.
+//! Each answer that is "no" carries the reason the evidence will state ([`Missing`]).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::simulated_missing;
+use crate::cell::NoPidNamespace;
+use crate::errno::Errno;
 
 pub(crate) struct Host {
     pub root: bool,
     /// Namespaces can be made (a PID, mount and network namespace; with a user namespace when
     /// not root), else why not.
-    pub namespaces: Result<(), String>,
+    pub namespaces: Result<(), NoPidNamespace>,
     /// The Landlock ABI version, else why none.
-    pub landlock: Result<i32, String>,
+    pub landlock: Result<i32, Missing>,
     /// `mount_setattr` (Linux 5.12): recursive read-only remount and idmapped mounts.
-    pub mount_setattr: Result<(), String>,
+    pub mount_setattr: Result<(), Missing>,
     /// seccomp filters can be installed here (x86-64 only: the filter names syscall numbers).
-    pub seccomp: Result<(), String>,
+    pub seccomp: Result<(), Missing>,
 }
 
-const SIMULATED: &str = "turned off by QUALIFY_SIMULATE_MISSING";
+/// Why a mechanism of the sandbox is missing here: the text its layer's `reason` states.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum Missing {
+    /// Listed in `QUALIFY_SIMULATE_MISSING`.
+    #[error("turned off by QUALIFY_SIMULATE_MISSING")]
+    Simulated,
+    /// The sandbox's namespaces are made beside the cell's PID namespace, and there is none.
+    #[error("no PID namespace to make it with: {0}")]
+    NoPidNamespace(NoPidNamespace),
+    #[error("the kernel has no Landlock (Linux 5.13+ built with it)")]
+    NoLandlock,
+    #[error(
+        "Landlock is built into the kernel but not enabled (add it to the lsm= boot parameter)"
+    )]
+    LandlockNotEnabled,
+    /// The Landlock version query failed otherwise.
+    #[error("Landlock is unavailable: {0}")]
+    LandlockUnavailable(Errno),
+    #[error("the kernel has no mount_setattr (Linux 5.12+)")]
+    NoMountSetattr,
+    /// The filter names x86-64 system call numbers.
+    #[error("the seccomp filter is written for x86-64 only")]
+    SeccompArchitecture,
+    #[error("the kernel has no seccomp: {0}")]
+    NoSeccomp(Errno),
+    /// qualify's own filter did not compile (a defect of qualify, stated rather than hidden).
+    #[error("building the seccomp filter: {0}")]
+    SeccompFilter(Arc<seccompiler::BackendError>),
+}
 
 pub(crate) fn host() -> &'static Host {
     static HOST: OnceLock<Host> = OnceLock::new();
@@ -40,7 +70,7 @@ pub(crate) fn host() -> &'static Host {
     })
 }
 
-fn landlock_abi() -> Result<i32, String> {
+fn landlock_abi() -> Result<i32, Missing> {
     // SAFETY: the version query takes no ruleset.
     let v = unsafe {
         libc::syscall(
@@ -53,19 +83,14 @@ fn landlock_abi() -> Result<i32, String> {
     if v > 0 {
         return Ok(v as i32);
     }
-    let e = std::io::Error::last_os_error();
-    Err(match e.raw_os_error() {
-        Some(libc::ENOSYS) => "the kernel has no Landlock (Linux 5.13+ built with it)".into(),
-        Some(libc::EOPNOTSUPP) => {
-            "Landlock is built into the kernel but not enabled (add it to the lsm= boot \
-             parameter)"
-                .into()
-        }
-        _ => format!("Landlock is unavailable: {e}"),
+    Err(match Errno::last() {
+        Errno(libc::ENOSYS) => Missing::NoLandlock,
+        Errno(libc::EOPNOTSUPP) => Missing::LandlockNotEnabled,
+        e => Missing::LandlockUnavailable(e),
     })
 }
 
-fn mount_setattr() -> Result<(), String> {
+fn mount_setattr() -> Result<(), Missing> {
     // An invalid fd: EBADF means the call exists.
     // SAFETY: no memory is passed that the kernel could write.
     let r = unsafe {
@@ -78,52 +103,46 @@ fn mount_setattr() -> Result<(), String> {
             0usize,
         )
     };
-    let e = std::io::Error::last_os_error();
-    if r < 0 && e.raw_os_error() == Some(libc::ENOSYS) {
-        return Err("the kernel has no mount_setattr (Linux 5.12+)".into());
+    if r < 0 && Errno::last() == Errno(libc::ENOSYS) {
+        return Err(Missing::NoMountSetattr);
     }
     Ok(())
 }
 
-fn seccomp() -> Result<(), String> {
+fn seccomp() -> Result<(), Missing> {
     if !cfg!(target_arch = "x86_64") {
-        return Err("the seccomp filter is written for x86-64 only".into());
+        return Err(Missing::SeccompArchitecture);
     }
     // SAFETY: plain prctl query.
     let r = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
     if r < 0 {
-        return Err(format!(
-            "the kernel has no seccomp: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(Missing::NoSeccomp(Errno::last()));
     }
     Ok(())
 }
 
 impl Host {
-    /// Namespaces for the sandbox (beyond the cell's PID namespace), or why not.
-    pub fn namespaces(&self, mechanism: &str) -> Result<(), String> {
+    /// Namespaces for the sandbox (beyond the cell's PID namespace), or why not: without the
+    /// cell's PID namespace there are none, simulated or not.
+    pub fn namespaces(&self, mechanism: &str) -> Result<(), Missing> {
+        self.namespaces.clone().map_err(Missing::NoPidNamespace)?;
         if simulated_missing(mechanism) {
-            return Err(SIMULATED.into());
+            return Err(Missing::Simulated);
         }
-        self.namespaces.clone()
+        Ok(())
     }
 
-    pub fn landlock(&self) -> Result<i32, String> {
+    pub fn landlock(&self) -> Result<i32, Missing> {
         if simulated_missing("landlock") {
-            return Err(SIMULATED.into());
+            return Err(Missing::Simulated);
         }
         self.landlock.clone()
     }
 
-    pub fn seccomp(&self) -> Result<(), String> {
+    pub fn seccomp(&self) -> Result<(), Missing> {
         if simulated_missing("seccomp") {
-            return Err(SIMULATED.into());
+            return Err(Missing::Simulated);
         }
         self.seccomp.clone()
     }
-}
-
-pub(crate) fn simulated() -> &'static str {
-    SIMULATED
 }

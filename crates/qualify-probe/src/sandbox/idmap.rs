@@ -9,10 +9,48 @@ use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::host::Missing;
 use crate::cell::{clone_raw, close_others, errno};
+use crate::errno::Errno;
+
+/// Why the sandbox's user cannot write a place through an idmapped mount (it then runs as root
+/// without capabilities, and the `user` layer says why).
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum IdmapError {
+    /// `idmap` is listed in `QUALIFY_SIMULATE_MISSING`.
+    #[error("turned off by QUALIFY_SIMULATE_MISSING")]
+    Simulated,
+    #[error("no mount namespace: {0}")]
+    NoMountNamespace(Missing),
+    #[error("a pipe for the idmap namespace: {0}")]
+    Pipe(Errno),
+    #[error("a user namespace for the idmapped workdir: {0}")]
+    UserNamespace(Errno),
+    /// Writing the namespace's `uid_map` or `gid_map`.
+    #[error("writing the idmap namespace's {file}: {source}")]
+    WriteMap {
+        file: &'static str,
+        source: Arc<std::io::Error>,
+    },
+    #[error("opening the idmap namespace: {0}")]
+    OpenNamespace(Arc<std::io::Error>),
+    /// The place to map cannot be looked at.
+    #[error("{}: {source}", path.display())]
+    Stat {
+        path: PathBuf,
+        source: Arc<std::io::Error>,
+    },
+    #[error("a NUL in the path")]
+    NulInPath,
+    #[error("a mount namespace to try an idmapped mount: {0}")]
+    MountNamespace(Errno),
+    /// The trial mount failed with this errno.
+    #[error("the filesystem of {} does not support idmapped mounts ({errno})", path.display())]
+    Unsupported { path: PathBuf, errno: Errno },
+}
 
 /// `struct mount_attr` of `mount_setattr(2)`.
 #[repr(C)]
@@ -33,7 +71,7 @@ pub(crate) const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
 type Mapping = (u32, u32, u32, u32);
 
 /// The user namespace for `m`, made once.
-pub(crate) fn userns(m: Mapping) -> Result<Arc<OwnedFd>, String> {
+pub(crate) fn userns(m: Mapping) -> Result<Arc<OwnedFd>, IdmapError> {
     static CACHE: Mutex<Vec<(Mapping, Arc<OwnedFd>)>> = Mutex::new(Vec::new());
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, fd)) = cache.iter().find(|(k, _)| *k == m) {
@@ -44,24 +82,18 @@ pub(crate) fn userns(m: Mapping) -> Result<Arc<OwnedFd>, String> {
     Ok(fd)
 }
 
-fn make_userns((iu, ig, ou, og): Mapping) -> Result<OwnedFd, String> {
+fn make_userns((iu, ig, ou, og): Mapping) -> Result<OwnedFd, IdmapError> {
     let mut fds = [0; 2];
     // SAFETY: two out-slots.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(format!(
-            "a pipe for the idmap namespace: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(IdmapError::Pipe(Errno::last()));
     }
     // SAFETY: both fds are ours.
     let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     // SAFETY: the child only reads a pipe and exits.
     let pid = unsafe { clone_raw(libc::CLONE_NEWUSER) };
     if pid < 0 {
-        return Err(format!(
-            "a user namespace for the idmapped workdir: {}",
-            std::io::Error::from_raw_os_error(errno())
-        ));
+        return Err(IdmapError::UserNamespace(Errno(errno())));
     }
     if pid == 0 {
         let mut b = 0u8;
@@ -74,17 +106,19 @@ fn make_userns((iu, ig, ou, og): Mapping) -> Result<OwnedFd, String> {
     }
     drop(r);
     let pid = pid as i32;
-    let result = (|| -> Result<OwnedFd, String> {
-        let write = |file: &str, text: String| {
-            std::fs::write(format!("/proc/{pid}/{file}"), text)
-                .map_err(|e| format!("writing the idmap namespace's {file}: {e}"))
+    let result = (|| -> Result<OwnedFd, IdmapError> {
+        let write = |file: &'static str, text: String| {
+            std::fs::write(format!("/proc/{pid}/{file}"), text).map_err(|e| IdmapError::WriteMap {
+                file,
+                source: Arc::new(e),
+            })
         };
         // A mount's idmapping reads on-disk ids as ids inside the namespace: the owner's uid
         // inside maps to the sandbox user's outside.
         write("uid_map", format!("{ou} {iu} 1\n"))?;
         write("gid_map", format!("{og} {ig} 1\n"))?;
         let f = std::fs::File::open(format!("/proc/{pid}/ns/user"))
-            .map_err(|e| format!("opening the idmap namespace: {e}"))?;
+            .map_err(|e| IdmapError::OpenNamespace(Arc::new(e)))?;
         Ok(OwnedFd::from(f))
     })();
     drop(w);
@@ -96,11 +130,14 @@ fn make_userns((iu, ig, ou, og): Mapping) -> Result<OwnedFd, String> {
 
 /// Whether the filesystem of `path` supports idmapped mounts with `userns`, tried once per
 /// device in a throwaway child with its own mount namespace.
-pub(crate) fn supported(path: &Path, userns: &OwnedFd) -> Result<(), String> {
+pub(crate) fn supported(path: &Path, userns: &OwnedFd) -> Result<(), IdmapError> {
     use std::os::unix::fs::MetadataExt;
-    static CACHE: Mutex<Option<HashMap<u64, Result<(), String>>>> = Mutex::new(None);
+    static CACHE: Mutex<Option<HashMap<u64, Result<(), IdmapError>>>> = Mutex::new(None);
     let dev = std::fs::metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
+        .map_err(|e| IdmapError::Stat {
+            path: path.to_path_buf(),
+            source: Arc::new(e),
+        })?
         .dev();
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let cache = cache.get_or_insert_with(HashMap::new);
@@ -112,16 +149,13 @@ pub(crate) fn supported(path: &Path, userns: &OwnedFd) -> Result<(), String> {
     r
 }
 
-fn try_idmap(path: &Path, userns: &OwnedFd) -> Result<(), String> {
-    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| "a NUL in the path")?;
+fn try_idmap(path: &Path, userns: &OwnedFd) -> Result<(), IdmapError> {
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| IdmapError::NulInPath)?;
     let ns = userns.as_raw_fd();
     // SAFETY: the child makes raw syscalls on prepared memory, then exits.
     let pid = unsafe { clone_raw(libc::CLONE_NEWNS) };
     if pid < 0 {
-        return Err(format!(
-            "a mount namespace to try an idmapped mount: {}",
-            std::io::Error::from_raw_os_error(errno())
-        ));
+        return Err(IdmapError::MountNamespace(Errno(errno())));
     }
     if pid == 0 {
         // SAFETY: raw syscalls in the child.
@@ -163,9 +197,8 @@ fn try_idmap(path: &Path, userns: &OwnedFd) -> Result<(), String> {
     } else {
         libc::EINVAL
     };
-    Err(format!(
-        "the filesystem of {} does not support idmapped mounts ({})",
-        path.display(),
-        std::io::Error::from_raw_os_error(code)
-    ))
+    Err(IdmapError::Unsupported {
+        path: path.to_path_buf(),
+        errno: Errno(code),
+    })
 }

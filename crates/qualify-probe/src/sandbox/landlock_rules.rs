@@ -62,26 +62,44 @@ pub(crate) struct Grants<'a> {
     pub hidden: &'a [PathBuf],
 }
 
+/// Why the Landlock ruleset could not be built (the filesystem layer then says so and relies
+/// on the mount namespace alone).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LandlockError {
+    #[error("building the Landlock ruleset: {0}")]
+    Ruleset(#[source] landlock::RulesetError),
+    #[error("adding a Landlock rule for {}: {source}", path.display())]
+    Rule {
+        path: PathBuf,
+        source: landlock::RulesetError,
+    },
+    /// The crate's best effort left nothing to enforce on this kernel.
+    #[error("the kernel accepted no Landlock ruleset")]
+    NotAccepted,
+}
+
 /// Build the ruleset; returns its fd, or why it could not be built.
-pub(crate) fn build(g: &Grants<'_>) -> Result<OwnedFd, String> {
+pub(crate) fn build(g: &Grants<'_>) -> Result<OwnedFd, LandlockError> {
     let all: BitFlags<AccessFs> = AccessFs::from_all(TARGET) & !AccessFs::IoctlDev;
     let read: BitFlags<AccessFs> = AccessFs::from_read(TARGET);
-    let err = |e: landlock::RulesetError| format!("building the Landlock ruleset: {e}");
     let mut rs = Ruleset::default()
         .handle_access(all)
-        .map_err(err)?
+        .map_err(LandlockError::Ruleset)?
         .scope(Scope::Signal | Scope::AbstractUnixSocket)
-        .map_err(err)?
+        .map_err(LandlockError::Ruleset)?
         .create()
-        .map_err(err)?;
-    let mut add = |path: &Path, access: BitFlags<AccessFs>| -> Result<(), String> {
+        .map_err(LandlockError::Ruleset)?;
+    let mut add = |path: &Path, access: BitFlags<AccessFs>| -> Result<(), LandlockError> {
         // Paths that do not exist (a dangling link, a device the host lacks) grant nothing.
         let Ok(fd) = PathFd::new(path) else {
             return Ok(());
         };
         (&mut rs)
             .add_rule(PathBeneath::new(fd, access))
-            .map_err(|e| format!("adding a Landlock rule for {}: {e}", path.display()))?;
+            .map_err(|source| LandlockError::Rule {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Ok(())
     };
     for p in read_roots(g.hidden) {
@@ -108,7 +126,7 @@ pub(crate) fn build(g: &Grants<'_>) -> Result<OwnedFd, String> {
         AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::ReadDir,
     )?;
     let fd: Option<OwnedFd> = rs.into();
-    fd.ok_or_else(|| "the kernel accepted no Landlock ruleset".to_string())
+    fd.ok_or(LandlockError::NotAccepted)
 }
 
 /// Access bits of `landlock_path_beneath_attr` (the kernel's ABI).

@@ -36,6 +36,8 @@ pub use qualify_model::enforcement::{
     HiddenLayer, HiddenPath, Layer, Mode, Role, SandboxEnforcement,
 };
 
+use qualify_model::ParseError;
+
 use crate::netns::Netns;
 
 pub(crate) use plan::Plan;
@@ -80,14 +82,16 @@ impl Network {
 }
 
 impl FromStr for Network {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Network, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Network, ParseError> {
         match s {
             "none" => Ok(Network::None),
             "loopback" => Ok(Network::Loopback),
             "host" => Ok(Network::Host),
-            other => Err(format!(
-                "unknown network policy `{other}`; expected one of: none, loopback, host"
+            other => Err(ParseError::new(
+                "network policy",
+                other,
+                ["none", "loopback", "host"],
             )),
         }
     }

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use seccompiler::BpfProgram;
 
-use super::host::{host, simulated};
+use super::host::{Missing, host};
 use super::idmap::{
-    self, AT_RECURSIVE, MOUNT_ATTR_IDMAP, MOUNT_ATTR_RDONLY, MOVE_MOUNT_F_EMPTY_PATH, MountAttr,
-    OPEN_TREE_CLONE,
+    self, AT_RECURSIVE, IdmapError, MOUNT_ATTR_IDMAP, MOUNT_ATTR_RDONLY, MOVE_MOUNT_F_EMPTY_PATH,
+    MountAttr, OPEN_TREE_CLONE,
 };
 use super::{
     HiddenLayer, HiddenPath, Layer, Mode, Network, Role, Sandbox, SandboxEnforcement,
@@ -118,11 +118,9 @@ pub struct Plan {
 }
 
 fn cstr(p: &Path) -> Result<CString, ProbeError> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| {
-        ProbeError::io(
-            format!("sandbox path {} contains a NUL byte", p.display()),
-            std::io::Error::from(std::io::ErrorKind::InvalidInput),
-        )
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| ProbeError::NulByte {
+        what: "sandbox path",
+        text: p.display().to_string(),
     })
 }
 
@@ -209,12 +207,7 @@ impl Plan {
             match canonical(w) {
                 Some(c) if !writable.contains(&c) => writable.push(c),
                 Some(_) => {}
-                None => {
-                    return Err(ProbeError::io(
-                        format!("sandbox: the writable path {} does not exist", w.display()),
-                        std::io::Error::from(std::io::ErrorKind::NotFound),
-                    ));
-                }
+                None => return Err(ProbeError::WritableMissing { path: w.clone() }),
             }
         }
         let readable: Vec<PathBuf> = sb.readable.iter().filter_map(|r| canonical(r)).collect();
@@ -230,21 +223,13 @@ impl Plan {
         let granted: Vec<PathBuf> = writable.iter().chain(&readable).cloned().collect();
 
         // --- which mechanisms this host gives us
-        let pidns = crate::cell::base_flags().1.is_none();
+        let no_pidns = crate::cell::base_flags().1;
+        let pidns = no_pidns.is_none();
         // The cell adds the sandbox's namespaces only beside its PID namespace.
-        let with_pidns = |r: Result<(), String>| {
-            if pidns {
-                r
-            } else {
-                Err(format!(
-                    "no PID namespace to make it with: {}",
-                    crate::cell::base_flags().1.unwrap_or_default()
-                ))
-            }
-        };
-        let ns = with_pidns(h.namespaces("mountns"));
-        let mountns = ns.clone().and_then(|()| h.mount_setattr.clone());
-        let netns_ok = with_pidns(h.namespaces("netns"));
+        let mountns = h
+            .namespaces("mountns")
+            .and_then(|()| h.mount_setattr.clone());
+        let netns_ok = h.namespaces("netns");
         let landlock = h.landlock();
         let seccomp_ok = h.seccomp();
 
@@ -256,12 +241,9 @@ impl Plan {
         let mut user_notes: Vec<String> = Vec::new();
         if h.root {
             let wanted = match &sb.user {
-                Some(u) => lookup_user(u).ok_or_else(|| {
-                    ProbeError::io(
-                        format!("sandbox: no user `{u}` in /etc/passwd"),
-                        std::io::Error::from(std::io::ErrorKind::NotFound),
-                    )
-                })?,
+                Some(u) => {
+                    lookup_user(u).ok_or_else(|| ProbeError::NoSuchUser { user: u.clone() })?
+                }
                 None => match owner(&workdir) {
                     Some((u, g)) if u != 0 => (u, g),
                     _ => lookup_user("nobody").unwrap_or((65534, 65534)),
@@ -269,7 +251,7 @@ impl Plan {
             };
             let mut why_root: Option<String> = None;
             if simulated_missing("setuid") {
-                why_root = Some(simulated().into());
+                why_root = Some(Missing::Simulated.to_string());
             } else if wanted.0 == 0 {
                 why_root = Some(
                     "the policy keeps the current user (user = root; a Slurm cell by default: \
@@ -286,11 +268,11 @@ impl Plan {
                     continue;
                 }
                 let tried = if simulated_missing("idmap") {
-                    Err(simulated().to_string())
+                    Err(IdmapError::Simulated)
                 } else {
                     mountns
                         .clone()
-                        .map_err(|e| format!("no mount namespace: {e}"))
+                        .map_err(IdmapError::NoMountNamespace)
                         .and_then(|()| idmap::userns((wanted.0, wanted.1, ou, og)))
                         .and_then(|fd| idmap::supported(w, &fd).map(|()| fd))
                 };
@@ -503,17 +485,7 @@ impl Plan {
         };
 
         // --- pid
-        let pid = if pidns {
-            let mut m = vec!["PID namespace".to_string(), "new session".to_string()];
-            if mountns.is_ok() {
-                m.push("/proc of the namespace".into());
-            }
-            if matches!(landlock, Ok(abi) if abi >= 6) && ruleset.is_some() {
-                m.push("landlock signal scope".into());
-            }
-            Layer::kernel("own PID namespace and session; qualify out of reach", m)
-        } else {
-            let why = crate::cell::base_flags().1.unwrap_or_default();
+        let pid = if let Some(why) = no_pidns {
             let mut l = Layer::none(
                 "own PID namespace and session; qualify out of reach",
                 format!("no PID namespace: {why}"),
@@ -523,6 +495,15 @@ impl Plan {
                 l.mechanisms.push("landlock signal scope".into());
             }
             l
+        } else {
+            let mut m = vec!["PID namespace".to_string(), "new session".to_string()];
+            if mountns.is_ok() {
+                m.push("/proc of the namespace".into());
+            }
+            if matches!(landlock, Ok(abi) if abi >= 6) && ruleset.is_some() {
+                m.push("landlock signal scope".into());
+            }
+            Layer::kernel("own PID namespace and session; qualify out of reach", m)
         };
 
         // --- syscalls
@@ -531,7 +512,7 @@ impl Plan {
                 Layer::kernel(seccomp::policy(), vec!["seccomp-bpf".into()]),
                 p,
             ),
-            Err(e) => (Layer::none(seccomp::policy(), e), Vec::new()),
+            Err(e) => (Layer::none(seccomp::policy(), e.to_string()), Vec::new()),
         };
 
         let evidence = SandboxEnforcement {
@@ -566,10 +547,7 @@ impl Plan {
             let mut open = |p: &Path, steps: &mut Vec<MountStep>| -> Result<usize, ProbeError> {
                 let s = slot;
                 if s >= MAX_SLOTS {
-                    return Err(ProbeError::io(
-                        "sandbox: too many writable, readable and hidden paths",
-                        std::io::Error::from(std::io::ErrorKind::InvalidInput),
-                    ));
+                    return Err(ProbeError::TooManyPaths);
                 }
                 slot += 1;
                 steps.push(MountStep::Open {

@@ -14,6 +14,8 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
+use super::host::Missing;
+
 /// The syscalls denied outright (names for the evidence).
 #[cfg(target_arch = "x86_64")]
 const DENIED: &[(&str, libc::c_long)] = &[
@@ -74,19 +76,19 @@ pub(crate) fn policy() -> String {
 }
 
 /// The two programs, installed in order (compiled once per process).
-pub(crate) fn programs() -> Result<Vec<BpfProgram>, String> {
-    static ONCE: std::sync::OnceLock<Result<Vec<BpfProgram>, String>> = std::sync::OnceLock::new();
+pub(crate) fn programs() -> Result<Vec<BpfProgram>, Missing> {
+    static ONCE: std::sync::OnceLock<Result<Vec<BpfProgram>, Missing>> = std::sync::OnceLock::new();
     ONCE.get_or_init(compile).clone()
 }
 
-fn compile() -> Result<Vec<BpfProgram>, String> {
+fn compile() -> Result<Vec<BpfProgram>, Missing> {
     #[cfg(not(target_arch = "x86_64"))]
     {
-        Err("the seccomp filter is written for x86-64 only".to_string())
+        Err(Missing::SeccompArchitecture)
     }
     #[cfg(target_arch = "x86_64")]
     {
-        let err = |e: seccompiler::BackendError| format!("building the seccomp filter: {e}");
+        let err = |e: seccompiler::BackendError| Missing::SeccompFilter(std::sync::Arc::new(e));
         let mut denied: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
         for (_, nr) in DENIED {
             denied.insert(*nr, Vec::new());

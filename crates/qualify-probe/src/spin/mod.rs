@@ -26,7 +26,7 @@ use crate::blocking::{Class, ThreadWait};
 use crate::inspect::Inspect;
 use crate::memory::Snapshot;
 use crate::ranks::{self, RankId, World};
-use crate::rules::{InCall, MatchedBy, Rules, StackKind};
+use crate::rules::{InCall, MatchedBy, Rules, StackKind, TableError};
 use crate::sample::ProcSnap;
 use crate::stacks::{MAX_SAMPLED, ProcStacks};
 
@@ -232,7 +232,7 @@ impl SpinWatch {
         snaps: &[ProcSnap],
         still: Stillness,
         inspect: &mut dyn Inspect,
-        rules: Result<&Rules, &str>,
+        rules: Result<&Rules, &TableError>,
     ) -> Option<Box<Finding>> {
         if self.prev.as_ref() != Some(&still) {
             self.prev = Some(still);
@@ -269,7 +269,7 @@ impl SpinWatch {
             let tool = match inspect.sampler() {
                 Ok(t) => t,
                 Err(why) => {
-                    self.give_up(why);
+                    self.give_up(why.to_string());
                     return None;
                 }
             };

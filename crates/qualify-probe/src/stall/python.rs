@@ -4,6 +4,8 @@
 
 use serde::Deserialize;
 
+use crate::stacks::ToolError;
+
 #[derive(Debug, Deserialize)]
 struct RawThread {
     thread_name: Option<String>,
@@ -30,9 +32,8 @@ pub struct PyThread {
 }
 
 /// Parse `py-spy dump --json`; `Err` says what was wrong with it.
-pub fn parse(json: &str) -> Result<Vec<PyThread>, String> {
-    let raw: Vec<RawThread> =
-        serde_json::from_str(json).map_err(|e| format!("py-spy printed no thread list: {e}"))?;
+pub fn parse(json: &str) -> Result<Vec<PyThread>, ToolError> {
+    let raw: Vec<RawThread> = serde_json::from_str(json).map_err(ToolError::PySpyOutput)?;
     Ok(raw
         .into_iter()
         .filter_map(|t| {
