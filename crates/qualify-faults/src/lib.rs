@@ -10,7 +10,10 @@ pub mod proxy;
 pub mod record;
 pub mod stats;
 
-pub use behaviour::{Behaviour, Observation, Recovery, Verdict, judge, recovery_time};
+pub use behaviour::{
+    Behaviour, Noise, Observation, Recovery, ResourceKind, ResourceObservation, Verdict, judge,
+    recovery_time,
+};
 pub use checker::{SetCheck, check_set, check_set_read};
 pub use proxy::{Proxy, ProxyConfig, ProxyError, Window};
 /// The fault grammar is the shared vocabulary's (`qualify_model::fault`).

@@ -37,6 +37,8 @@ pub struct CellRunner<'a> {
     /// The first probe that could not start at all (command not found, backend missing): it
     /// stops the run, which then fails with this error.
     setup_error: OnceLock<ProbeError>,
+    /// The `none` cells measured so far: the noise floor of the faulted service cells.
+    controls: qualify_service::Controls,
 }
 
 impl<'a> CellRunner<'a> {
@@ -48,6 +50,7 @@ impl<'a> CellRunner<'a> {
             cancel: ctx.cancel,
             executor,
             setup_error: OnceLock::new(),
+            controls: qualify_service::Controls::new(),
         }
     }
 
@@ -110,6 +113,7 @@ impl<'a> CellRunner<'a> {
             spec: self.spec,
             backend: self.backend,
             cancel: self.cancel,
+            controls: &self.controls,
         }
     }
 
