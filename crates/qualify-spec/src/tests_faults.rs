@@ -775,6 +775,17 @@ fn the_service_starter_s_fault_examples_are_valid_uncommented() {
     assert_eq!(spec.dependencies.len(), 1);
     assert!(spec.faults.is_some());
     assert_eq!(spec.axis("db_fault").unwrap().faults().len(), 4);
+    assert_eq!(
+        spec.axis("db_fault")
+            .unwrap()
+            .expected_of(&AxisValue::Text("down".into())),
+        Some(&[qualify_model::fault::Verdict::FailsFast][..])
+    );
+    assert!(
+        spec.slos
+            .iter()
+            .any(|s| s.phase == qualify_model::SloPhase::Fault)
+    );
     let recovery = spec.recovery.unwrap();
     assert!(recovery.writes.is_some());
     assert_eq!(spec.target.unwrap().dependencies, ["db"]);

@@ -85,6 +85,21 @@ fn verdict(c: &Value) -> &str {
     record(c)["behaviour"]["verdict"].as_str().unwrap_or("?")
 }
 
+/// PostgreSQL 15's server and psql, as Debian installs them (`QUALIFY_REQUIRE_POSTGRES`: fail
+/// instead of skipping).
+fn have_postgres() -> bool {
+    let server = Path::new("/usr/lib/postgresql/15/bin/postgres").exists();
+    if !server {
+        assert!(
+            std::env::var_os("QUALIFY_REQUIRE_POSTGRES").is_none(),
+            "QUALIFY_REQUIRE_POSTGRES is set but /usr/lib/postgresql/15/bin/postgres is missing"
+        );
+        eprintln!("skipped: PostgreSQL 15 is not installed");
+        return false;
+    }
+    have("psql", "QUALIFY_REQUIRE_POSTGRES")
+}
+
 /// Whether Debian's python3 (what a cell finds on the sandbox's PATH) imports `module`; a
 /// missing module fails the test when `env` is set (`.ci/run` installs them).
 fn have_python_module(module: &str, env: &str) -> bool {
@@ -152,7 +167,9 @@ fn a_pool_behind_a_slow_cache_hangs_and_holds_its_connections() {
     );
     // The none cell is the control: no fault verdict, its objectives over the whole run.
     assert!(
-        objectives(clean).iter().all(|(_, phase, _)| phase == "whole_run"),
+        objectives(clean)
+            .iter()
+            .all(|(_, phase, _)| phase == "whole_run"),
         "{:?}",
         objectives(clean)
     );
@@ -241,20 +258,17 @@ fn acknowledged_writes_survive_a_kill_only_when_they_are_durable() {
 
 #[test]
 fn postgres_started_per_cell_degrades_under_latency() {
-    if !Path::new("/usr/lib/postgresql/15/bin/postgres").exists()
-        || !have("psql", "QUALIFY_REQUIRE_POSTGRES")
-    {
+    if !have_postgres() {
         return;
     }
     let (_, text, r) = run_example("deps", "postgres.toml");
-    assert_eq!(
-        verdict(cell(&r, "db_fault", "none")),
-        "control",
-        "{text}"
-    );
+    assert_eq!(verdict(cell(&r, "db_fault", "none")), "control", "{text}");
     let slow = cell(&r, "db_fault", "latency(100ms)");
     assert_eq!(verdict(slow), "degrades", "{slow}\n{text}");
-    assert_eq!(slow["result"]["outcome"], "ok", "as the claim expects: {text}");
+    assert_eq!(
+        slow["result"]["outcome"], "ok",
+        "as the claim expects: {text}"
+    );
     // The slowdown exceeded the noise floor the control measured, and says by how much.
     let floor = &record(slow)["behaviour"]["noise_floor"];
     assert!(floor["control_p99"].as_f64().is_some(), "{floor}");
@@ -341,7 +355,11 @@ fn a_client_without_timeouts_hangs_where_one_with_them_fails_fast() {
     assert_eq!(
         objectives(hung),
         [
-            ("latency_p99".to_string(), "outside_window".to_string(), true),
+            (
+                "latency_p99".to_string(),
+                "outside_window".to_string(),
+                true
+            ),
             ("error_rate".to_string(), "outside_window".to_string(), true),
             ("latency_p99".to_string(), "fault".to_string(), false),
         ],
@@ -354,9 +372,15 @@ fn a_client_without_timeouts_hangs_where_one_with_them_fails_fast() {
     assert_eq!(verdict(fast), "fails_fast", "{rec}\n{text}");
     assert_eq!(rec["phases"]["during"]["timeouts"], 0, "{rec}");
     let p99 = rec["phases"]["during"]["fast_error_p99"].as_f64().unwrap();
-    assert!((0.2..0.5).contains(&p99), "failed after the 0.2 s timeout: {p99}");
+    assert!(
+        (0.2..0.5).contains(&p99),
+        "failed after the 0.2 s timeout: {p99}"
+    );
     assert!(rec["behaviour"].get("left_after_window").is_none(), "{rec}");
-    assert_eq!(fast["result"]["outcome"], "ok", "as the claim expects: {text}");
+    assert_eq!(
+        fast["result"]["outcome"], "ok",
+        "as the claim expects: {text}"
+    );
     assert!(objectives(fast).iter().all(|(_, _, held)| *held), "{text}");
 
     // Redis 300 ms slower: without timeouts, slower within the objectives; with them, failing.
@@ -386,10 +410,7 @@ fn a_client_without_timeouts_hangs_where_one_with_them_fails_fast() {
 /// floor.
 #[test]
 fn a_pool_that_raises_fails_fast_and_the_control_stays_a_control_on_a_noisy_machine() {
-    if !Path::new("/usr/lib/postgresql/15/bin/postgres").exists()
-        || !have("psql", "QUALIFY_REQUIRE_POSTGRES")
-        || !have_python_module("psycopg2", "QUALIFY_REQUIRE_POSTGRES")
-    {
+    if !have_postgres() || !have_python_module("psycopg2", "QUALIFY_REQUIRE_POSTGRES") {
         return;
     }
     // One core kept busy for the whole run (killed by its pid below).
@@ -412,7 +433,10 @@ fn a_pool_that_raises_fails_fast_and_the_control_stays_a_control_on_a_noisy_mach
         "{rec}"
     );
     assert!(
-        rec["behaviour"]["noise_floor"]["control_p99"].as_f64().unwrap() >= 1.0,
+        rec["behaviour"]["noise_floor"]["control_p99"]
+            .as_f64()
+            .unwrap()
+            >= 1.0,
         "{rec}"
     );
     assert!(
@@ -441,7 +465,10 @@ fn a_pool_that_raises_fails_fast_and_the_control_stays_a_control_on_a_noisy_mach
     // Neither cell's outcome is a fault's (how fast the hogged machine served is its own matter).
     for c in [control, slow] {
         let outcome = c["result"]["outcome"].as_str().unwrap();
-        assert!(matches!(outcome, "ok" | "slo_violated"), "{outcome}: {text}");
+        assert!(
+            matches!(outcome, "ok" | "slo_violated"),
+            "{outcome}: {text}"
+        );
     }
     assert!(matches!(code, 0 | 1), "{text}");
 }
