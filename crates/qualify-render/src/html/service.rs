@@ -4,10 +4,11 @@
 //! outcome, latency objectives as dashed lines), answers and goodput (answers that met
 //! `expect_status`) against offered rate — shedding, error storms and a capacity plateau show
 //! as goodput falling away from the answers —, the table of service cells (offered rate,
-//! answers and goodput per second — per phase for a cell with a fault window —, corrected
+//! answers and goodput per second, corrected
 //! latencies with the uncorrected ones beside them, errors by class, dropped arrivals, the
 //! objectives' verdicts each with the phase it was judged over, how the service stopped,
-//! memory growth) and per cell a
+//! memory growth) and per cell (with, for a cell with a fault window, its phases: answers and
+//! goodput per second, timeouts, fast errors and their p99) a
 //! timeline of the measured phase (sent / completed / errors per second and the corrected p99
 //! per second). Cells without an answered request have no latency and are named, not drawn.
 
@@ -437,17 +438,9 @@ fn table(h: &mut String, rows: &[ServiceRow]) {
             );
         }
         let (offered, achieved) = (r.offered_text(), r.achieved_text());
-        let phases = if r.phases.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "<br><span class=\"meta\">answered · goodput per second: {}</span>",
-                esc(&r.phases_text())
-            )
-        };
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}{verdict}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}{phases}</td>",
+            "<tr><td>{}</td><td>{}{verdict}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
             esc(&r.cell),
             swatch(st, &esc(&r.outcome)),
             esc(&offered),
@@ -511,7 +504,9 @@ fn timelines(h: &mut String, rows: &[ServiceRow]) {
         if let Some(svg) = p99(r) {
             h.push_str(&svg);
         }
-        h.push_str("</div></details>\n");
+        h.push_str("</div>");
+        phases(h, r);
+        h.push_str("</details>\n");
     }
     if with.len() > MAX_TIMELINES {
         let _ = writeln!(
@@ -520,6 +515,34 @@ fn timelines(h: &mut String, rows: &[ServiceRow]) {
             with.len() - MAX_TIMELINES
         );
     }
+}
+
+/// Per phase around a fault window: answers and goodput per second, and what the failed
+/// requests met (timeouts, fast errors with their p99).
+fn phases(h: &mut String, r: &ServiceRow) {
+    if r.phases.is_empty() {
+        return;
+    }
+    let n = |x: Option<f64>| x.map_or_else(|| "—".to_string(), num);
+    h.push_str(
+        "<table><tr><th>phase</th><th>answered/s</th><th>goodput/s</th><th>timeouts</th><th>fast errors<br><span class=\"meta\">p99</span></th></tr>",
+    );
+    for p in &r.phases {
+        let p99 = p
+            .fast_error_p99
+            .map(|x| format!("<br><span class=\"meta\">{}</span>", esc(&duration(x))))
+            .unwrap_or_default();
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}{p99}</td></tr>",
+            esc(&p.name),
+            esc(&n(p.answered_rate())),
+            esc(&n(p.goodput())),
+            esc(&n(p.timeouts)),
+            esc(&n(p.fast_errors)),
+        );
+    }
+    h.push_str("</table>");
 }
 
 /// Sent, answered and failed requests per second, and the offered rate.

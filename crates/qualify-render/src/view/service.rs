@@ -220,24 +220,6 @@ impl ServiceRow {
             .map_or_else(|| "—".to_string(), |a| format!("{} req/s", num(a)))
     }
 
-    /// Per phase, `before 100 · 100, during 99 · 20, after 100 · 100` (answered · goodput per
-    /// second), or empty without phases.
-    pub fn phases_text(&self) -> String {
-        let rate = |x: Option<f64>| x.map_or_else(|| "—".to_string(), num);
-        self.phases
-            .iter()
-            .map(|p| {
-                format!(
-                    "{} {} · {}",
-                    p.name,
-                    rate(p.answered_rate()),
-                    rate(p.goodput())
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
     /// `status_5xx 12, timeout 3`, or `none`.
     pub fn errors_text(&self) -> String {
         if self.errors.is_empty() {
