@@ -32,7 +32,28 @@ fn have(program: &str, env: &str) -> bool {
 }
 
 /// Run `spec` of the example directory `example` (copied into a fresh directory); the receipt.
+/// A run in which a cell's load generator was the bottleneck (the machine was too busy: the
+/// cell is `interrupted`, not evidence about the service) is run once more, and said so.
 fn run_example(example: &str, spec: &str) -> (i32, String, Value) {
+    let (code, text, receipt) = run_example_once(example, spec);
+    let saturated = receipt["predicate"]["cells"]
+        .as_array()
+        .is_some_and(|cells| {
+            cells.iter().any(|c| {
+                c["result"]["outcome"] == "interrupted"
+                    && c["result"]["detail"]
+                        .as_str()
+                        .is_some_and(|d| d.contains("the load generator was the bottleneck"))
+            })
+        });
+    if !saturated {
+        return (code, text, receipt);
+    }
+    eprintln!("{spec}: a load generator was the bottleneck on this busy machine; running it again");
+    run_example_once(example, spec)
+}
+
+fn run_example_once(example: &str, spec: &str) -> (i32, String, Value) {
     let _one_at_a_time = common::cpu_heavy();
     let d = common::test_dir("faults_cli", &spec.replace('.', "-"));
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -413,9 +434,11 @@ fn a_pool_that_raises_fails_fast_and_the_control_stays_a_control_on_a_noisy_mach
     if !have_postgres() || !have_python_module("psycopg2", "QUALIFY_REQUIRE_POSTGRES") {
         return;
     }
-    // One core kept busy for the whole run (killed by its pid below).
-    let mut hog = Command::new("sh")
-        .args(["-c", "while :; do :; done"])
+    // One core kept busy for the whole run (killed by its pid below), at nice 10: the service
+    // shares the machine with it, and the load generator still gets the CPU when it wakes (a
+    // generator that could not keep its schedule makes the cell `interrupted`: no evidence).
+    let mut hog = Command::new("nice")
+        .args(["-n", "10", "sh", "-c", "while :; do :; done"])
         .spawn()
         .expect("start a CPU hog");
     let (code, text, r) = run_example("deps", "pg_pool.toml");
