@@ -1019,6 +1019,12 @@ fn each_objective_is_shown_with_the_phase_it_was_judged_over() {
         table.contains("<tr><td>during</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num\">150</td><td class=\"num\">0</td></tr>"),
         "the cell's phases: {table}"
     );
+    // The per-second p99 plot draws the steady objective, not the window's.
+    let p99 = svg_named(table, "corrected p99 per second, cache_fault=blackhole");
+    assert!(
+        p99.contains("objective ≤ 200 ms") && !p99.contains("≤ 500 ms"),
+        "{p99}"
+    );
     let md = qualify_render::markdown(&receipt);
     assert!(md.contains("**latency_p99 1 s ≤ 500 ms (during the fault window): violated**"));
     assert!(

@@ -76,10 +76,26 @@ fn run_example_once(example: &str, spec: &str) -> (i32, String, Value) {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    let receipt = std::fs::read_to_string(d.0.join("r.json"))
+    let receipt: Value = std::fs::read_to_string(d.0.join("r.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_else(|| panic!("no receipt\n{text}"));
+    // Each cell's outcome and detail, for the messages of failed assertions.
+    let cells: Vec<String> = receipt["predicate"]["cells"]
+        .as_array()
+        .map(|cells| {
+            cells
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{}: {} — {}",
+                        c["params"], c["result"]["outcome"], c["result"]["detail"]
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let text = format!("{text}\n--- cells ---\n{}", cells.join("\n"));
     (o.status.code().unwrap_or(-1), text, receipt)
 }
 

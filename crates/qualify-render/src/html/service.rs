@@ -170,7 +170,7 @@ fn latency_limits(rows: &[ServiceRow]) -> Vec<(String, f64)> {
     let mut out: Vec<(String, f64)> = Vec::new();
     for r in rows {
         for slo in &r.slos {
-            if let Some(l) = slo.latency_limit()
+            if let Some(l) = slo.steady_latency_limit()
                 && !out.iter().any(|(m, x)| *m == slo.metric && *x == l)
             {
                 out.push((slo.metric.clone(), l));
@@ -602,8 +602,8 @@ fn p99(r: &ServiceRow) -> Option<String> {
     let limit = r
         .slos
         .iter()
-        .find(|x| x.metric == "latency_p99")
-        .and_then(|x| x.latency_limit());
+        .find(|x| x.metric == "latency_p99" && x.phase != "fault")
+        .and_then(|x| x.steady_latency_limit());
     let x_axis = Axis::fit(Scale::Linear, t.iter().map(|s| s.second))?;
     let y_axis = Axis::fit(
         Scale::Log10,

@@ -102,6 +102,12 @@ impl SloRow {
             .then_some(self.limit)
             .flatten()
     }
+
+    /// [`SloRow::latency_limit`] of a steady objective (the plots draw the whole run; an
+    /// objective for the fault window alone would be a line where it does not apply).
+    pub fn steady_latency_limit(&self) -> Option<f64> {
+        self.latency_limit().filter(|_| self.phase != "fault")
+    }
 }
 
 /// One second of the measured phase.
