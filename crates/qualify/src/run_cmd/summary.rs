@@ -132,18 +132,37 @@ pub fn summary(
     s
 }
 
+/// Cells with faults shown one by one; beyond this many, only those that did not end ok.
+const MAX_FAULT_CELLS: usize = 12;
+
 /// Per cell with a fault, a restart or the control: the behaviour (and what the claim expected
 /// of it), then its objectives, each with the phase it was judged over.
 fn under_faults(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str) -> String) {
-    let cells: Vec<&ev::Cell> = record
+    let all: Vec<&ev::Cell> = record
         .cells
         .iter()
         .filter(|c| !c.result.faults.is_empty())
         .collect();
-    if cells.is_empty() {
+    if all.is_empty() {
         return;
     }
+    // A large sweep: the cells that did not end ok, the others counted.
+    let cells: Vec<&ev::Cell> = if all.len() > MAX_FAULT_CELLS {
+        all.iter()
+            .copied()
+            .filter(|c| c.result.outcome != Outcome::Ok)
+            .collect()
+    } else {
+        all.clone()
+    };
     let _ = writeln!(s, "\nunder faults:");
+    if cells.len() < all.len() {
+        let _ = writeln!(
+            s,
+            "  ({} cells ended ok under their faults; the receipt and `qualify report` show them)",
+            all.len() - cells.len()
+        );
+    }
     for c in cells {
         let style = c.result.outcome.style();
         let _ = writeln!(
