@@ -758,5 +758,38 @@ mod tests {
         assert_eq!(outside.measured_seconds, 5.0);
         assert_eq!(outside.throughput, 100.0);
         assert_eq!(outside.latency.corrected.p99, Some(0.02));
+
+        // The window alone: its requests, its errors, and as latency every request that ended
+        // — the 90 timeouts at the moment they were given up on, not left out.
+        let during = report
+            .phases
+            .iter_mut()
+            .find(|p| p.phase == Phase::During)
+            .unwrap();
+        during.ended_latency = LatencySummary {
+            count: 300,
+            p99: Some(1.0),
+            ..LatencySummary::default()
+        };
+        let window = fault_window(&report).unwrap();
+        assert_eq!((window.sent, window.errors.timeout), (300, 90));
+        assert_eq!(window.measured_seconds, 3.0);
+        assert_eq!(window.throughput, 70.0);
+        assert_eq!(window.latency.corrected.p99, Some(1.0));
+        let judged = qualify_load::slo::evaluate_fault(
+            &[qualify_model::Slo {
+                metric: qualify_model::SloMetric::LatencyP99,
+                bound: qualify_model::BoundKind::Max,
+                limit: 0.3,
+                phase: SloPhase::Fault,
+            }],
+            &window,
+        );
+        assert!(
+            !judged[0].held,
+            "a request that hung is as slow as its timeout"
+        );
+        report.phases.retain(|p| p.phase != Phase::During);
+        assert!(fault_window(&report).is_none());
     }
 }
