@@ -543,7 +543,12 @@ impl FaultSentences {
                 let rows = faults::rows(r);
                 let subject = r.subject();
                 let n = seen.get(&subject).copied().unwrap_or(1);
-                let sentence = format!("{}: {}", at(subject, n), r.behaviour_text());
+                let sentence = format!(
+                    "{}: {}{}",
+                    at(subject, n),
+                    r.behaviour_text(),
+                    r.expectation_text()
+                );
                 if rows.timeout {
                     out.timeout.push(sentence.clone());
                 }

@@ -10,8 +10,9 @@ use qualify_model::fault::FaultKind;
 pub use qualify_model::fault::record::{read_value, thousands};
 pub use qualify_model::fault::{
     AmplificationRecord, BehaviourRecord, CheckerRecord, DependencyPhaseRecord, FaultRecord,
-    HistoryFile, HttpPhaseRecord, KilledInstance, PhaseRecord, PhasesRecord, PoolRecord,
-    ProcessRecord, RestartRecord, SetCheck, SetCheck as WritesRecord, WindowRecord,
+    HistoryFile, HttpPhaseRecord, KilledInstance, NoiseFloorRecord, PhaseRecord, PhasesRecord,
+    PoolRecord, ProcessRecord, ResourceRecord, RestartRecord, SetCheck, SetCheck as WritesRecord,
+    Verdict, WindowRecord,
 };
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +73,47 @@ pub fn examined(record: &RunRecord) -> Vec<ExaminedDependency> {
             if !entry.faults.contains(&r.fault) {
                 entry.faults.push(r.fault.clone());
             }
+        }
+    }
+    out
+}
+
+/// What `production` refuses of the completed cells inside the claimed region: a behaviour of
+/// [`Verdict::REFUSED_FOR_PRODUCTION`] (`hangs`, `retry_storm`, `loses_writes`, `stops`,
+/// `recovers_late`) under a fault put on a dependency whose axis states no expectation for it
+/// (`expect`). One line per record, naming the fault, the cell and the behaviour. (A claim that
+/// states an expectation is judged by the cell's outcome instead: `unexpected_behaviour`.)
+pub fn refused_for_production(record: &RunRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    for cell in record
+        .cells
+        .iter()
+        .filter(|c| c.completed() && crate::claimed::inside(c, record))
+    {
+        for r in read(&cell.result).iter().filter(|r| r.injected()) {
+            let refused = r
+                .behaviour
+                .parsed_verdict()
+                .is_some_and(Verdict::refused_for_production);
+            if !refused || r.behaviour.expected.is_some() {
+                continue;
+            }
+            let axis = record
+                .axes
+                .iter()
+                .find(|a| a.kind == AxisKind::Fault && cell.params.get(&a.name).is_some())
+                .map_or_else(
+                    || "its fault axis".to_string(),
+                    |a| format!("axis `{}`", a.name),
+                );
+            out.push(format!(
+                "{} [{}]: {} — production accepts it only when the claim expects it by name (expect = {{ \"{}\" = [\"{}\"] }} on {axis})",
+                r.subject(),
+                cell.label(),
+                r.behaviour_text(),
+                r.fault,
+                r.behaviour.verdict
+            ));
         }
     }
     out

@@ -1,7 +1,10 @@
 //! The claim policy: which evidence a claim level needs, and the verdict for one level.
-//! `functional` needs the functional layer closed; `trial` needs functional and envelope closed;
-//! `production` needs all five layers closed and every target gap closed or waived by name with a
-//! reason. Each unmet requirement becomes one reason naming its layer or gap.
+//! `functional` needs the functional layer closed; `trial` needs functional and envelope closed
+//! (a behaviour under a fault the claim states no expectation for is stated, and accepted);
+//! `production` needs all five layers closed, every target gap closed or waived by name with a
+//! reason, and no `hangs`, `retry_storm`, `loses_writes`, `stops` or `recovers_late` under a
+//! fault unless the claim expects it by name. Each unmet requirement becomes one reason naming
+//! its layer, gap or fault.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +23,26 @@ pub trait Evidence {
     fn holdout_unmet(&self) -> Option<String> {
         None
     }
+    /// The behaviours under faults `production` refuses (no expectation named them): one line
+    /// each, from the envelope layer's `production_refuses`
+    /// ([`crate::faults::refused_for_production`]).
+    fn refused_behaviours(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// `production_refuses` of an envelope layer's evidence.
+pub(crate) fn refused_in(envelope_evidence: &serde_json::Value) -> Vec<String> {
+    envelope_evidence
+        .get("production_refuses")
+        .and_then(serde_json::Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether one claim level is supported, and why not.
@@ -66,6 +89,9 @@ pub fn evaluate<E: Evidence + ?Sized>(evidence: &E, level: ClaimLevel) -> GateVe
         reasons.push(format!("functional layer (held-out): {why}"));
     }
     if level == ClaimLevel::Production {
+        for why in evidence.refused_behaviours() {
+            reasons.push(format!("behaviour under a fault: {why}"));
+        }
         for gap in evidence.gaps() {
             let name = gap.qualified_name();
             match &gap.waiver {

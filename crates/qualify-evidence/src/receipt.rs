@@ -107,6 +107,9 @@ impl Evidence for Predicate {
     fn holdout_unmet(&self) -> Option<String> {
         crate::holdout::unmet(&self.layers.functional.evidence)
     }
+    fn refused_behaviours(&self) -> Vec<String> {
+        crate::policy::refused_in(&self.layers.envelope.evidence)
+    }
 }
 
 impl Evidence for Statement {
@@ -121,6 +124,9 @@ impl Evidence for Statement {
     }
     fn holdout_unmet(&self) -> Option<String> {
         self.predicate.holdout_unmet()
+    }
+    fn refused_behaviours(&self) -> Vec<String> {
+        self.predicate.refused_behaviours()
     }
 }
 

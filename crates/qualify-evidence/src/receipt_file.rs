@@ -130,6 +130,12 @@ impl Evidence for Receipt {
             .pointer("/predicate/layers/functional/evidence")?;
         crate::holdout::unmet(functional)
     }
+    fn refused_behaviours(&self) -> Vec<String> {
+        self.statement
+            .pointer("/predicate/layers/envelope/evidence")
+            .map(crate::policy::refused_in)
+            .unwrap_or_default()
+    }
 }
 
 /// Parse and check a receipt file's text. A signed (DSSE) receipt's payload is read without

@@ -1,37 +1,58 @@
 //! How a service behaved when its dependency failed: the behaviour verdict of a cell, recovery
-//! time, amplification and pool saturation — a pure function of typed observations.
+//! time, amplification, pool saturation, the noise floor and what the service kept after the
+//! window — a pure function of typed observations any fault can fill ([`Observation`]).
 //!
 //! Inputs are per window phase (`before`, `during`, `after`, as offsets from the measured phase's
-//! start): what the load generator saw of the service ([`PhaseLoad`]), what the proxy saw at the
-//! dependency ([`DependencyObservation`]), a per-second timeline to date recovery, the write check
-//! and the restart, if any.
+//! start): what the load generator saw of the service ([`PhaseLoad`]: requests, what they met —
+//! an answer, a fast error with its latency, or a timeout), what the proxy saw at the dependency
+//! ([`DependencyObservation`]), a per-second timeline to date recovery, the write check, the
+//! restart, the control cell's variation ([`Noise`]) and the service's threads, open files and
+//! sockets around the window ([`ResourceObservation`]).
 //!
-//! Verdicts (first rule that applies wins):
+//! Verdicts (the closed list is `qualify_model::fault::Verdict`; the first rule that applies
+//! wins):
 //!
+//! 0. `control` — no fault was put on anything (the `none` cell): never a fault verdict; the
+//!    detail states how much its latency varied between before, during and after the window
+//!    (and second by second before it): the noise floor of the other cells.
 //! 1. `loses_writes` — an acknowledged write is missing from the final read.
 //! 2. `retry_storm` — at the dependency, requests (or connection attempts: connections opened
 //!    plus failed connects when the proxy counted them — the refused ones of `down`) per service request
 //!    during the window are ≥ [`STORM_FACTOR`]× what they were before it, or connection attempts
 //!    per service request during the window exceed [`MAX_ATTEMPTS_PER_REQUEST`].
 //! 3. `stops` — a restarted service never became ready again.
-//! 4. `unaffected` / `degrades` — the window disturbed nothing (no errors in it, every second from
-//!    its start held the SLOs); `degrades` if p50 or p99 in the window was ≥ [`SLOWER_FACTOR`]×
-//!    before (and at least [`SLOWER_MIN_SECONDS`] more), else `unaffected`.
-//! 5. `hangs` — requests piled up to `max_in_flight` (peak in flight during or after the window),
-//!    timed out (timeouts during or after), and no error came back fast during the window.
+//! 4. `unaffected` / `degrades` — the window's failed requests stayed within the error budget
+//!    (the `error_rate` objective, else 1%) and every second from its start held the SLOs;
+//!    `degrades` if p99 or p50 in the window was slower than before by more than the **noise
+//!    floor** (and at least [`SLOWER_MIN_SECONDS`] more), else `unaffected`. The floor of a
+//!    percentile is the largest of [`SLOWER_FACTOR`], the control cell's variation of it
+//!    across its phases and, for p99, this cell's own second-to-second variation before the
+//!    window (the timeline has no per-second p50).
+//! 5. `hangs` — the window's failed requests mostly timed out (timeouts ≥ fast errors): the
+//!    service held them without an answer for the load's whole timeout, whatever
+//!    `max_in_flight` (at a moderate rate the slots never fill).
 //! 6. `stops` — the SLOs never held again after the window (until the end of the load).
-//! 7. `recovers` — the SLOs held again within `recover_within` of the window's end.
-//! 8. `recovers_late` — they held again, but later than `recover_within` (the cell's outcome is
-//!    `not_recovered`).
+//! 7. `recovers_late` — they held again, but later than `recover_within` (the cell's outcome
+//!    is `not_recovered`).
+//! 8. `fails_fast` — the window's failed requests mostly came back fast (an error answer, a
+//!    refused or reset connection: fast errors > timeouts), with their latency, and the SLOs
+//!    held again within `recover_within`.
+//! 9. `recovers` — the SLOs broke in the window without failed requests beyond the budget
+//!    (slow answers), and held again within `recover_within`.
 //!
-//! `unaffected` and `recovers_late` are additions to the six strings: a fault with no
-//! visible effect and a late recovery are facts a receipt should state, not force into another
-//! verdict.
+//! Every fault verdict's detail ends with what the service kept after the window: a count of
+//! threads, open files or sockets that grew in the window by at least
+//! [`RESOURCE_MIN_GROWTH`] (and half the level before it) and was still at least half that
+//! growth above the level before it after the load ended and its connections closed (`151
+//! threads left after the window`): a thread that served an idle keep-alive connection is gone
+//! by then, one stuck on a request to the dependency is not.
 
 use serde::{Deserialize, Serialize};
 
 use crate::checker::SetCheck;
 use crate::stats::{PhaseCounters, Series};
+
+pub use qualify_model::fault::Verdict;
 
 /// Amplification during the window of at least this many times the amplification before it is
 /// a retry storm.
@@ -39,45 +60,13 @@ pub const STORM_FACTOR: f64 = 3.0;
 /// More connection attempts than this per service request during the window is a retry storm
 /// (Google SRE: at most 3 attempts per request).
 pub const MAX_ATTEMPTS_PER_REQUEST: f64 = 3.0;
-/// `degrades`: p50 or p99 in the window at least this many times before …
+/// `degrades`: p50 or p99 in the window at least this many times before (the smallest noise
+/// floor) …
 pub const SLOWER_FACTOR: f64 = 1.5;
 /// … and at least this much slower in absolute terms (microsecond noise is not a slowdown).
 pub const SLOWER_MIN_SECONDS: f64 = 0.001;
-
-/// The behaviour verdict of a cell (exact strings in the receipt).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Stops,
-    Recovers,
-    RecoversLate,
-    Degrades,
-    Unaffected,
-    RetryStorm,
-    Hangs,
-    LosesWrites,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Stops => "stops",
-            Verdict::Recovers => "recovers",
-            Verdict::RecoversLate => "recovers_late",
-            Verdict::Degrades => "degrades",
-            Verdict::Unaffected => "unaffected",
-            Verdict::RetryStorm => "retry_storm",
-            Verdict::Hangs => "hangs",
-            Verdict::LosesWrites => "loses_writes",
-        }
-    }
-}
-
-impl std::fmt::Display for Verdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// A resource count must grow by at least this much in the window to be named.
+pub const RESOURCE_MIN_GROWTH: u64 = 5;
 
 /// What the load generator saw of the service in one phase.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -88,11 +77,22 @@ pub struct PhaseLoad {
     pub errors: u64,
     /// Errors of class `timeout` (no answer within the load's timeout).
     pub timeouts: u64,
-    /// Corrected latency percentiles, seconds.
+    /// Corrected latency percentiles of the answers, seconds.
     pub latency_p50: Option<f64>,
     pub latency_p99: Option<f64>,
     /// Peak requests outstanding at once.
     pub peak_in_flight: u64,
+    /// Requests answered as expected (goodput's numerator).
+    #[serde(default)]
+    pub succeeded: u64,
+    /// The fast errors' corrected latency, seconds.
+    #[serde(default)]
+    pub fast_error_p50: Option<f64>,
+    #[serde(default)]
+    pub fast_error_p99: Option<f64>,
+    /// The phase's length, seconds.
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 impl PhaseLoad {
@@ -103,6 +103,11 @@ impl PhaseLoad {
     /// Errors that came back before the timeout (status codes, refused, reset, …).
     pub fn fast_errors(&self) -> u64 {
         self.errors.saturating_sub(self.timeouts)
+    }
+
+    /// Successful answers per second of the phase.
+    pub fn goodput(&self) -> Option<f64> {
+        (self.seconds > 0.0).then(|| self.succeeded as f64 / self.seconds)
     }
 }
 
@@ -219,6 +224,69 @@ pub struct ProcessObservation {
     pub ready_at: Option<f64>,
 }
 
+/// How much latency varied where no fault acted: ratios (largest ÷ smallest, ≥ 1) of a
+/// percentile across the control cell's phases, or across the seconds before a window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Noise {
+    pub p99: Option<f64>,
+    pub p50: Option<f64>,
+}
+
+/// What the service's process tree held, counted by the probe's samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResourceKind {
+    Threads,
+    OpenFiles,
+    Sockets,
+}
+
+impl ResourceKind {
+    /// `threads`, `open files`, `sockets`.
+    pub fn words(self) -> &'static str {
+        match self {
+            ResourceKind::Threads => "threads",
+            ResourceKind::OpenFiles => "open files",
+            ResourceKind::Sockets => "sockets",
+        }
+    }
+}
+
+/// One count of the service's process tree around the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceObservation {
+    pub kind: ResourceKind,
+    /// The highest sample before the window.
+    pub before: u64,
+    /// The highest sample in the window.
+    pub peak_during: u64,
+    /// The level after the load ended and its connections closed.
+    pub end: u64,
+}
+
+impl ResourceObservation {
+    /// Grown in the window by at least [`RESOURCE_MIN_GROWTH`] and half the level before, and
+    /// still at least half that growth above the level before at the end.
+    pub fn left_after_window(&self) -> bool {
+        let grew = self.peak_during.saturating_sub(self.before);
+        let left = self.end.saturating_sub(self.before);
+        grew >= RESOURCE_MIN_GROWTH.max(self.before / 2) && left * 2 >= grew
+    }
+
+    /// `151 threads left after the window (7 before it, 163 at the peak in it, 158 after the
+    /// load ended)`.
+    pub fn sentence(&self) -> String {
+        format!(
+            "{} {} left after the window ({} before it, {} at the peak in it, {} after the load ended)",
+            self.end.saturating_sub(self.before),
+            self.kind.words(),
+            self.before,
+            self.peak_during,
+            self.end
+        )
+    }
+}
+
 /// Everything the verdict is computed from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
@@ -229,6 +297,9 @@ pub struct Observation {
     pub dependency: Option<DependencyObservation>,
     /// The load's `max_in_flight`.
     pub max_in_flight: u64,
+    /// The load's timeout per request, seconds (0 when unknown).
+    #[serde(default)]
+    pub timeout: f64,
     /// The window, seconds from the measured phase's start (for a restart: kill → ready).
     pub window_start: f64,
     pub window_end: f64,
@@ -240,6 +311,16 @@ pub struct Observation {
     /// The dependency's processes, when the fault was on them.
     #[serde(default)]
     pub process: Option<ProcessObservation>,
+    /// No fault was put on anything in this cell (every fault `none`, no restart): the control.
+    #[serde(default)]
+    pub control: bool,
+    /// The control cell's variation ([`Noise::of_control`]) for the same values of the other
+    /// axes, when one was measured.
+    #[serde(default)]
+    pub control_noise: Option<Noise>,
+    /// The service's threads, open files and sockets around the window (empty: not sampled).
+    #[serde(default)]
+    pub resources: Vec<ResourceObservation>,
 }
 
 /// Dependency traffic per service request in one phase.
@@ -263,6 +344,18 @@ pub struct PoolObservation {
     pub requests_queued: bool,
 }
 
+/// The noise floor a slowdown had to exceed, per percentile (ratios ≥ [`SLOWER_FACTOR`]), and
+/// where it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NoiseFloor {
+    pub p99: f64,
+    pub p50: f64,
+    /// The control cell's variation across its phases.
+    pub control: Option<Noise>,
+    /// This cell's p99 variation second to second before the window.
+    pub before_window_p99: Option<f64>,
+}
+
 /// The behaviour of a cell, as the receipt's `result.faults` states it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Behaviour {
@@ -279,6 +372,10 @@ pub struct Behaviour {
     /// Connection attempts per service request during the window.
     pub attempts_per_request: Option<f64>,
     pub pool: Option<PoolObservation>,
+    /// The floor `degrades` had to exceed (for the control: its own variation).
+    pub noise_floor: Option<NoiseFloor>,
+    /// Counts of the service's tree that grew in the window and did not return after it.
+    pub left_after_window: Vec<ResourceObservation>,
 }
 
 fn amplification(load: &PhaseLoad, dep: &PhaseCounters) -> Option<Amplification> {
@@ -305,6 +402,82 @@ fn percent(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".to_string(), |r| format!("{:.0}%", r * 100.0))
 }
 
+/// `2.1×`.
+fn times(x: f64) -> String {
+    format!("{x:.1}×")
+}
+
+/// Largest ÷ smallest of the positive values (`None` with fewer than two).
+fn spread(values: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = values.into_iter().flatten().filter(|x| *x > 0.0).collect();
+    if v.len() < 2 {
+        return None;
+    }
+    let max = v.iter().copied().fold(f64::MIN, f64::max);
+    let min = v.iter().copied().fold(f64::MAX, f64::min);
+    Some(max / min)
+}
+
+impl Noise {
+    /// The variation of the control cell `o`: each percentile across its phases, p99 also
+    /// second to second before its window (the larger).
+    pub fn of_control(o: &Observation) -> Noise {
+        let phases = [&o.before, &o.during, &o.after];
+        let p99 = spread(phases.iter().map(|p| p.latency_p99));
+        let p99 = match (p99, before_window_p99(o)) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        Noise {
+            p99,
+            p50: spread(phases.iter().map(|p| p.latency_p50)),
+        }
+    }
+}
+
+/// The p99 variation second to second over the seconds wholly before the window.
+fn before_window_p99(o: &Observation) -> Option<f64> {
+    let whole = o.window_start.max(0.0).floor() as usize;
+    spread(o.timeline.iter().take(whole).map(|s| s.p99))
+}
+
+fn noise_floor(o: &Observation) -> NoiseFloor {
+    let own = before_window_p99(o);
+    let control = o.control_noise;
+    let floor =
+        |values: [Option<f64>; 2]| values.into_iter().flatten().fold(SLOWER_FACTOR, f64::max);
+    NoiseFloor {
+        p99: floor([control.and_then(|c| c.p99), own]),
+        p50: floor([control.and_then(|c| c.p50), None]),
+        control,
+        before_window_p99: own,
+    }
+}
+
+impl NoiseFloor {
+    /// `noise floor 2.1×: the control varied 2.1×, this cell 1.3× before the window`.
+    fn text(&self, which: &str) -> String {
+        let floor = if which == "p50" { self.p50 } else { self.p99 };
+        let mut sources = Vec::new();
+        if let Some(c) = self
+            .control
+            .and_then(|c| if which == "p50" { c.p50 } else { c.p99 })
+        {
+            sources.push(format!("the control cell varied {}", times(c)));
+        }
+        if let Some(b) = self.before_window_p99.filter(|_| which == "p99") {
+            sources.push(format!(
+                "this cell {} second to second before the window",
+                times(b)
+            ));
+        }
+        if self.control.is_none() {
+            sources.push("no control cell measured".to_string());
+        }
+        format!("noise floor {}: {}", times(floor), sources.join(", "))
+    }
+}
+
 /// The verdict and the figures behind it.
 pub fn judge(o: &Observation) -> Behaviour {
     let recovery = recovery_time(&o.timeline, o.window_end, &o.slos);
@@ -314,6 +487,22 @@ pub fn judge(o: &Observation) -> Behaviour {
     let amp_after = dep.and_then(|d| amplification(&o.after, &d.after));
     let attempts_per_request = amp_during.map(|a| a.connections);
     let pool = dep.and_then(|d| pool(o, d));
+    let noise = if o.control {
+        let own = Noise::of_control(o);
+        NoiseFloor {
+            p99: own.p99.unwrap_or(1.0),
+            p50: own.p50.unwrap_or(1.0),
+            control: Some(own),
+            before_window_p99: before_window_p99(o),
+        }
+    } else {
+        noise_floor(o)
+    };
+    let left = if o.control {
+        Vec::new()
+    } else {
+        left_after_window(&o.resources)
+    };
 
     let mut b = Behaviour {
         verdict: Verdict::Unaffected,
@@ -327,20 +516,67 @@ pub fn judge(o: &Observation) -> Behaviour {
         amplification_after: amp_after,
         attempts_per_request,
         pool,
+        noise_floor: Some(noise),
+        left_after_window: left.clone(),
     };
     let (verdict, detail) = decide(o, &b);
     b.verdict = verdict;
-    b.detail = match pool {
-        Some(p) if p.all_busy && p.requests_queued => format!(
+    let mut detail = match pool {
+        Some(p) if p.all_busy && p.requests_queued && !o.control => format!(
             "{detail}; dependency connections plateaued at {} (all busy) while requests queued",
             p.connections
         ),
         _ => detail,
     };
+    for r in &left {
+        detail.push_str("; ");
+        detail.push_str(&r.sentence());
+    }
+    b.detail = detail;
     b
 }
 
+/// The counts that grew in the window and did not come back; open files only when more of
+/// them than of sockets were left (a socket is an open file: the same growth is named once).
+fn left_after_window(resources: &[ResourceObservation]) -> Vec<ResourceObservation> {
+    let left: Vec<ResourceObservation> = resources
+        .iter()
+        .copied()
+        .filter(ResourceObservation::left_after_window)
+        .collect();
+    let growth = |kind: ResourceKind| {
+        left.iter()
+            .find(|r| r.kind == kind)
+            .map_or(0, |r| r.end.saturating_sub(r.before))
+    };
+    let other_files = growth(ResourceKind::OpenFiles).saturating_sub(growth(ResourceKind::Sockets));
+    left.iter()
+        .copied()
+        .filter(|r| r.kind != ResourceKind::OpenFiles || other_files >= RESOURCE_MIN_GROWTH)
+        .collect()
+}
+
+/// `, SLOs held again 1.0 s after the window` or `, not recovered`.
+fn recovery_tail(recovery: Recovery) -> String {
+    match recovery {
+        Recovery::After(t) => format!(", SLOs held again {} after the window", seconds(t)),
+        Recovery::NotRecovered => ", not recovered by the end of the load".to_string(),
+    }
+}
+
+/// `p50 201 ms, p99 205 ms` of the window's fast errors.
+fn fast_latency(p: &PhaseLoad) -> String {
+    match (p.fast_error_p50, p.fast_error_p99) {
+        (Some(a), Some(b)) => format!(" in p50 {}, p99 {}", seconds(a), seconds(b)),
+        (None, Some(b)) => format!(" in p99 {}", seconds(b)),
+        _ => String::new(),
+    }
+}
+
 fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
+    if o.control {
+        return (Verdict::Control, control_detail(o));
+    }
     if let Some(w) = o.writes.as_ref().filter(|w| w.lost > 0) {
         let first: Vec<String> = w.first_lost.iter().map(u64::to_string).collect();
         return (
@@ -367,35 +603,69 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
     }
     let first = o.window_start.max(0.0).floor() as usize;
     let seconds_held = o.timeline.iter().skip(first).all(|s| o.slos.held(s));
-    if o.during.errors == 0 && seconds_held {
-        return match slowdown(&o.before, &o.during) {
-            Some((which, before, during)) => (
+    let within_budget = o.during.errors as f64 <= o.slos.max_error_rate * o.during.requests as f64;
+    if within_budget && seconds_held {
+        let errors = if o.during.errors > 0 {
+            format!(
+                " ({} failed request(s) in the window, within the error budget)",
+                o.during.errors
+            )
+        } else {
+            String::new()
+        };
+        let floor = b.noise_floor.unwrap_or_else(|| noise_floor(o));
+        return match slowdown(&o.before, &o.during, &floor) {
+            Slowdown::Beyond {
+                which,
+                before,
+                during,
+            } => (
                 Verdict::Degrades,
                 format!(
-                    "slower in the window ({which} {} vs {} before) but within SLOs",
+                    "slower in the window ({which} {} vs {} before, {}) but within SLOs{errors}",
                     seconds(during),
-                    seconds(before)
+                    seconds(before),
+                    floor.text(which)
                 ),
             ),
-            None => (
+            Slowdown::WithinNoise {
+                which,
+                before,
+                during,
+            } => (
+                Verdict::Unaffected,
+                format!(
+                    "no slowdown beyond the noise in the window ({which} {} vs {} before, within the {}){errors}",
+                    seconds(during),
+                    seconds(before),
+                    floor.text(which)
+                ),
+            ),
+            Slowdown::None if errors.is_empty() => (
                 Verdict::Unaffected,
                 "no errors and no slowdown in the window".to_string(),
             ),
+            Slowdown::None => (
+                Verdict::Unaffected,
+                format!("no slowdown in the window{errors}"),
+            ),
         };
     }
-    let peak = o.during.peak_in_flight.max(o.after.peak_in_flight);
-    let timeouts = o.during.timeouts + o.after.timeouts;
-    if o.max_in_flight > 0 && peak >= o.max_in_flight && timeouts > 0 && o.during.fast_errors() == 0
-    {
-        let tail = match b.recovery {
-            Recovery::After(t) => format!(", SLOs held again {} after the window", seconds(t)),
-            Recovery::NotRecovered => ", not recovered".to_string(),
-        };
+    let timeouts = o.during.timeouts;
+    let fast = o.during.fast_errors();
+    let limit = if o.timeout > 0.0 {
+        format!(" (no answer within {})", seconds(o.timeout))
+    } else {
+        String::new()
+    };
+    if timeouts > 0 && timeouts >= fast {
         return (
             Verdict::Hangs,
             format!(
-                "requests piled up to max_in_flight {} and timed out ({timeouts} timeouts, no fast errors){tail}",
-                o.max_in_flight
+                "{timeouts} of {} requests in the window timed out{limit}, {fast} failed fast; peak {} in flight{}",
+                o.during.requests,
+                o.during.peak_in_flight.max(o.after.peak_in_flight),
+                recovery_tail(b.recovery)
             ),
         );
     }
@@ -408,7 +678,25 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
                 percent(b.error_rate_after)
             ),
         ),
-        Recovery::After(t) if t <= o.recover_within => (
+        Recovery::After(t) if t > o.recover_within => (
+            Verdict::RecoversLate,
+            format!(
+                "SLOs held again {} after the window, later than recover_within {} (error rate {} in it)",
+                seconds(t),
+                seconds(o.recover_within),
+                percent(b.error_rate_during)
+            ),
+        ),
+        Recovery::After(_) if fast > 0 && !within_budget => (
+            Verdict::FailsFast,
+            format!(
+                "{fast} of {} requests in the window failed fast{}, {timeouts} timed out{}",
+                o.during.requests,
+                fast_latency(&o.during),
+                recovery_tail(b.recovery)
+            ),
+        ),
+        Recovery::After(t) => (
             Verdict::Recovers,
             format!(
                 "error rate {} in the window, SLOs held again {} after it",
@@ -416,15 +704,34 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
                 seconds(t)
             ),
         ),
-        Recovery::After(t) => (
-            Verdict::RecoversLate,
-            format!(
-                "SLOs held again {} after the window, later than recover_within {}",
-                seconds(t),
-                seconds(o.recover_within)
-            ),
-        ),
     }
+}
+
+/// The control's detail: no fault, and how much it varied.
+fn control_detail(o: &Observation) -> String {
+    let ms = |v: Option<f64>| v.map_or_else(|| "—".to_string(), seconds);
+    let own = Noise::of_control(o);
+    let mut t = format!(
+        "no fault (the control): p99 {} before the window, {} in it, {} after it",
+        ms(o.before.latency_p99),
+        ms(o.during.latency_p99),
+        ms(o.after.latency_p99)
+    );
+    match own.p99 {
+        Some(v) => t.push_str(&format!(
+            " — it varied {} (p50 {}): the noise floor of the faulted cells",
+            times(v),
+            own.p50.map_or_else(|| "—".to_string(), times)
+        )),
+        None => t.push_str(" — too few figures to measure its variation"),
+    }
+    if o.during.errors > 0 {
+        t.push_str(&format!(
+            "; {} failed request(s) in the window with no fault at all",
+            o.during.errors
+        ));
+    }
+    t
 }
 
 /// The retry-storm rule; `Some(detail)` when it fires.
@@ -454,17 +761,50 @@ fn storm(b: &Behaviour) -> Option<String> {
     })
 }
 
-/// Which percentile slowed, and by how much, when one did.
-fn slowdown(before: &PhaseLoad, during: &PhaseLoad) -> Option<(&'static str, f64, f64)> {
-    [
-        ("p99", before.latency_p99, during.latency_p99),
-        ("p50", before.latency_p50, during.latency_p50),
-    ]
-    .into_iter()
-    .find_map(|(name, b, d)| {
-        let (b, d) = (b?, d?);
-        (d >= b * SLOWER_FACTOR && d - b >= SLOWER_MIN_SECONDS).then_some((name, b, d))
-    })
+/// Whether a percentile slowed in the window, and whether beyond the noise floor.
+enum Slowdown {
+    Beyond {
+        which: &'static str,
+        before: f64,
+        during: f64,
+    },
+    WithinNoise {
+        which: &'static str,
+        before: f64,
+        during: f64,
+    },
+    None,
+}
+
+fn slowdown(before: &PhaseLoad, during: &PhaseLoad, floor: &NoiseFloor) -> Slowdown {
+    let pairs = [
+        ("p99", before.latency_p99, during.latency_p99, floor.p99),
+        ("p50", before.latency_p50, during.latency_p50, floor.p50),
+    ];
+    let mut within = Slowdown::None;
+    for (which, b, d, f) in pairs {
+        let (Some(b), Some(d)) = (b, d) else {
+            continue;
+        };
+        if d - b < SLOWER_MIN_SECONDS || d < b * SLOWER_FACTOR {
+            continue;
+        }
+        if d >= b * f {
+            return Slowdown::Beyond {
+                which,
+                before: b,
+                during: d,
+            };
+        }
+        if matches!(within, Slowdown::None) {
+            within = Slowdown::WithinNoise {
+                which,
+                before: b,
+                during: d,
+            };
+        }
+    }
+    within
 }
 
 /// Whether the dependency's connections held a level through most of the window.
@@ -508,6 +848,10 @@ mod tests {
             latency_p50: Some(p50),
             latency_p99: Some(p99),
             peak_in_flight: in_flight,
+            succeeded: requests - errors,
+            fast_error_p50: None,
+            fast_error_p99: None,
+            seconds: requests as f64 / 100.0,
         }
     }
 
@@ -569,6 +913,10 @@ mod tests {
             restart: None,
             writes: None,
             process: None,
+            timeout: 1.0,
+            control: false,
+            control_noise: None,
+            resources: Vec::new(),
         }
     }
 
@@ -583,6 +931,11 @@ mod tests {
     fn errors_in_window(mut o: Observation, errors: u64, timeouts: u64) -> Observation {
         o.during.errors = errors;
         o.during.timeouts = timeouts;
+        o.during.succeeded = o.during.requests - errors;
+        if errors > timeouts {
+            o.during.fast_error_p50 = Some(0.2);
+            o.during.fast_error_p99 = Some(0.205);
+        }
         o
     }
 
@@ -600,10 +953,10 @@ mod tests {
                 "healthy throughout",
                 base(),
                 Verdict::Unaffected,
-                "no errors",
+                "no errors and no slowdown",
             ),
             (
-                "p99 1.5× slower within SLOs",
+                "p99 1.5× slower within SLOs, no control: the floor is 1.5×",
                 {
                     // Powers of two: 1.5× is exact in floating point.
                     let mut o = base();
@@ -612,7 +965,7 @@ mod tests {
                     o
                 },
                 Verdict::Degrades,
-                "p99 6 ms vs 4 ms",
+                "p99 6 ms vs 4 ms before, noise floor 1.5×: this cell 1.0× second to second before the window, no control cell measured",
             ),
             (
                 "p99 just under 1.5× is not slower",
@@ -623,7 +976,7 @@ mod tests {
                     o
                 },
                 Verdict::Unaffected,
-                "no slowdown",
+                "no errors and no slowdown",
             ),
             (
                 "p50 more than doubled by 0.7 ms is noise",
@@ -634,7 +987,7 @@ mod tests {
                     o
                 },
                 Verdict::Unaffected,
-                "no slowdown",
+                "no errors and no slowdown",
             ),
             (
                 "p50 tripled by 4 ms",
@@ -647,15 +1000,68 @@ mod tests {
                 "p50",
             ),
             (
-                "errors in the window, back at once",
-                with_seconds(errors_in_window(base(), 300, 0), 5, 10, bad_second()),
-                Verdict::Recovers,
-                "SLOs held again 0 ms after it",
+                "p99 6.75× but the control varied 7×: within the noise",
+                {
+                    let mut o = base();
+                    o.before.latency_p99 = Some(0.004);
+                    o.during.latency_p99 = Some(0.027);
+                    o.control_noise = Some(Noise {
+                        p99: Some(7.0),
+                        p50: Some(1.2),
+                    });
+                    o
+                },
+                Verdict::Unaffected,
+                "p99 27 ms vs 4 ms before, within the noise floor 7.0×: the control cell varied 7.0×",
             ),
             (
-                "back exactly at recover_within",
+                "p99 51× beyond a 2.1× control floor",
+                {
+                    let mut o = base();
+                    o.before.latency_p99 = Some(0.004);
+                    o.during.latency_p99 = Some(0.204);
+                    o.control_noise = Some(Noise {
+                        p99: Some(2.1),
+                        p50: None,
+                    });
+                    o
+                },
+                Verdict::Degrades,
+                "p99 204 ms vs 4 ms before, noise floor 2.1×: the control cell varied 2.1×",
+            ),
+            (
+                "p99 3× but it varied 4× second to second before the window",
+                {
+                    let mut o = base();
+                    o.before.latency_p99 = Some(0.004);
+                    o.during.latency_p99 = Some(0.012);
+                    // 2.5 ms in one second, 10 ms in the others.
+                    o.timeline[1].p99 = Some(0.0025);
+                    o
+                },
+                Verdict::Unaffected,
+                "within the noise floor 4.0×: this cell 4.0× second to second before the window",
+            ),
+            (
+                "a few errors within the error budget are no failure",
+                {
+                    let mut o = errors_in_window(base(), 3, 0);
+                    o.slos.max_error_rate = 0.01;
+                    o
+                },
+                Verdict::Unaffected,
+                "no slowdown in the window (3 failed request(s) in the window, within the error budget)",
+            ),
+            (
+                "fast errors in the window, back at once",
+                with_seconds(errors_in_window(base(), 300, 0), 5, 10, bad_second()),
+                Verdict::FailsFast,
+                "300 of 500 requests in the window failed fast in p50 200 ms, p99 205 ms, 0 timed out, SLOs held again 0 ms after the window",
+            ),
+            (
+                "fast errors, back exactly at recover_within",
                 with_seconds(errors_in_window(base(), 300, 0), 5, 13, bad_second()),
-                Verdict::Recovers,
+                Verdict::FailsFast,
                 "3.0 s after",
             ),
             (
@@ -677,10 +1083,10 @@ mod tests {
                 "did not hold again",
             ),
             (
-                "a latency SLO miss in the window only",
+                "a latency SLO miss in the window only: recovers",
                 with_seconds(base(), 6, 8, slow_second()),
                 Verdict::Recovers,
-                "0 ms after",
+                "error rate 0% in the window, SLOs held again 0 ms after it",
             ),
             (
                 "healthy but the last second fails",
@@ -689,49 +1095,39 @@ mod tests {
                 "did not hold again",
             ),
             (
-                "piled up to max_in_flight, only timeouts",
+                "every request of the window timed out, far below max_in_flight",
                 {
                     let mut o =
-                        with_seconds(errors_in_window(base(), 120, 120), 5, 11, bad_second());
+                        with_seconds(errors_in_window(base(), 150, 150), 5, 11, bad_second());
+                    o.during.requests = 150;
+                    o.during.peak_in_flight = 51;
+                    dep_during(o, |d| d.during.requests = 150)
+                },
+                Verdict::Hangs,
+                "150 of 150 requests in the window timed out (no answer within 1.0 s), 0 failed fast; peak 51 in flight, SLOs held again 1.0 s after the window",
+            ),
+            (
+                "timeouts outnumber fast errors: a hang",
+                {
+                    let mut o =
+                        with_seconds(errors_in_window(base(), 121, 61), 5, 11, bad_second());
                     o.during.peak_in_flight = 64;
                     o
                 },
                 Verdict::Hangs,
-                "piled up to max_in_flight 64 and timed out (120 timeouts, no fast errors), SLOs held again 1.0 s",
+                "61 of 500 requests in the window timed out (no answer within 1.0 s), 60 failed fast",
             ),
             (
-                "timeouts that land after the window count",
-                {
-                    let mut o = with_seconds(base(), 5, 12, bad_second());
-                    o.during.peak_in_flight = 64;
-                    o.after.timeouts = 64;
-                    o.after.errors = 64;
-                    o
-                },
+                "fast errors outnumber timeouts: fails fast",
+                with_seconds(errors_in_window(base(), 121, 60), 5, 11, bad_second()),
+                Verdict::FailsFast,
+                "61 of 500 requests in the window failed fast",
+            ),
+            (
+                "a hang that never recovers is still a hang (its outcome is not_recovered)",
+                with_seconds(errors_in_window(base(), 300, 300), 5, 20, bad_second()),
                 Verdict::Hangs,
-                "64 timeouts",
-            ),
-            (
-                "one fast error: not a hang",
-                {
-                    let mut o =
-                        with_seconds(errors_in_window(base(), 121, 120), 5, 11, bad_second());
-                    o.during.peak_in_flight = 64;
-                    o
-                },
-                Verdict::Recovers,
-                "error rate 24%",
-            ),
-            (
-                "timeouts below max_in_flight: not a hang",
-                {
-                    let mut o =
-                        with_seconds(errors_in_window(base(), 120, 120), 5, 11, bad_second());
-                    o.during.peak_in_flight = 63;
-                    o
-                },
-                Verdict::Recovers,
-                "1.0 s after",
+                "not recovered by the end of the load",
             ),
             (
                 "requests amplification exactly 3× before",
@@ -748,7 +1144,7 @@ mod tests {
                     with_seconds(errors_in_window(base(), 300, 0), 5, 10, bad_second()),
                     |d| d.during.requests = 1450,
                 ),
-                Verdict::Recovers,
+                Verdict::FailsFast,
                 "SLOs held again",
             ),
             (
@@ -778,8 +1174,8 @@ mod tests {
                         d.during.connections_opened = 1500;
                     },
                 ),
-                Verdict::Recovers,
-                "error rate 100%",
+                Verdict::FailsFast,
+                "500 of 500 requests in the window failed fast",
             ),
             (
                 "connections ×3 from a per-request client",
@@ -810,8 +1206,8 @@ mod tests {
                         d.during.connections_opened = 500;
                     },
                 ),
-                Verdict::Recovers,
-                "error rate 100%",
+                Verdict::FailsFast,
+                "failed fast",
             ),
             (
                 "lost writes beat everything",
@@ -848,7 +1244,7 @@ mod tests {
                 "not ready again after the restart (900 errors meanwhile)",
             ),
             (
-                "a restart back in time",
+                "a restart back in time: its refused connections failed fast",
                 {
                     let mut o = with_seconds(errors_in_window(base(), 200, 0), 5, 7, bad_second());
                     o.dependency = None;
@@ -859,8 +1255,32 @@ mod tests {
                     });
                     o
                 },
-                Verdict::Recovers,
+                Verdict::FailsFast,
                 "0 ms after",
+            ),
+            (
+                "the control is never a fault verdict, however it varied",
+                {
+                    let mut o = with_seconds(base(), 19, 20, bad_second());
+                    o.control = true;
+                    o.before.latency_p99 = Some(0.004);
+                    o.during.latency_p99 = Some(0.027);
+                    o.after.latency_p99 = Some(0.005);
+                    o.dependency = None;
+                    o
+                },
+                Verdict::Control,
+                "no fault (the control): p99 4 ms before the window, 27 ms in it, 5 ms after it — it varied 6.8× (p50 1.0×): the noise floor of the faulted cells",
+            ),
+            (
+                "a control with errors says so",
+                {
+                    let mut o = errors_in_window(base(), 50, 50);
+                    o.control = true;
+                    o
+                },
+                Verdict::Control,
+                "50 failed request(s) in the window with no fault at all",
             ),
         ];
         for (name, o, verdict, detail) in cases {
@@ -871,6 +1291,137 @@ mod tests {
                 "{name}: {:?} lacks {detail:?}",
                 b.detail
             );
+        }
+    }
+
+    #[test]
+    fn the_control_s_variation_is_the_noise_floor() {
+        let mut c = base();
+        c.control = true;
+        c.before.latency_p99 = Some(0.004);
+        c.during.latency_p99 = Some(0.006);
+        c.after.latency_p99 = Some(0.005);
+        c.before.latency_p50 = Some(0.002);
+        c.during.latency_p50 = Some(0.003);
+        let noise = Noise::of_control(&c);
+        assert_eq!(noise.p99, Some(1.5));
+        assert_eq!(noise.p50, Some(1.5));
+        // Its seconds before the window varied more: that is its floor.
+        c.timeline[0].p99 = Some(0.002);
+        c.timeline[4].p99 = Some(0.01);
+        assert_eq!(Noise::of_control(&c).p99, Some(5.0));
+        let b = judge(&c);
+        assert_eq!(b.verdict, Verdict::Control);
+        assert_eq!(b.noise_floor.map(|n| n.p99), Some(5.0));
+        assert!(b.left_after_window.is_empty());
+        let record = crate::record(Some("cache"), &qualify_model::Fault::NONE, &c, &b);
+        assert_eq!(record.behaviour.verdict, "control");
+        assert_eq!(record.behaviour.recovery_seconds, None);
+        assert_eq!(
+            record.behaviour.noise_floor.and_then(|n| n.control_p99),
+            Some(5.0)
+        );
+        assert_eq!(record.behaviour_text(), "no fault: the control (control)");
+    }
+
+    #[test]
+    fn threads_left_after_the_window_are_named() {
+        let mut o = with_seconds(errors_in_window(base(), 150, 150), 5, 11, bad_second());
+        o.resources = vec![
+            ResourceObservation {
+                kind: ResourceKind::Threads,
+                before: 7,
+                peak_during: 163,
+                end: 158,
+            },
+            // Grew and came back: not named.
+            ResourceObservation {
+                kind: ResourceKind::Sockets,
+                before: 10,
+                peak_during: 160,
+                end: 12,
+            },
+            // A wobble of two: not growth.
+            ResourceObservation {
+                kind: ResourceKind::OpenFiles,
+                before: 20,
+                peak_during: 22,
+                end: 22,
+            },
+        ];
+        let sockets_and_files = [
+            ResourceObservation {
+                kind: ResourceKind::OpenFiles,
+                before: 11,
+                peak_during: 205,
+                end: 209,
+            },
+            ResourceObservation {
+                kind: ResourceKind::Sockets,
+                before: 5,
+                peak_during: 199,
+                end: 203,
+            },
+        ];
+        let named: Vec<ResourceKind> = left_after_window(&sockets_and_files)
+            .iter()
+            .map(|r| r.kind)
+            .collect();
+        assert_eq!(
+            named,
+            [ResourceKind::Sockets],
+            "a socket is an open file: named once"
+        );
+        let b = judge(&o);
+        assert_eq!(b.verdict, Verdict::Hangs);
+        assert_eq!(b.left_after_window.len(), 1, "{b:?}");
+        assert!(
+            b.detail.ends_with(
+                "; 151 threads left after the window (7 before it, 163 at the peak in it, 158 after the load ended)"
+            ),
+            "{}",
+            b.detail
+        );
+        let record = crate::record(Some("cache"), &qualify_model::Fault::NONE, &o, &b);
+        assert_eq!(record.behaviour.left_after_window[0].kind, "threads");
+        assert!(
+            record
+                .behaviour_text()
+                .ends_with("; 151 threads left after the window"),
+            "{}",
+            record.behaviour_text()
+        );
+        // A level of 40 must grow by 20 to count.
+        let r = ResourceObservation {
+            kind: ResourceKind::Threads,
+            before: 40,
+            peak_during: 59,
+            end: 59,
+        };
+        assert!(!r.left_after_window());
+        assert!(
+            ResourceObservation {
+                peak_during: 60,
+                end: 50,
+                ..r
+            }
+            .left_after_window()
+        );
+        assert!(
+            !ResourceObservation {
+                peak_during: 60,
+                end: 49,
+                ..r
+            }
+            .left_after_window()
+        );
+    }
+
+    #[test]
+    fn every_verdict_the_rules_return_is_in_the_closed_list() {
+        // The rules' names are the vocabulary's: a verdict `expect` can name round-trips.
+        for v in Verdict::ALL {
+            assert_eq!(v.as_str().parse::<Verdict>(), Ok(v));
         }
     }
 

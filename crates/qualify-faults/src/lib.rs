@@ -12,7 +12,8 @@ pub mod record;
 pub mod stats;
 
 pub use behaviour::{
-    Behaviour, Observation, ProcessObservation, Recovery, Verdict, judge, recovery_time,
+    Behaviour, Noise, Observation, ProcessObservation, Recovery, ResourceKind, ResourceObservation,
+    Verdict, judge, recovery_time,
 };
 pub use checker::{SetCheck, check_history, check_set, check_set_read};
 pub use proxy::{Proxy, ProxyConfig, ProxyError, Window};

@@ -4,11 +4,12 @@
 
 use qualify_model::fault::{
     AmplificationRecord, BehaviourRecord, DependencyPhaseRecord, Fault, FaultRecord,
-    HttpPhaseRecord, PhaseRecord, PhasesRecord, PoolRecord, RestartRecord, WindowRecord,
+    HttpPhaseRecord, NoiseFloorRecord, PhaseRecord, PhasesRecord, PoolRecord, ResourceRecord,
+    RestartRecord, WindowRecord,
 };
 
 use crate::behaviour::{
-    Amplification, Behaviour, Observation, PhaseLoad, PoolObservation, Recovery,
+    Amplification, Behaviour, Observation, PhaseLoad, PoolObservation, Recovery, ResourceKind,
 };
 use crate::stats::PhaseCounters;
 
@@ -31,6 +32,11 @@ pub fn record(
         latency_p50: load.latency_p50,
         latency_p99: load.latency_p99,
         peak_in_flight: load.peak_in_flight,
+        succeeded: load.succeeded,
+        seconds: load.seconds,
+        fast_errors: load.fast_errors(),
+        fast_error_p50: load.fast_error_p50,
+        fast_error_p99: load.fast_error_p99,
         dependency: counters.map(DependencyPhaseRecord::from),
     };
     FaultRecord {
@@ -71,9 +77,11 @@ impl From<&Behaviour> for BehaviourRecord {
         BehaviourRecord {
             verdict: b.verdict.as_str().to_string(),
             detail: b.detail.clone(),
-            recovery_seconds: match b.recovery {
-                Recovery::After(t) => Some(t),
-                Recovery::NotRecovered => None,
+            recovery_seconds: match (b.verdict, b.recovery) {
+                // The control has nothing to recover from.
+                (qualify_model::fault::Verdict::Control, _) => None,
+                (_, Recovery::After(t)) => Some(t),
+                (_, Recovery::NotRecovered) => None,
             },
             error_rate_before: b.error_rate_before,
             error_rate_during: b.error_rate_during,
@@ -87,6 +95,29 @@ impl From<&Behaviour> for BehaviourRecord {
                 all_busy: p.all_busy,
                 requests_queued: p.requests_queued,
             }),
+            noise_floor: b.noise_floor.map(|n| NoiseFloorRecord {
+                p99: n.p99,
+                p50: n.p50,
+                control_p99: n.control.and_then(|c| c.p99),
+                control_p50: n.control.and_then(|c| c.p50),
+                before_window_p99: n.before_window_p99,
+            }),
+            left_after_window: b
+                .left_after_window
+                .iter()
+                .map(|r| ResourceRecord {
+                    kind: match r.kind {
+                        ResourceKind::Threads => "threads",
+                        ResourceKind::OpenFiles => "open_files",
+                        ResourceKind::Sockets => "sockets",
+                    }
+                    .to_string(),
+                    before: r.before,
+                    peak_during: r.peak_during,
+                    end: r.end,
+                })
+                .collect(),
+            expected: None,
         }
     }
 }

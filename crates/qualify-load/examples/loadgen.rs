@@ -88,6 +88,7 @@ fn parse_slo(text: &str) -> Result<Slo, String> {
         metric,
         bound,
         limit,
+        phase: Default::default(),
     })
 }
 

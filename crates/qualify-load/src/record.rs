@@ -105,6 +105,11 @@ struct Phase {
     peak_in_flight: u64,
     corrected: Histogram<u64>,
     uncorrected: Histogram<u64>,
+    /// Corrected latency of the phase's failures that came back before the timeout.
+    fast_errors: Histogram<u64>,
+    /// Corrected latency of every request of the phase that ended (a timeout when it was given
+    /// up on).
+    ended: Histogram<u64>,
 }
 
 pub(crate) struct Recorder {
@@ -165,6 +170,8 @@ impl Recorder {
                         peak_in_flight: 0,
                         corrected: histogram(max_us, 3)?,
                         uncorrected: histogram(max_us, 3)?,
+                        fast_errors: histogram(max_us, 3)?,
+                        ended: histogram(max_us, 3)?,
                     })
                 })
                 .collect::<Result<_, LoadError>>()?,
@@ -267,12 +274,19 @@ impl Recorder {
             }
             self.row_latency.saturating_record(corrected);
         }
+        let fast_error = ending
+            .error
+            .is_some_and(|class| class != ErrorClass::Timeout);
         for p in self.phases_of(intended) {
             p.counts.end(&ending);
             if ending.answered {
                 p.corrected.saturating_record(corrected);
                 p.uncorrected.saturating_record(uncorrected);
             }
+            if fast_error {
+                p.fast_errors.saturating_record(corrected);
+            }
+            p.ended.saturating_record(corrected);
         }
         if let (Some(class), Some(example)) = (ending.error, ending.example) {
             self.examples.entry(class).or_insert_with(|| {
@@ -362,6 +376,8 @@ impl Recorder {
             mine.peak_in_flight += theirs.peak_in_flight;
             let _ = mine.corrected.add(&theirs.corrected);
             let _ = mine.uncorrected.add(&theirs.uncorrected);
+            let _ = mine.fast_errors.add(&theirs.fast_errors);
+            let _ = mine.ended.add(&theirs.ended);
         }
         if let (Some(mine), Some(theirs)) = (&mut self.writes, &other.writes) {
             mine.attempted.union_with(&theirs.attempted);
@@ -398,8 +414,22 @@ impl Recorder {
                 peak_in_flight: p.peak_in_flight,
                 corrected: crate::report::summary_of(&p.corrected),
                 uncorrected: crate::report::summary_of(&p.uncorrected),
+                fast_errors: p.fast_errors.len(),
+                fast_error_latency: crate::report::summary_of(&p.fast_errors),
+                fast_error_histogram: encoded(&p.fast_errors),
+                ended_latency: crate::report::summary_of(&p.ended),
+                ended_histogram: encoded(&p.ended),
             })
             .collect()
+    }
+}
+
+/// A histogram's encoding, or nothing for an empty one.
+fn encoded(h: &Histogram<u64>) -> String {
+    if h.is_empty() {
+        String::new()
+    } else {
+        crate::report::encode_histogram(h)
     }
 }
 
@@ -481,6 +511,25 @@ mod tests {
             (2, 2, 1)
         );
         assert_eq!(phases[1].corrected.count, 1, "the timeout has no latency");
+        // The 503 came back fast (1 ms); the timeout is not a fast error.
+        assert_eq!((phases[1].fast_errors, phases[1].timeouts()), (1, 1));
+        assert!(phases[1].fast_error_latency.max.unwrap() < 0.01);
+        let h = crate::report::decode_histogram(&phases[1].fast_error_histogram).unwrap();
+        assert_eq!(h.len(), 1);
+        assert_eq!(
+            (
+                phases[0].fast_errors,
+                phases[0].fast_error_histogram.as_str()
+            ),
+            (0, "")
+        );
+        assert_eq!(phases[1].goodput(), Some(0.0));
+        assert_eq!(phases[0].goodput(), Some(2.0));
+        assert_eq!(phases[1].answered_rate(), Some(0.5));
+        // Every request that ended has a latency there, the timeout at the moment it was given
+        // up on (2 s after its intended start).
+        assert_eq!(phases[1].ended_latency.count, 2);
+        assert!(phases[1].ended_latency.max.unwrap() >= 2.0);
 
         let timeline = r.timeline();
         let sums = timeline.iter().fold((0, 0, 0), |a, row| {
@@ -536,6 +585,8 @@ mod tests {
         assert_eq!(w.acknowledged.ranges(), [(0, 1)]);
         assert!(w.failed.is_empty(), "a reset leaves the write unknown");
         assert_eq!(a.phase_reports()[0].sent, 3);
+        // The reset (1 ms) is one loop's fast error: counts and histograms add.
+        assert_eq!(a.phase_reports()[0].fast_errors, 1);
         let timeline = a.timeline();
         assert_eq!(timeline.len(), 2);
         assert_eq!((timeline[0].sent, timeline[0].completed), (2, 1));

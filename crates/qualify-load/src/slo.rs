@@ -1,9 +1,11 @@
 //! Evaluating `[[slo]]` objectives against a [`LoadReport`] (pure). Latency metrics use the
 //! corrected latencies. When the spec declares no `error_rate` objective, an implicit
 //! `error_rate max 1%` is evaluated too (flagged `implicit`), so a service that answers every
-//! request with an error is never `ok` for want of an objective.
+//! request with an error is never `ok` for want of an objective. Objectives for the fault
+//! window (`phase = "fault"`) are judged apart, on the window's own report
+//! ([`evaluate_fault`]), never with the steady ones.
 
-use qualify_model::{BoundKind, Slo, SloMetric};
+use qualify_model::{BoundKind, Slo, SloMetric, SloPhase};
 
 use crate::report::LoadReport;
 
@@ -24,29 +26,51 @@ pub fn value(metric: SloMetric, report: &LoadReport) -> Option<f64> {
     }
 }
 
-/// Judge every objective (and the implicit error-rate one when none is declared).
+fn judge(slo: &Slo, report: &LoadReport, implicit: bool, phase: SloPhase) -> SloResult {
+    let value = value(slo.metric, report);
+    SloResult {
+        metric: slo.metric,
+        bound: slo.bound,
+        limit: slo.limit,
+        value,
+        held: value.is_some_and(|v| slo.bound.holds(v, slo.limit)),
+        implicit,
+        phase,
+    }
+}
+
+/// Judge every steady objective (all but `phase = "fault"`, and the implicit error-rate one
+/// when none is declared) over the whole measured phase.
 pub fn evaluate(slos: &[Slo], report: &LoadReport) -> Vec<SloResult> {
-    let judge = |slo: &Slo, implicit: bool| {
-        let value = value(slo.metric, report);
-        SloResult {
-            metric: slo.metric,
-            bound: slo.bound,
-            limit: slo.limit,
-            value,
-            held: value.is_some_and(|v| slo.bound.holds(v, slo.limit)),
-            implicit,
-        }
-    };
-    let mut out: Vec<SloResult> = slos.iter().map(|s| judge(s, false)).collect();
-    if !slos.iter().any(|s| s.metric == SloMetric::ErrorRate) {
+    evaluate_as(slos, report, SloPhase::WholeRun)
+}
+
+/// [`evaluate`] on `report`, which covers `phase` (e.g. the load outside a fault window).
+pub fn evaluate_as(slos: &[Slo], report: &LoadReport, phase: SloPhase) -> Vec<SloResult> {
+    let steady: Vec<&Slo> = slos.iter().filter(|s| s.phase != SloPhase::Fault).collect();
+    let mut out: Vec<SloResult> = steady
+        .iter()
+        .map(|s| judge(s, report, false, phase))
+        .collect();
+    if !steady.iter().any(|s| s.metric == SloMetric::ErrorRate) {
         let implicit = Slo {
             metric: SloMetric::ErrorRate,
             bound: BoundKind::Max,
             limit: DEFAULT_ERROR_RATE,
+            phase: SloPhase::WholeRun,
         };
-        out.push(judge(&implicit, true));
+        out.push(judge(&implicit, report, true, phase));
     }
     out
+}
+
+/// Judge the objectives for the fault window (`phase = "fault"`) on `window`, the report of
+/// the window's requests; no implicit objective (a window may allow any error rate).
+pub fn evaluate_fault(slos: &[Slo], window: &LoadReport) -> Vec<SloResult> {
+    slos.iter()
+        .filter(|s| s.phase == SloPhase::Fault)
+        .map(|s| judge(s, window, false, SloPhase::Fault))
+        .collect()
 }
 
 #[cfg(test)]
@@ -59,6 +83,7 @@ mod tests {
             metric,
             bound,
             limit,
+            phase: SloPhase::WholeRun,
         }
     }
 
@@ -115,6 +140,37 @@ mod tests {
             "latency_p99 = not measured, limit max 1000 ms"
         );
         assert_eq!(results[1].value, None, "no error rate without requests");
+    }
+
+    #[test]
+    fn fault_objectives_are_judged_only_over_the_window() {
+        let r = report();
+        let fault = Slo {
+            phase: SloPhase::Fault,
+            ..slo(SloMetric::LatencyP99, BoundKind::Max, 0.1)
+        };
+        let error_budget = Slo {
+            phase: SloPhase::Fault,
+            ..slo(SloMetric::ErrorRate, BoundKind::Max, 1.0)
+        };
+        // The steady judgement leaves them out (and keeps its implicit error rate: the fault
+        // window's error budget is not the steady state's).
+        let steady = evaluate_as(&[fault, error_budget], &r, SloPhase::OutsideWindow);
+        assert_eq!(steady.len(), 1);
+        assert!(steady[0].implicit && steady[0].phase == SloPhase::OutsideWindow);
+        let during = evaluate_fault(&[fault, error_budget], &r);
+        assert_eq!(during.len(), 2);
+        assert!(
+            during
+                .iter()
+                .all(|x| x.phase == SloPhase::Fault && !x.implicit)
+        );
+        assert!(!during[0].held, "p99 150 ms > 100 ms");
+        assert!(during[1].held);
+        assert_eq!(
+            during[0].describe_with_phase(),
+            "latency_p99 = 150 ms, limit max 100 ms (during the fault window)"
+        );
     }
 
     #[test]

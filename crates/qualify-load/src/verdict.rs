@@ -127,7 +127,7 @@ pub fn decide(facts: &CellFacts<'_>) -> Verdict {
         .slos
         .iter()
         .filter(|s| !s.held)
-        .map(SloResult::describe)
+        .map(SloResult::describe_scoped)
         .collect();
     if !failed.is_empty() {
         return Verdict::of(Outcome::SloViolated, failed.join("; "));
@@ -207,6 +207,7 @@ mod tests {
             metric: SloMetric::LatencyP99,
             bound: BoundKind::Max,
             limit,
+            phase: Default::default(),
         }
     }
 

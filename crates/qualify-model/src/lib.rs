@@ -44,7 +44,7 @@ pub use outcome::Outcome;
 pub use parse::ParseError;
 pub use repeat::Repeat;
 pub use result::{Flag, ProbeResult, TimeoutKind};
-pub use slo::{BoundKind, Slo, SloMetric, SloResult};
+pub use slo::{BoundKind, Slo, SloMetric, SloPhase, SloResult};
 pub use target::{Bound, Harder, Target};
 pub use units::{format_bytes, parse_duration, parse_size};
 pub use value::{Params, Value};

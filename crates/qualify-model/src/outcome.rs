@@ -48,6 +48,10 @@ pub enum Outcome {
     LostWrites,
     /// A service did not meet its objectives again within `recover_within` after a fault.
     NotRecovered,
+    /// A service behaved under a fault as the claim does not accept: a behaviour verdict its
+    /// fault axis's `expect` does not list, or an objective for the fault window
+    /// (`[[slo]] phase = "fault"`) not held. The detail names the expected and the observed.
+    UnexpectedBehaviour,
 }
 
 impl Outcome {
@@ -57,7 +61,7 @@ impl Outcome {
     }
 
     /// Every outcome, in contract (and legend) order.
-    pub const ALL: [Outcome; 14] = [
+    pub const ALL: [Outcome; 15] = [
         Outcome::Ok,
         Outcome::ExitFailure,
         Outcome::Crash,
@@ -72,6 +76,7 @@ impl Outcome {
         Outcome::Unavailable,
         Outcome::LostWrites,
         Outcome::NotRecovered,
+        Outcome::UnexpectedBehaviour,
     ];
 
     /// How renderers draw this outcome.
@@ -144,7 +149,7 @@ const fn style(
 }
 
 /// The table, in legend order.
-const STYLES: [(Outcome, Style); 14] = [
+const STYLES: [(Outcome, Style); 15] = [
     (
         Outcome::Ok,
         style("ok", '.', "32", "✓", "#2e7d32", "#fff", 0),
@@ -200,6 +205,18 @@ const STYLES: [(Outcome, Style); 14] = [
     (
         Outcome::NotRecovered,
         style("not_recovered", 'R', "34", "R", "#283593", "#fff", 2),
+    ),
+    (
+        Outcome::UnexpectedBehaviour,
+        style(
+            "unexpected_behaviour",
+            'B',
+            "36;1",
+            "B",
+            "#00695c",
+            "#fff",
+            2,
+        ),
     ),
 ];
 

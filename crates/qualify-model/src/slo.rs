@@ -141,13 +141,57 @@ impl fmt::Display for BoundKind {
     }
 }
 
+/// The part of the measured phase an objective applies to, or was judged over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SloPhase {
+    /// The whole measured phase: a cell without a fault window, or the `none` control. As an
+    /// objective's scope (the default): the steady state — the whole run, or in a cell with a
+    /// fault window everything outside it and its recovery.
+    #[default]
+    WholeRun,
+    /// Before the fault window, and after it once `recover_within` has passed.
+    OutsideWindow,
+    /// Inside the fault window (`[[slo]] phase = "fault"`): a latency there counts every
+    /// request of the window, a timeout as slow as the moment it was given up on.
+    Fault,
+}
+
+impl SloPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SloPhase::WholeRun => "whole_run",
+            SloPhase::OutsideWindow => "outside_window",
+            SloPhase::Fault => "fault",
+        }
+    }
+
+    /// `whole run`, `outside the fault window`, `during the fault window`.
+    pub fn words(self) -> &'static str {
+        match self {
+            SloPhase::WholeRun => "whole run",
+            SloPhase::OutsideWindow => "outside the fault window",
+            SloPhase::Fault => "during the fault window",
+        }
+    }
+}
+
+impl fmt::Display for SloPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One service-level objective: `metric` must stay at or below (`max`) or at or above (`min`)
-/// `limit`, in the metric's unit ([`SloMetric::unit`]).
+/// `limit`, in the metric's unit ([`SloMetric::unit`]), over `phase`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Slo {
     pub metric: SloMetric,
     pub bound: BoundKind,
     pub limit: f64,
+    /// `WholeRun` (the steady state, the default) or `Fault` (inside the fault window only).
+    #[serde(default)]
+    pub phase: SloPhase,
 }
 
 /// One objective, judged.
@@ -163,6 +207,9 @@ pub struct SloResult {
     /// Added by qualify (no `error_rate` objective was declared).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub implicit: bool,
+    /// What it was judged over (receipts before this field: the whole run).
+    #[serde(default)]
+    pub phase: SloPhase,
 }
 
 impl SloResult {
@@ -178,6 +225,21 @@ impl SloResult {
             self.bound,
             format_value(self.metric, self.limit)
         )
+    }
+
+    /// [`SloResult::describe`] with the phase: `latency_p99 = 350 ms, limit max 200 ms (during
+    /// the fault window)`.
+    pub fn describe_with_phase(&self) -> String {
+        format!("{} ({})", self.describe(), self.phase.words())
+    }
+
+    /// [`SloResult::describe`], with the phase when it is not the whole run (a cell without a
+    /// fault window has no other).
+    pub fn describe_scoped(&self) -> String {
+        match self.phase {
+            SloPhase::WholeRun => self.describe(),
+            _ => self.describe_with_phase(),
+        }
     }
 }
 

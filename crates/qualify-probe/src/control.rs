@@ -1,5 +1,6 @@
 //! A handle on a running probe from another thread, for long-running programs (a service under
-//! load): the main process's pid once it started, the tree's memory over time, and a request to
+//! load): the main process's pid once it started, the tree's memory and its threads, open files
+//! and sockets over time ([`TreeCounts`]), and a request to
 //! stop it gracefully — the probe sends the signal to the main process's group (a service
 //! started through a shell gets it too), waits up to the grace
 //! for it to end, then kills the tree and flags `slow_shutdown`. A program that ends on the
@@ -23,6 +24,7 @@ struct State {
     pid: Option<i32>,
     netns: Option<Arc<crate::netns::Netns>>,
     memory: Vec<(Instant, u64)>,
+    counts: Vec<(Instant, TreeCounts)>,
     stop: Option<(i32, Duration)>,
     members: Option<Members>,
     /// Stopped on purpose (SIGSTOP sent, SIGCONT not yet).
@@ -53,6 +55,26 @@ impl Members {
             }
         }
     }
+}
+
+/// What the tree held at one sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TreeCounts {
+    /// Threads of every process of the tree.
+    pub threads: u64,
+    /// Open file descriptors of every process (sockets included).
+    pub open_files: u64,
+    /// Of those, sockets.
+    pub sockets: u64,
+}
+
+/// Keep at most [`MAX_SAMPLES`]: past it, every other sample is dropped.
+fn push_bounded<T: Copy>(series: &mut Vec<(Instant, T)>, at: Instant, value: T) {
+    if series.len() >= MAX_SAMPLES {
+        let thinned: Vec<(Instant, T)> = series.iter().step_by(2).copied().collect();
+        *series = thinned;
+    }
+    series.push((at, value));
 }
 
 /// Shared between the probe's supervision loop and its caller.
@@ -88,6 +110,14 @@ impl Control {
         self.state
             .lock()
             .map(|s| s.memory.clone())
+            .unwrap_or_default()
+    }
+
+    /// The tree's threads, open files and sockets at each sample.
+    pub fn count_samples(&self) -> Vec<(Instant, TreeCounts)> {
+        self.state
+            .lock()
+            .map(|s| s.counts.clone())
             .unwrap_or_default()
     }
 
@@ -175,13 +205,10 @@ impl Control {
         }
     }
 
-    pub(crate) fn sample(&self, at: Instant, bytes: u64) {
+    pub(crate) fn sample(&self, at: Instant, bytes: u64, counts: TreeCounts) {
         if let Ok(mut s) = self.state.lock() {
-            if s.memory.len() >= MAX_SAMPLES {
-                let thinned: Vec<(Instant, u64)> = s.memory.iter().step_by(2).copied().collect();
-                s.memory = thinned;
-            }
-            s.memory.push((at, bytes));
+            push_bounded(&mut s.memory, at, bytes);
+            push_bounded(&mut s.counts, at, counts);
         }
     }
 

@@ -1,5 +1,5 @@
 //! Snapshots of the process tree from `/proc`: per-thread state and scheduler counters, per-process
-//! I/O and memory, and (without cgroups) the tree's membership itself.
+//! I/O and memory, open files and sockets, and (without cgroups) the tree's membership itself.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -43,6 +43,24 @@ impl ProcSnap {
     pub fn is_zombie(&self) -> bool {
         self.threads.iter().all(|t| matches!(t.state, 'Z' | 'X'))
     }
+}
+
+/// A process's open file descriptors, and how many of them are sockets (`/proc/PID/fd`);
+/// `(0, 0)` when it vanished or cannot be read.
+pub fn fd_counts(pid: i32) -> (u64, u64) {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return (0, 0);
+    };
+    let (mut files, mut sockets) = (0, 0);
+    for entry in dir.flatten() {
+        files += 1;
+        if std::fs::read_link(entry.path())
+            .is_ok_and(|t| t.as_os_str().as_bytes().starts_with(b"socket:"))
+        {
+            sockets += 1;
+        }
+    }
+    (files, sockets)
 }
 
 fn page_size() -> u64 {

@@ -474,9 +474,17 @@ pub(crate) fn run_with(
             max_memory_current = max_memory_current.max(c.memory_current.unwrap_or(0));
         }
         if let Some(c) = control {
+            let mut counts = crate::control::TreeCounts::default();
+            for p in procs.iter().filter(|p| !p.is_zombie()) {
+                let (files, sockets) = sample::fd_counts(p.pid);
+                counts.threads += p.threads.len() as u64;
+                counts.open_files += files;
+                counts.sockets += sockets;
+            }
             c.sample(
                 now,
                 memory_now.unwrap_or_else(|| procs.iter().map(|p| p.anon_bytes).sum()),
+                counts,
             );
             // A graceful stop: the signal once, then the grace; late → killed, flagged.
             match stopping {

@@ -191,8 +191,8 @@ fn service(m: &mut String, v: &View) {
     }
     m.push_str(
         "\n### Service under load\n\nLatencies are corrected (from each request's intended start); the uncorrected ones (from the send) are in parentheses.\n\n\
-         | cell | outcome | offered | achieved | p50 | p99 | errors | dropped | objectives | stop | memory |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
+         | cell | outcome | offered | answered | goodput | p50 | p99 | errors | dropped | objectives | stop | memory |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let latency = |c: Option<f64>, u: Option<f64>| {
         let d = |x: Option<f64>| x.map_or_else(|| "—".to_string(), view::duration);
@@ -222,11 +222,12 @@ fn service(m: &mut String, v: &View) {
         };
         let _ = writeln!(
             m,
-            "| {} | {mark}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {mark}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             md_cell(&r.cell),
             md_cell(&r.outcome),
             md_cell(&r.offered_text()),
             md_cell(&r.achieved_text()),
+            md_cell(&r.goodput_text()),
             latency(r.corrected.p50, r.uncorrected.p50),
             latency(r.corrected.p99, r.uncorrected.p99),
             md_cell(&r.errors_text()),
@@ -252,8 +253,15 @@ fn faults(m: &mut String, v: &View) {
         (has(|r| &r.restart), "restart"),
         (has(|r| &r.writes), "writes"),
     ];
-    m.push_str("\n### Faults\n\n| cell | dependency | fault | behaviour | recovery | amplification (before / during / after) |");
-    let mut rule = "|---|---|---|---|---|---|".to_string();
+    let expected = has(|r| &r.expected);
+    m.push_str("\n### Faults\n\nThe window's failed requests came back fast or timed out; goodput is answers that met `expect_status` per second. The `none` cell is the control.\n\n| cell | dependency | fault | behaviour |");
+    let mut rule = "|---|---|---|---|".to_string();
+    if expected {
+        m.push_str(" expected |");
+        rule.push_str("---|");
+    }
+    m.push_str(" in the window | goodput (before / during / after) | recovery | amplification (before / during / after) |");
+    rule.push_str("---|---|---|---|");
     for (on, title) in shown {
         if on {
             let _ = write!(m, " {title} |");
@@ -264,11 +272,21 @@ fn faults(m: &mut String, v: &View) {
     for r in &rows {
         let _ = write!(
             m,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {}{} |",
             md_cell(&r.cell),
             md_cell(&r.dependency),
             md_cell(&r.fault),
+            if r.unexpected { "❌ " } else { "" },
             md_cell(&r.verdict),
+        );
+        if expected {
+            let _ = write!(m, " {} |", md_cell(&r.expected));
+        }
+        let _ = write!(
+            m,
+            " {} | {} | {} | {} |",
+            md_cell(&r.window),
+            md_cell(&r.goodput),
             md_cell(&r.recovery),
             md_cell(&r.amplification)
         );

@@ -257,7 +257,7 @@ fn chromium_renders_the_service_section() {
     for label in [
         "envelope heatmap",
         "corrected latency against rps",
-        "achieved rate against rps",
+        "answers and goodput against rps",
     ] {
         assert!(dom.contains(&format!("aria-label=\"{label}\"")), "{label}");
     }

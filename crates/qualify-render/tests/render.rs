@@ -606,8 +606,31 @@ fn the_faults_section_reads_what_the_evidence_crate_writes() {
                 all_busy: true,
                 requests_queued: true,
             }),
+            expected: Some(vec!["fails_fast".into()]),
             ..BehaviourRecord::default()
         },
+        phases: Some(PhasesRecord {
+            before: PhaseRecord {
+                requests: 300,
+                succeeded: 300,
+                seconds: 3.0,
+                ..PhaseRecord::default()
+            },
+            during: PhaseRecord {
+                requests: 300,
+                errors: 300,
+                fast_errors: 300,
+                fast_error_p99: Some(0.205),
+                seconds: 3.0,
+                ..PhaseRecord::default()
+            },
+            after: PhaseRecord {
+                requests: 200,
+                succeeded: 200,
+                seconds: 2.0,
+                ..PhaseRecord::default()
+            },
+        }),
         restart: Some(RestartRecord {
             signal: "SIGKILL".into(),
             at_seconds: 5.0,
@@ -638,7 +661,7 @@ fn the_faults_section_reads_what_the_evidence_crate_writes() {
         .find(|l| l.starts_with("| rps=200, db_fault=down |"))
         .unwrap_or_else(|| panic!("no fault row in\n{md}"));
     for part in [
-        "| db | down | retry_storm | 1.25 s | 1× / 11× / 1.5× |",
+        "| db | down | ❌ retry_storm | fails_fast | 300 fast errors (p99 205 ms), 0 timeouts | 100/s / 0/s / 100/s | 1.25 s | 1× / 11× / 1.5× |",
         "| 10 connections, all busy, requests queued |",
         "| SIGKILL at 5 s: ready after 1.4 s, 37 errors |",
         "| 2 of 4812 acknowledged lost (first: 17, 18), 3 not read back |",
@@ -652,6 +675,11 @@ fn the_faults_section_reads_what_the_evidence_crate_writes() {
     assert_self_contained(&html);
     assert!(html.contains("<h2>Faults</h2>"));
     assert!(html.contains("<td>SIGKILL at 5 s: ready after 1.4 s, 37 errors</td>"));
+    assert!(
+        html.contains("<td class=\"st st-failed\"><b>retry_storm</b>"),
+        "a behaviour outside the claim's expectation is drawn as a failure"
+    );
+    assert!(html.contains("<td>fails_fast</td><td>300 fast errors (p99 205 ms), 0 timeouts</td>"));
     // No faults anywhere: no section.
     assert!(!qualify_render::markdown(&fixture("transfer")).contains("### Faults"));
     assert!(!qualify_render::html(&fixture("transfer")).contains("<h2>Faults"));
@@ -724,8 +752,8 @@ fn the_service_section_shows_every_cell_under_load_with_plots_table_and_timeline
             "{o} not marked in the hockey stick"
         );
     }
-    let achieved = svg_named(service, "achieved rate against rps");
-    assert!(achieved.contains("achieved = offered (kept up)"));
+    let achieved = svg_named(service, "answers and goodput against rps");
+    assert!(achieved.contains("answers = offered (kept up)"));
     assert!(service.contains("Marked points:"));
 
     // Per cell: a table row with the offered and achieved rate, corrected p99 with the
@@ -833,7 +861,7 @@ fn a_cell_without_latency_is_named_not_drawn() {
     let hockey = svg_named(&html, "corrected latency against rps");
     let unavailable = qualify_model::Outcome::Unavailable.style();
     assert!(!hockey.contains(unavailable.fill));
-    let achieved = svg_named(&html, "achieved rate against rps");
+    let achieved = svg_named(&html, "answers and goodput against rps");
     assert!(achieved.contains(unavailable.fill));
     assert!(html.contains(&format!(
         "Marked points: <span class=\"legend-item\"><span class=\"sw\" style=\"background:{}",
@@ -883,4 +911,133 @@ fn development_coverage_is_drawn_beside_the_failure_map() {
     let plain = fixture("transfer");
     assert!(!qualify_render::html(&plain).contains("development coverage"));
     assert!(!qualify_render::markdown(&plain).contains("Development coverage"));
+}
+
+/// The x coordinates of every polyline in `svg`, line by line.
+fn polylines_x(svg: &str) -> Vec<Vec<f64>> {
+    svg.split("<polyline points=\"")
+        .skip(1)
+        .map(|rest| {
+            rest.split('"')
+                .next()
+                .unwrap_or("")
+                .split(' ')
+                .filter_map(|p| p.split(',').next()?.parse().ok())
+                .collect()
+        })
+        .collect()
+}
+
+/// Goodput beside answers: a service that sheds with 503s past 305 req/s answers everything
+/// (a straight line of answers) while its goodput plateaus — both are drawn, and both joined
+/// in order of the offered rate whatever order the boundary search ran the cells in.
+#[test]
+fn goodput_is_drawn_beside_answers_and_points_join_in_offered_rate_order() {
+    let cell = |rate: f64, goodput: f64, p99: f64| {
+        json!({"params": {"rps": rate}, "result": {"outcome": if goodput < rate { "overloaded" } else { "ok" },
+            "load": {"model": "open", "offered_rate": rate, "achieved_rate": rate, "throughput": goodput,
+                     "sent": rate * 5.0,
+                     "latency": {"corrected": {"p50": p99 / 2.0, "p99": p99}, "uncorrected": {}}}}})
+    };
+    // Gallop, then bisect: 100, 200, 400, 800, 1139, 600, 305, 306.
+    let receipt = json!({"predicate": {
+        "tested": {"axes": [{"name": "rps", "kind": "load"}]},
+        "cells": [cell(100.0, 100.0, 0.002), cell(200.0, 200.0, 0.002), cell(400.0, 305.0, 0.003),
+                  cell(800.0, 305.0, 0.001), cell(1139.0, 305.0, 0.001), cell(600.0, 305.0, 0.002),
+                  cell(305.0, 305.0, 0.004), cell(306.0, 305.0, 0.004)]
+    }});
+    let html = qualify_render::html(&receipt);
+    assert_self_contained(&html);
+    for name in [
+        "corrected latency against rps",
+        "answers and goodput against rps",
+    ] {
+        let svg = svg_named(&html, name);
+        let lines = polylines_x(svg);
+        assert!(!lines.is_empty(), "{name}: no lines");
+        for xs in lines {
+            assert!(
+                xs.windows(2).all(|w| w[0] <= w[1]),
+                "{name}: a line goes back along the offered rate: {xs:?}"
+            );
+        }
+    }
+    let answers = svg_named(&html, "answers and goodput against rps");
+    assert!(answers.contains("goodput/s (answers that met expect_status; hollow markers)"));
+    assert!(answers.contains("rps=1139: goodput 305 req/s"));
+    // The table: answers and goodput side by side.
+    let md = qualify_render::markdown(&receipt);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| rps=1139 |") && l.contains("req/s"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        row.contains("| 1139 req/s | 1139 req/s | 305 req/s |"),
+        "{row}"
+    );
+}
+
+/// One row, one verdict: a faulted cell's objectives are shown with the phase each was judged
+/// over — outside the window, during it — in HTML, Markdown and JUnit, beside the behaviour
+/// and what the claim expected; the outcome is the one those say.
+#[test]
+fn each_objective_is_shown_with_the_phase_it_was_judged_over() {
+    let slo = |metric: &str, limit: f64, value: Option<f64>, held: bool, phase: &str| json!({"metric": metric, "bound": "max", "limit": limit, "value": value, "held": held, "phase": phase});
+    let faults = json!([{
+        "dependency": "cache", "fault": "blackhole",
+        "behaviour": {"verdict": "hangs", "detail": "150 of 150 requests in the window timed out",
+                      "recovery_seconds": 1.0, "expected": ["fails_fast"]},
+        "phases": {"before": {"requests": 100, "succeeded": 100, "seconds": 2.0},
+                   "during": {"requests": 150, "errors": 150, "timeouts": 150, "fast_errors": 0, "succeeded": 0, "seconds": 3.0},
+                   "after": {"requests": 100, "succeeded": 100, "seconds": 2.0}}
+    }]);
+    let receipt = json!({"predicate": {
+        "artifact": {"name": "redis-client"},
+        "tested": {"axes": [{"name": "cache_fault", "kind": "fault"}]},
+        "cells": [{"params": {"cache_fault": "blackhole"}, "result": {
+            "outcome": "unexpected_behaviour",
+            "detail": "under cache blackhole: expected fails_fast, observed hangs",
+            "faults": faults,
+            "load": {"model": "open", "offered_rate": 50.0, "achieved_rate": 30.0, "throughput": 30.0,
+                     "timeline": [{"second": 0, "sent": 50, "completed": 50, "errors": 0, "p99": 0.004}],
+                     "phases": [{"name": "during", "start_seconds": 1.0, "end_seconds": 4.0, "sent": 150,
+                                 "completed": 0, "succeeded": 0, "errors": {"timeout": 150}, "fast_errors": 0}],
+                     "slo": [slo("latency_p99", 0.2, Some(0.004), true, "outside_window"),
+                             slo("latency_p99", 0.5, Some(1.0), false, "fault")]}}}]
+    }});
+    let html = qualify_render::html(&receipt);
+    assert_self_contained(&html);
+    let table = section(&html, "<h2>Service under load", "<h2>");
+    assert!(
+        table.contains("latency_p99 4 ms ≤ 200 ms (outside the fault window): held"),
+        "{table}"
+    );
+    assert!(table.contains(
+        "<span class=\"st st-failed\">latency_p99 1 s ≤ 500 ms (during the fault window): violated</span>"
+    ));
+    assert!(
+        table.contains("<tr><td>during</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num\">150</td><td class=\"num\">0</td></tr>"),
+        "the cell's phases: {table}"
+    );
+    // The per-second p99 plot draws the steady objective, not the window's.
+    let p99 = svg_named(table, "corrected p99 per second, cache_fault=blackhole");
+    assert!(
+        p99.contains("objective ≤ 200 ms") && !p99.contains("≤ 500 ms"),
+        "{p99}"
+    );
+    let md = qualify_render::markdown(&receipt);
+    assert!(md.contains("**latency_p99 1 s ≤ 500 ms (during the fault window): violated**"));
+    assert!(
+        md.contains("| ❌ hangs | fails_fast | 0 fast errors, 150 timeouts | 50/s / 0/s / 50/s |"),
+        "{md}"
+    );
+    let junit = qualify_render::junit(&receipt);
+    assert!(
+        junit.contains("<failure type=\"unexpected_behaviour\""),
+        "{junit}"
+    );
+    assert!(
+        junit.contains("objective latency_p99 4 ms ≤ 200 ms (outside the fault window): held\nobjective latency_p99 1 s ≤ 500 ms (during the fault window): violated\nunder cache blackhole: hangs (expected fails_fast: NOT met); in the window 0 fast errors, 150 timeouts; goodput before / during / after 50/s / 0/s / 50/s; 150 of 150 requests in the window timed out</system-out>"),
+        "{junit}"
+    );
 }

@@ -2,8 +2,8 @@
 //! (the [`Harness`]), the service started under the probe, readiness, the load (fault windows
 //! armed at the measured phase's start; a kill and restart at `[recovery] at`), the write
 //! check, the graceful stop, and the judgement: objectives, memory growth, the behaviour under
-//! the fault and the cell's verdict. The result is the service probe's, with `load` and
-//! `faults` filled and the outcome the verdict decided.
+//! the fault (against the run's controls) and the cell's verdict. The result is the service
+//! probe's, with `load` and `faults` filled and the outcome the verdict decided.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::Ordering;
@@ -14,10 +14,11 @@ use qualify_load::verdict::CellFacts;
 use qualify_load::{Flow, LoadPlan, LoadReport, RequestTemplate};
 use qualify_model::fault::KilledInstance;
 use qualify_model::load::{Growth, ServiceLoad};
-use qualify_model::{Flag, Outcome, Params, SloResult};
+use qualify_model::{Flag, Outcome, Params, SloPhase, SloResult};
 use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeResult};
 use qualify_spec::Spec;
 
+use crate::controls::Controls;
 use crate::harness::Harness;
 use crate::instance::{Instances, ServiceRun, free_port, with_port};
 use crate::writes::{ReadBack, read_back, reader};
@@ -27,6 +28,11 @@ use crate::{history, judge, network, phases, ready, verdict};
 const WRITE_READERS: usize = 4;
 /// The write check's time budget.
 const WRITE_BUDGET: Duration = Duration::from_secs(30);
+/// After the load's connections closed, how long the service's threads that served them may
+/// take to end before its counts are read as "after the window".
+const SETTLE: Duration = Duration::from_millis(300);
+/// The probe samples at least every 100 ms: waiting this much past the settle takes a sample.
+const SAMPLE_WAIT: Duration = Duration::from_millis(150);
 
 /// Everything one service cell needs from the run.
 pub struct ServiceCell<'a> {
@@ -36,6 +42,8 @@ pub struct ServiceCell<'a> {
     /// Where write histories go: `histories` in the receipt's directory (`None`: kept only
     /// while the checker runs, and not named in the receipt).
     pub histories: Option<&'a std::path::Path>,
+    /// The run's `none` cells so far (shared by its cells).
+    pub controls: &'a Controls,
 }
 
 impl ServiceCell<'_> {
@@ -149,6 +157,7 @@ impl ServiceCell<'_> {
             }
             None => None,
         };
+        let load_ended = Instant::now();
         let restart = instances.restart_seen(measured);
         let alive = !instances.ended();
         // A dependency's process fault runs its course first (started again and ready), unless
@@ -160,7 +169,19 @@ impl ServiceCell<'_> {
             Some(rep) if alive && !self.cancelled() => self.check_writes(addr, rep, &bound),
             _ => None,
         };
+        // The service's threads, open files and sockets once the load's connections closed
+        // (a thread that served an idle keep-alive connection is gone by then; one stuck on a
+        // dependency is not): wait for a sample that late, for a cell with a fault.
+        let settled = load_ended + SETTLE;
+        if report.is_some() && spec.faults.is_some() && alive && !self.cancelled() {
+            let sampled = settled + SAMPLE_WAIT;
+            let now = Instant::now();
+            if now < sampled {
+                std::thread::sleep(sampled - now);
+            }
+        }
         let samples = instances.memory_samples();
+        let counts = instances.count_samples();
         let (mut r, killed) = if self.cancelled() {
             instances.abort()?
         } else {
@@ -173,13 +194,10 @@ impl ServiceCell<'_> {
             return Ok(r);
         }
 
-        // Judged: the objectives over the whole measured phase, memory growth, and for a
-        // faulted or restarted cell its behaviour (`result.faults`) and the objectives outside
-        // the fault window.
-        let slos = report
-            .as_ref()
-            .map(|rep| qualify_load::slo::evaluate(&spec.slos, rep))
-            .unwrap_or_default();
+        // Judged: memory growth; for a faulted, restarted or control cell its behaviour
+        // (`result.faults`); the objectives — the steady ones over the whole measured phase,
+        // or outside the fault window and its recovery in a faulted cell, and those for the
+        // fault window over it —; and the verdict.
         let growth =
             measured.and_then(|start| memory_growth(&samples, start, r.limits.memory_bytes));
         if growth.as_ref().is_some_and(|g| g.grew_steadily) && !r.has_flag(Flag::MemoryGrowth) {
@@ -192,52 +210,77 @@ impl ServiceCell<'_> {
             .and_then(|w| w.checker.as_ref())
             .filter(|c| c.verdict == "invalid")
             .cloned();
-        let behaviour = match (&report, faulted) {
-            (Some(rep), true) => {
-                let max_in_flight = plan.as_ref().map_or(0, |p| p.max_in_flight);
-                let (behaviour, mut records) = judge::judge(
+        let judged = match (&report, &plan, faulted) {
+            (Some(rep), Some(plan), true) => {
+                let mut j = judge::judge(
                     spec,
-                    rep,
-                    &injected,
-                    restart.as_ref(),
-                    writes,
-                    max_in_flight,
+                    &judge::Inputs {
+                        params,
+                        report: rep,
+                        plan,
+                        injected: &injected,
+                        restart: restart.as_ref(),
+                        writes,
+                        controls: self.controls,
+                        counts: &counts,
+                        measured_start: measured,
+                        settled,
+                    },
                 );
                 if let Some(first) = &killed {
                     // How the killed instance ended, beside each record's restart.
-                    for record in &mut records {
+                    for record in &mut j.records {
                         record.killed_instance = Some(KilledInstance {
                             outcome: first.outcome,
                             detail: first.detail.clone(),
                         });
                     }
                 }
-                r.faults = records;
-                Some(behaviour)
+                r.faults = j.records.clone();
+                Some(j)
             }
             _ => None,
         };
-        let outside = match (&report, &behaviour) {
-            (Some(rep), Some(_)) => Some(verdict::outside_window(rep)),
+        let windowed = judged.as_ref().is_some_and(|j| !j.control);
+        let outside = match &report {
+            Some(rep) if windowed => Some(verdict::outside_window(rep)),
             _ => None,
         };
+        let steady_phase = if windowed {
+            SloPhase::OutsideWindow
+        } else {
+            SloPhase::WholeRun
+        };
         let judged_report = outside.as_ref().or(report.as_ref());
-        let slos_outside = match &outside {
-            Some(o) => qualify_load::slo::evaluate(&spec.slos, o),
-            None => slos.clone(),
+        let steady = judged_report
+            .map(|rep| qualify_load::slo::evaluate_as(&spec.slos, rep, steady_phase))
+            .unwrap_or_default();
+        let fault_slos = match (&report, &spec.faults) {
+            (Some(rep), Some(_)) => verdict::fault_window(rep)
+                .map(|w| qualify_load::slo::evaluate_fault(&spec.slos, &w))
+                .unwrap_or_default(),
+            _ => Vec::new(),
         };
         let load_verdict = qualify_load::verdict::decide(&CellFacts {
             not_ready: None,
             report: judged_report,
-            slos: &slos_outside,
+            slos: &steady,
             process_alive: alive,
         });
-        let mut decided = verdict::decide(&load_verdict, behaviour.as_ref(), || {
-            verdict::summary(judged_report, &slos_outside)
+        let under = judged.as_ref().map(|j| verdict::UnderFault {
+            behaviour: &j.behaviour,
+            expected: j.expected.as_deref(),
+            records: &j.records,
+            fault_slos: &fault_slos,
+            recover_within: j.recover_within,
+        });
+        let mut decided = verdict::decide(&load_verdict, under.as_ref(), || {
+            verdict::summary(judged_report, &steady)
         });
         if let Some(checker) = &refused {
             decided.refused_by_checker(checker);
         }
+        let slos: Vec<SloResult> = steady.into_iter().chain(fault_slos).collect();
         r.load = Some(service_load(
             report,
             slos,

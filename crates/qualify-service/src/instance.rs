@@ -231,6 +231,15 @@ impl Instances {
         all
     }
 
+    /// The tree's threads, open files and sockets at each sample of the first instance (none
+    /// once it was killed: a restarted instance is another tree).
+    pub(crate) fn count_samples(&self) -> Vec<(Instant, qualify_probe::TreeCounts)> {
+        match (&self.killed, &self.current) {
+            (None, Some(run)) => run.control.count_samples(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Stop the running instance; the result, and the killed instance's if there was one.
     pub(crate) fn stop(
         mut self,

@@ -4,7 +4,8 @@
 //! behind fault proxies ([`harness`]), readiness awaited ([`ready`]), the `[load]` driven
 //! through `qualify-load` with the fault windows armed at the measured phase's start, a kill
 //! and restart of the service under load with the acknowledged-writes check ([`writes`]), the
-//! behaviour under the fault judged ([`judge`]), and the cell's verdict ([`verdict`]): one
+//! behaviour under the fault judged ([`judge`]) against the `none` cell beside it ([`controls`])
+//! and what the claim expects, and the cell's verdict ([`verdict`]): one
 //! [`qualify_model::ProbeResult`] with a typed `load` and `faults`.
 //!
 //! It composes engines that know nothing of each other — the probe (a process tree), the
@@ -17,6 +18,7 @@
 //! their proxies ([`network`]).
 
 pub mod cell;
+pub mod controls;
 pub mod harness;
 pub mod history;
 pub mod instance;
@@ -28,5 +30,6 @@ pub mod verdict;
 pub mod writes;
 
 pub use cell::ServiceCell;
+pub use controls::Controls;
 pub use harness::Harness;
 pub use instance::{ServiceRun, free_port, with_port};

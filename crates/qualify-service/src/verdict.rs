@@ -1,20 +1,30 @@
 //! The service cell's verdict, in order. The load's verdict (`qualify_load::verdict::decide`:
 //! unavailable, interrupted, overloaded, slo_violated or ok — or "the process ended") is
 //! judged, for a faulted or restarted cell, on the load outside the fault window and its
-//! recovery ([`outside_window`]); then the behaviour under the fault outranks it: lost writes
-//! outrank everything (`lost_writes`), not recovering within `recover_within` outranks the
-//! objectives outside the window (`not_recovered`, unless the run was interrupted), and any
-//! other behaviour is added to the detail. Finally a probe verdict about the process tree
-//! (crash, oom_killed, deadlock, …) outranks the service's: the service did not just serve
-//! badly, it failed ([`CellVerdict::apply`]).
+//! recovery ([`outside_window`]); for the `none` cell (the control) on the whole run. Then the
+//! behaviour under the fault:
+//!
+//! 1. the control: never a fault verdict; an objective for the fault window it did not hold
+//!    (with no fault at all) makes an `ok` cell `slo_violated`;
+//! 2. lost writes → `lost_writes`, unless the claim expects `loses_writes` by name;
+//! 3. not recovered within `recover_within` (never, or late) → `not_recovered` (unless
+//!    interrupted, or the claim expects the behaviour by name);
+//! 4. a behaviour outside what the claim expects of the fault (`expect`), or an objective for
+//!    the fault window (`[[slo]] phase = "fault"`) not held → `unexpected_behaviour`, the
+//!    detail naming the expected and the observed;
+//! 5. otherwise the load's verdict stands and the behaviour is added to the detail.
+//!
+//! Finally a probe verdict about the process tree (crash, oom_killed, deadlock, …) outranks
+//! the service's: the service did not just serve badly, it failed ([`CellVerdict::apply`]).
 
 use qualify_faults::{Behaviour, Recovery, Verdict as Behaved};
 use qualify_load::slo::SloResult;
 use qualify_load::verdict::Verdict;
 use qualify_load::{ErrorCounts, LatencySummary, LoadReport, Phase, PhaseReport};
-use qualify_model::{Outcome, ProbeResult};
+use qualify_model::fault::verdict::one_of;
+use qualify_model::{FaultRecord, Outcome, ProbeResult, SloPhase};
 
-/// What the service verdict decided: the outcome for the cell (`None`: the probe's own
+/// What the verdict decided: the outcome for the cell (`None`: the probe's own
 /// classification stands) and the detail line (also the load's `verdict`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CellVerdict {
@@ -22,11 +32,38 @@ pub struct CellVerdict {
     pub detail: String,
 }
 
+/// A faulted, restarted or control cell's behaviour, and what the claim asked of it.
+pub struct UnderFault<'a> {
+    /// The behaviour that speaks for the cell.
+    pub behaviour: &'a Behaviour,
+    /// What the claim accepts of it (`None`: states nothing).
+    pub expected: Option<&'a [Behaved]>,
+    /// Every record of the cell (each with its own expectation).
+    pub records: &'a [FaultRecord],
+    /// The objectives for the fault window, judged over it.
+    pub fault_slos: &'a [SloResult],
+    pub recover_within: f64,
+}
+
+impl UnderFault<'_> {
+    fn expects(&self, verdict: Behaved) -> bool {
+        self.expected.is_some_and(|e| e.contains(&verdict))
+    }
+
+    /// Not recovered by the end of the load, or later than `recover_within`.
+    fn late(&self) -> bool {
+        match self.behaviour.recovery {
+            Recovery::NotRecovered => true,
+            Recovery::After(t) => t > self.recover_within,
+        }
+    }
+}
+
 /// Decide the cell's outcome from the load's verdict and, for a faulted cell, the behaviour
 /// under the fault; `summary` is the detail of a verdict that has none of its own.
 pub fn decide(
     verdict: &Verdict,
-    behaviour: Option<&Behaviour>,
+    under: Option<&UnderFault<'_>>,
     summary: impl FnOnce() -> String,
 ) -> CellVerdict {
     let (outcome, detail) = match verdict {
@@ -36,20 +73,82 @@ pub fn decide(
             (Some(*outcome), detail.clone().unwrap_or_else(summary))
         }
     };
-    let (outcome, detail) = match (behaviour, outcome) {
-        (Some(b), _) if b.verdict == Behaved::LosesWrites => {
-            (Some(Outcome::LostWrites), b.detail.clone())
+    let Some(u) = under else {
+        return CellVerdict { outcome, detail };
+    };
+    let b = u.behaviour;
+    let failed_window: Vec<String> = u
+        .fault_slos
+        .iter()
+        .filter(|s| !s.held)
+        .map(SloResult::describe_with_phase)
+        .collect();
+    let judged = outcome.is_some_and(|o| o != Outcome::Interrupted);
+    let (outcome, detail) = if b.verdict == Behaved::Control {
+        let detail = format!("{detail}; {}", b.detail);
+        match outcome {
+            Some(Outcome::Ok) if !failed_window.is_empty() => (
+                Some(Outcome::SloViolated),
+                format!(
+                    "{} with no fault at all; {detail}",
+                    failed_window.join("; ")
+                ),
+            ),
+            o => (o, detail),
         }
-        (Some(b), Some(o))
-            if o != Outcome::Interrupted && matches!(b.recovery, Recovery::NotRecovered) =>
-        {
-            (Some(Outcome::NotRecovered), b.detail.clone())
-        }
-        (Some(b), Some(o)) => (
+    } else if b.verdict == Behaved::LosesWrites && !u.expects(Behaved::LosesWrites) {
+        (Some(Outcome::LostWrites), b.detail.clone())
+    } else if judged && u.late() && !u.expects(b.verdict) {
+        (Some(Outcome::NotRecovered), b.detail.clone())
+    } else if let Some(r) = u
+        .records
+        .iter()
+        .find(|r| r.behaviour.unexpected())
+        .filter(|_| judged)
+    {
+        let expected = r
+            .behaviour
+            .expected
+            .as_ref()
+            .map(|e| {
+                let parsed: Vec<Behaved> = e.iter().filter_map(|v| v.parse().ok()).collect();
+                one_of(&parsed)
+            })
+            .unwrap_or_default();
+        (
+            Some(Outcome::UnexpectedBehaviour),
+            format!(
+                "under {}: expected {expected}, observed {} ({})",
+                r.subject(),
+                r.behaviour.verdict,
+                r.behaviour.detail
+            ),
+        )
+    } else if judged && !failed_window.is_empty() {
+        (
+            Some(Outcome::UnexpectedBehaviour),
+            format!(
+                "{}; observed {} ({})",
+                failed_window.join("; "),
+                b.verdict,
+                b.detail
+            ),
+        )
+    } else if let Some(o) = outcome {
+        let expected = if u.expects(b.verdict) {
+            ", as the claim expects"
+        } else {
+            ""
+        };
+        (
             Some(o),
-            format!("{detail}; under the fault: {} ({})", b.verdict, b.detail),
-        ),
-        (_, o) => (o, detail),
+            format!(
+                "{detail}; under the fault: {} ({}){expected}",
+                b.verdict, b.detail
+            ),
+        )
+    } else {
+        (None, detail)
     };
     CellVerdict { outcome, detail }
 }
@@ -144,7 +243,30 @@ pub fn outside_window(report: &LoadReport) -> LoadReport {
     outside
 }
 
-/// `180.0 req/s of 180 offered, p99 12.3 ms; every objective held`.
+/// The load of the fault window alone, as the objectives for it read it: the window's
+/// requests, their errors and dropped arrivals, its goodput, and as latency every request of
+/// the window that ended (a timeout at the moment it was given up on: a request that hung is
+/// as slow as its timeout, not absent). `None` without a window.
+pub fn fault_window(report: &LoadReport) -> Option<LoadReport> {
+    let p = report.phases.iter().find(|p| p.phase == Phase::During)?;
+    let mut w = report.clone();
+    let seconds = p.seconds();
+    w.sent = p.sent;
+    w.completed = p.completed;
+    w.succeeded = p.succeeded;
+    w.dropped = p.dropped;
+    w.shed = p.shed;
+    w.errors = p.errors;
+    w.measured_seconds = seconds;
+    w.throughput = p.goodput().unwrap_or(0.0);
+    w.achieved_rate = p.answered_rate().unwrap_or(0.0);
+    w.latency.corrected = p.ended_latency;
+    w.phases = vec![p.clone()];
+    Some(w)
+}
+
+/// `180.0 req/s of 180 offered, p99 12.3 ms; every objective held`, naming the phase the
+/// objectives were judged over when it is not the whole run.
 pub fn summary(report: Option<&LoadReport>, slos: &[SloResult]) -> String {
     let Some(rep) = report else {
         return "ran without load".to_string();
@@ -156,12 +278,17 @@ pub fn summary(report: Option<&LoadReport>, slos: &[SloResult]) -> String {
         .map(|s| format!("{:.1} ms", s * 1000.0))
         .unwrap_or_else(|| "—".into());
     let held = if slos.iter().all(|s| s.held) {
-        "every objective held".to_string()
+        match slos.first().map(|s| s.phase) {
+            Some(phase) if slos.iter().all(|s| s.phase == phase) && phase != SloPhase::WholeRun => {
+                format!("every objective held ({})", phase.words())
+            }
+            _ => "every objective held".to_string(),
+        }
     } else {
         let failed: Vec<String> = slos
             .iter()
             .filter(|s| !s.held)
-            .map(|s| s.describe())
+            .map(SloResult::describe_scoped)
             .collect();
         failed.join("; ")
     };
@@ -198,6 +325,35 @@ mod tests {
             amplification_after: None,
             attempts_per_request: None,
             pool: None,
+            noise_floor: None,
+            left_after_window: Vec::new(),
+        }
+    }
+
+    /// A record of `verdict` with what the claim expects of it.
+    fn record(verdict: Behaved, expected: Option<&[Behaved]>) -> FaultRecord {
+        FaultRecord {
+            dependency: Some("cache".into()),
+            fault: "down".into(),
+            behaviour: qualify_model::fault::BehaviourRecord {
+                verdict: verdict.as_str().into(),
+                detail: format!("{verdict} figures"),
+                expected: expected.map(|e| e.iter().map(|v| v.as_str().to_string()).collect()),
+                ..Default::default()
+            },
+            ..FaultRecord::default()
+        }
+    }
+
+    fn fault_slo(held: bool) -> SloResult {
+        SloResult {
+            metric: qualify_model::SloMetric::LatencyP99,
+            bound: qualify_model::BoundKind::Max,
+            limit: 0.3,
+            value: Some(if held { 0.2 } else { 1.0 }),
+            held,
+            implicit: false,
+            phase: SloPhase::Fault,
         }
     }
 
@@ -227,10 +383,19 @@ mod tests {
         let not_recovered = behaviour(Behaved::Hangs, Recovery::NotRecovered);
         let recovers = behaviour(Behaved::Recovers, recovered());
         let stops_unrecovered = behaviour(Behaved::Stops, Recovery::NotRecovered);
+        let late = behaviour(Behaved::RecoversLate, Recovery::After(4.0));
+        let hangs = behaviour(Behaved::Hangs, recovered());
+        let fails_fast = behaviour(Behaved::FailsFast, recovered());
+        let control = behaviour(Behaved::Control, Recovery::NotRecovered);
+        let held = [fault_slo(true)];
+        let broken = [fault_slo(false)];
         struct Row<'a> {
             name: &'a str,
             verdict: Verdict,
             behaviour: Option<&'a Behaviour>,
+            /// What the claim expects (and the window's objectives); none by default.
+            expected: Option<&'a [Behaved]>,
+            fault_slos: &'a [SloResult],
             /// The probe's own outcome, and whether the process was alive after the load.
             probe: Outcome,
             alive: bool,
@@ -242,6 +407,8 @@ mod tests {
                 name: "kept up, no fault",
                 verdict: service(Ok, None),
                 behaviour: None,
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: Ok,
@@ -251,6 +418,8 @@ mod tests {
                 name: "an objective failed, no fault",
                 verdict: service(SloViolated, Some("latency_p99 = 150 ms")),
                 behaviour: None,
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: SloViolated,
@@ -260,6 +429,8 @@ mod tests {
                 name: "overloaded, no fault",
                 verdict: service(Overloaded, Some("3 arrivals dropped")),
                 behaviour: None,
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: Overloaded,
@@ -269,6 +440,8 @@ mod tests {
                 name: "refused while alive",
                 verdict: service(Unavailable, Some("4 of 10 refused")),
                 behaviour: None,
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: Unavailable,
@@ -278,6 +451,8 @@ mod tests {
                 name: "the generator was the bottleneck",
                 verdict: service(Interrupted, Some("not evidence about the service")),
                 behaviour: None,
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: Interrupted,
@@ -287,6 +462,8 @@ mod tests {
                 name: "recovered from the fault: the verdict outside the window, the behaviour added",
                 verdict: service(Ok, None),
                 behaviour: Some(&recovers),
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: Ok,
@@ -296,6 +473,8 @@ mod tests {
                 name: "not recovered outranks the objectives outside the window",
                 verdict: service(SloViolated, Some("latency_p99 = 150 ms")),
                 behaviour: Some(&not_recovered),
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: NotRecovered,
@@ -305,6 +484,8 @@ mod tests {
                 name: "not recovered after stopping to serve",
                 verdict: service(Ok, None),
                 behaviour: Some(&stops_unrecovered),
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: NotRecovered,
@@ -314,6 +495,8 @@ mod tests {
                 name: "an interrupted run is never not_recovered",
                 verdict: service(Interrupted, Some("the load was cancelled")),
                 behaviour: Some(&not_recovered),
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: Interrupted,
@@ -323,6 +506,8 @@ mod tests {
                 name: "lost writes outrank everything the load said",
                 verdict: service(Overloaded, Some("dropped")),
                 behaviour: Some(&loses),
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: LostWrites,
@@ -332,6 +517,8 @@ mod tests {
                 name: "lost writes outrank an interruption too",
                 verdict: service(Interrupted, Some("cancelled")),
                 behaviour: Some(&loses),
+                expected: None,
+                fault_slos: &[],
                 probe: Ok,
                 alive: true,
                 outcome: LostWrites,
@@ -341,6 +528,8 @@ mod tests {
                 name: "the process ended: the probe's classification stands",
                 verdict: Verdict::ProcessEnded,
                 behaviour: None,
+                expected: None,
+                fault_slos: &[],
                 probe: Crash,
                 alive: false,
                 outcome: Crash,
@@ -350,6 +539,8 @@ mod tests {
                 name: "the process ended under a fault: still the probe's",
                 verdict: Verdict::ProcessEnded,
                 behaviour: Some(&not_recovered),
+                expected: None,
+                fault_slos: &[],
                 probe: OomKilled,
                 alive: false,
                 outcome: OomKilled,
@@ -359,6 +550,8 @@ mod tests {
                 name: "a probe verdict about the tree outranks lost writes",
                 verdict: service(Ok, None),
                 behaviour: Some(&loses),
+                expected: None,
+                fault_slos: &[],
                 probe: Deadlock,
                 alive: true,
                 outcome: Deadlock,
@@ -368,14 +561,137 @@ mod tests {
                 name: "a probe verdict about the tree outranks the service's",
                 verdict: service(SloViolated, Some("slow")),
                 behaviour: None,
+                expected: None,
+                fault_slos: &[],
                 probe: OomKilled,
                 alive: true,
                 outcome: OomKilled,
                 detail: "killed by SIGSEGV",
             },
+            Row {
+                name: "a late recovery is not_recovered",
+                verdict: service(Ok, None),
+                behaviour: Some(&late),
+                expected: None,
+                fault_slos: &[],
+                probe: Ok,
+                alive: true,
+                outcome: NotRecovered,
+                detail: "recovers_late figures",
+            },
+            Row {
+                name: "a late recovery the claim expects by name is not",
+                verdict: service(Ok, None),
+                behaviour: Some(&late),
+                expected: Some(&[Behaved::RecoversLate, Behaved::FailsFast]),
+                fault_slos: &[],
+                probe: Ok,
+                alive: true,
+                outcome: Ok,
+                detail: "summary; under the fault: recovers_late (recovers_late figures), as the claim expects",
+            },
+            Row {
+                name: "a hang the claim does not expect",
+                verdict: service(Ok, None),
+                behaviour: Some(&hangs),
+                expected: Some(&[Behaved::FailsFast, Behaved::Degrades, Behaved::Unaffected]),
+                fault_slos: &[],
+                probe: Ok,
+                alive: true,
+                outcome: UnexpectedBehaviour,
+                detail: "under cache down: expected fails_fast, degrades or unaffected, observed hangs (hangs figures)",
+            },
+            Row {
+                name: "the expected behaviour",
+                verdict: service(Ok, None),
+                behaviour: Some(&fails_fast),
+                expected: Some(&[Behaved::FailsFast]),
+                fault_slos: &held,
+                probe: Ok,
+                alive: true,
+                outcome: Ok,
+                detail: "summary; under the fault: fails_fast (fails_fast figures), as the claim expects",
+            },
+            Row {
+                name: "without an expectation a hang is stated and accepted",
+                verdict: service(Ok, None),
+                behaviour: Some(&hangs),
+                expected: None,
+                fault_slos: &[],
+                probe: Ok,
+                alive: true,
+                outcome: Ok,
+                detail: "summary; under the fault: hangs (hangs figures)",
+            },
+            Row {
+                name: "an objective for the window not held",
+                verdict: service(Ok, None),
+                behaviour: Some(&fails_fast),
+                expected: Some(&[Behaved::FailsFast]),
+                fault_slos: &broken,
+                probe: Ok,
+                alive: true,
+                outcome: UnexpectedBehaviour,
+                detail: "latency_p99 = 1000 ms, limit max 300 ms (during the fault window); observed fails_fast (fails_fast figures)",
+            },
+            Row {
+                name: "the objectives outside the window outrank an expected behaviour",
+                verdict: service(SloViolated, Some("latency_p99 = 150 ms")),
+                behaviour: Some(&fails_fast),
+                expected: Some(&[Behaved::FailsFast]),
+                fault_slos: &held,
+                probe: Ok,
+                alive: true,
+                outcome: SloViolated,
+                detail: "latency_p99 = 150 ms; under the fault: fails_fast (fails_fast figures), as the claim expects",
+            },
+            Row {
+                name: "an interrupted run is never unexpected_behaviour",
+                verdict: service(Interrupted, Some("cancelled")),
+                behaviour: Some(&hangs),
+                expected: Some(&[Behaved::FailsFast]),
+                fault_slos: &broken,
+                probe: Ok,
+                alive: true,
+                outcome: Interrupted,
+                detail: "cancelled; under the fault: hangs (hangs figures)",
+            },
+            Row {
+                name: "the control: never a fault verdict, its recovery ignored",
+                verdict: service(Ok, None),
+                behaviour: Some(&control),
+                expected: None,
+                fault_slos: &held,
+                probe: Ok,
+                alive: true,
+                outcome: Ok,
+                detail: "summary; control figures",
+            },
+            Row {
+                name: "a control that misses the window's objective without a fault",
+                verdict: service(Ok, None),
+                behaviour: Some(&control),
+                expected: None,
+                fault_slos: &broken,
+                probe: Ok,
+                alive: true,
+                outcome: SloViolated,
+                detail: "latency_p99 = 1000 ms, limit max 300 ms (during the fault window) with no fault at all; summary; control figures",
+            },
         ];
         for row in rows {
-            let decided = decide(&row.verdict, row.behaviour, || "summary".to_string());
+            let records: Vec<FaultRecord> = row
+                .behaviour
+                .map(|b| vec![record(b.verdict, row.expected)])
+                .unwrap_or_default();
+            let under = row.behaviour.map(|b| UnderFault {
+                behaviour: b,
+                expected: row.expected,
+                records: &records,
+                fault_slos: row.fault_slos,
+                recover_within: 3.0,
+            });
+            let decided = decide(&row.verdict, under.as_ref(), || "summary".to_string());
             let mut r = probe(row.probe, "killed by SIGSEGV");
             decided.apply(&mut r, row.alive);
             assert_eq!(
@@ -410,6 +726,11 @@ mod tests {
             peak_in_flight: 4,
             corrected: latency,
             uncorrected: latency,
+            fast_errors: 0,
+            fast_error_latency: LatencySummary::default(),
+            fast_error_histogram: String::new(),
+            ended_latency: latency,
+            ended_histogram: String::new(),
         }
     }
 
@@ -451,5 +772,38 @@ mod tests {
         assert_eq!(outside.measured_seconds, 5.0);
         assert_eq!(outside.throughput, 100.0);
         assert_eq!(outside.latency.corrected.p99, Some(0.02));
+
+        // The window alone: its requests, its errors, and as latency every request that ended
+        // — the 90 timeouts at the moment they were given up on, not left out.
+        let during = report
+            .phases
+            .iter_mut()
+            .find(|p| p.phase == Phase::During)
+            .unwrap();
+        during.ended_latency = LatencySummary {
+            count: 300,
+            p99: Some(1.0),
+            ..LatencySummary::default()
+        };
+        let window = fault_window(&report).unwrap();
+        assert_eq!((window.sent, window.errors.timeout), (300, 90));
+        assert_eq!(window.measured_seconds, 3.0);
+        assert_eq!(window.throughput, 70.0);
+        assert_eq!(window.latency.corrected.p99, Some(1.0));
+        let judged = qualify_load::slo::evaluate_fault(
+            &[qualify_model::Slo {
+                metric: qualify_model::SloMetric::LatencyP99,
+                bound: qualify_model::BoundKind::Max,
+                limit: 0.3,
+                phase: SloPhase::Fault,
+            }],
+            &window,
+        );
+        assert!(
+            !judged[0].held,
+            "a request that hung is as slow as its timeout"
+        );
+        report.phases.retain(|p| p.phase != Phase::During);
+        assert!(fault_window(&report).is_none());
     }
 }

@@ -5,7 +5,8 @@
 //! the memory ceiling of each cell. An axis of kind `fault` lists faults (`none`,
 //! `latency(200ms)`, `down`, … — [`qualify_model::Fault`]'s grammar) put on the `[[dependency]]`
 //! its `dependency` key names; its values are kept in canonical form, parsed once here
-//! ([`Axis::fault`]). A parse error points inside the string.
+//! ([`Axis::fault`]). A parse error points inside the string. A fault axis may state the
+//! behaviours the claim accepts under each fault (`expect`, checked in `expect.rs`).
 
 use std::collections::BTreeMap;
 use std::ops;
@@ -14,9 +15,11 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::check::{Checker, describe};
+use crate::expect::{self, RawExpect};
 use crate::range::{Number, NumericRange, Scale};
 use crate::template::is_placeholder_name;
 use qualify_model::Fault;
+use qualify_model::fault::Verdict;
 
 /// The most points a swept range (one without `search`) may expand to.
 pub const MAX_SWEEP_POINTS: usize = 1000;
@@ -39,6 +42,10 @@ pub struct FaultAxis {
     pub dependency: String,
     /// The faults, in the order of the axis's values (whose texts are their canonical forms).
     pub faults: Vec<Fault>,
+    /// Per value (same order), the behaviours the claim accepts under it (`expect`); `None`:
+    /// the claim states none (always for `none`, the control).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Option<Vec<Verdict>>>,
 }
 
 impl Axis {
@@ -68,6 +75,16 @@ impl Axis {
         };
         let i = values.iter().position(|v| v == value)?;
         self.faults().get(i).copied()
+    }
+
+    /// The behaviours the claim accepts under a cell's value of this fault axis (`None`: not
+    /// a fault axis, not one of its values, or no expectation stated).
+    pub fn expected_of(&self, value: &Value) -> Option<&[Verdict]> {
+        let Domain::Values(values) = &self.domain else {
+            return None;
+        };
+        let i = values.iter().position(|v| v == value)?;
+        self.fault.as_ref()?.expect.get(i)?.as_deref()
     }
 
     /// The points a sweep visits: the values as listed (sorted ascending on a search axis), or
@@ -121,6 +138,7 @@ pub(crate) struct RawAxis {
     step: Option<Spanned<toml::Value>>,
     scale: Option<Spanned<Scale>>,
     dependency: Option<Spanned<String>>,
+    expect: Option<Spanned<RawExpect>>,
 }
 
 impl RawAxis {
@@ -278,6 +296,14 @@ fn check_one(raw: RawAxis, kind: AxisKind, ck: &mut Checker<'_>) -> Option<Axis>
             ck,
         )?),
     };
+    if let Some(e) = raw.expect.as_ref().filter(|_| kind != AxisKind::Fault) {
+        ck.error_help(
+            e.span(),
+            format!("`expect` states behaviours under faults, but axis `{name}` has kind `{kind}`"),
+            "remove it, or put it on the axis with kind = \"fault\"",
+        );
+        return None;
+    }
     let fault = match (&domain, kind) {
         (Domain::Values(values), AxisKind::Fault) => Some(FaultAxis {
             dependency: dependency.unwrap_or_default(),
@@ -285,6 +311,10 @@ fn check_one(raw: RawAxis, kind: AxisKind, ck: &mut Checker<'_>) -> Option<Axis>
                 .iter()
                 .map(|v| v.to_string().parse().unwrap_or_default())
                 .collect(),
+            expect: match &raw.expect {
+                Some(e) => expect::check(&name, values, e, ck)?,
+                None => Vec::new(),
+            },
         }),
         _ => None,
     };

@@ -1,6 +1,6 @@
 //! `qualify-spec` owns `qualify.toml`: the model of a spec (artifact, claim, target, functional
 //! tests, limits, axes, waivers, and for services `[service]`, `[load]`, `[[slo]]`,
-//! `[[dependency]]`, `[faults]` with `kind = "fault"` axes, `[recovery]`), its
+//! `[[dependency]]`, `[faults]` with `kind = "fault"` axes and their `expect`, `[recovery]`), its
 //! loading and validation — every problem reported as `path:line:col: error: message` with a
 //! help line, all semantic problems at once — and the `{placeholder}` rendering that turns an
 //! axis assignment into a command line and environment.
@@ -19,6 +19,7 @@ mod dependency;
 mod environment;
 mod error;
 mod executor;
+mod expect;
 mod faults;
 mod functional;
 mod limits;
@@ -58,7 +59,8 @@ pub use performance::{
     is_service_metric,
 };
 pub use qualify_model::Fault;
-pub use qualify_model::{BoundKind, Slo, SloMetric};
+pub use qualify_model::fault::Verdict;
+pub use qualify_model::{BoundKind, Slo, SloMetric, SloPhase};
 pub use range::{Number, NumericRange, Points, Scale};
 pub use recovery::{DEFAULT_READY_WITHIN, Recovery};
 pub use sandbox::{NetworkPolicy, SandboxMode, SandboxSpec};

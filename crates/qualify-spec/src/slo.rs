@@ -4,8 +4,15 @@
 //! limits are durations (`"200ms"`), rates fractions (`0.01`) or percentages (`"1%"`),
 //! throughput a number. Latencies and rates take `max`; throughput takes `min` or `max`.
 //! Without an `error_rate` objective the verdict adds an implicit `error_rate max 1%`.
+//! `phase = "fault"` makes an objective apply inside the fault window only (a steady-state
+//! hypothesis for the fault: e.g. `latency_p99` ≤ 300 ms with any error rate — fail fast);
+//! `phase = "steady"` (the default) is everything else: the whole run, or outside the window
+//! and its recovery in a cell with a fault window. A fault objective needs `[faults]`
+//! (`spec.rs`).
 
-use qualify_model::{BoundKind, Slo, SloMetric};
+use std::ops::Range;
+
+use qualify_model::{BoundKind, Slo, SloMetric, SloPhase};
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
@@ -17,13 +24,35 @@ pub(crate) struct RawSlo {
     metric: Spanned<String>,
     max: Option<Spanned<Value>>,
     min: Option<Spanned<Value>>,
+    phase: Option<Spanned<String>>,
 }
 
-pub(crate) fn check(raw: Vec<RawSlo>, ck: &mut Checker<'_>) -> Vec<Slo> {
-    raw.into_iter().filter_map(|s| check_one(s, ck)).collect()
+/// The checked objectives, and where each `phase = "fault"` was written.
+pub(crate) fn check(raw: Vec<RawSlo>, ck: &mut Checker<'_>) -> (Vec<Slo>, Vec<Range<usize>>) {
+    let fault_spans = raw
+        .iter()
+        .filter_map(|s| s.phase.as_ref())
+        .filter(|p| p.get_ref() == "fault")
+        .map(Spanned::span)
+        .collect();
+    let slos = raw.into_iter().filter_map(|s| check_one(s, ck)).collect();
+    (slos, fault_spans)
 }
 
 fn check_one(raw: RawSlo, ck: &mut Checker<'_>) -> Option<Slo> {
+    let phase = match raw.phase.as_ref().map(|p| p.get_ref().as_str()) {
+        None | Some("steady") => SloPhase::WholeRun,
+        Some("fault") => SloPhase::Fault,
+        Some(other) => {
+            let span = raw.phase.as_ref().map(Spanned::span).unwrap_or_default();
+            ck.error_help(
+                span,
+                format!("unknown [[slo]] phase `{other}`; expected `steady` or `fault`"),
+                "phase = \"fault\" judges the objective inside the fault window only; leave phase out (or write \"steady\") for the rest of the run",
+            );
+            return None;
+        }
+    };
     let metric = match raw.metric.get_ref().parse::<SloMetric>() {
         Ok(m) => Some(m),
         Err(message) => {
@@ -84,6 +113,7 @@ fn check_one(raw: RawSlo, ck: &mut Checker<'_>) -> Option<Slo> {
         metric,
         bound,
         limit,
+        phase,
     })
 }
 

@@ -164,6 +164,28 @@ impl Spec {
             .collect()
     }
 
+    /// What the claim expects of the cell at `params` under each fault it puts on a dependency:
+    /// (dependency, fault, accepted behaviours — `None` when the claim states none).
+    pub fn expectations_for(
+        &self,
+        params: &Params,
+    ) -> Vec<(
+        &str,
+        qualify_model::Fault,
+        Option<Vec<qualify_model::fault::Verdict>>,
+    )> {
+        self.axes
+            .iter()
+            .filter_map(|axis| {
+                let fault_axis = axis.fault.as_ref()?;
+                let value = params.get(&axis.name)?;
+                let fault = axis.fault_of(value)?;
+                let expected = axis.expected_of(value).map(<[_]>::to_vec);
+                Some((fault_axis.dependency.as_str(), fault, expected))
+            })
+            .collect()
+    }
+
     /// The axis that sets each cell's memory ceiling (kind `memory`), if any.
     pub fn ceiling_axis(&self) -> Option<&Axis> {
         self.axes.iter().find(|a| a.sets_memory_ceiling())
@@ -353,7 +375,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
             "add [service] and [load] (the load the objectives are measured under), or remove the [[slo]]",
         );
     }
-    let slos = slo::check(
+    let (slos, fault_slo_spans) = slo::check(
         raw.slo.into_iter().map(Spanned::into_inner).collect(),
         &mut ck,
     );
@@ -418,6 +440,13 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         faults::check(f.into_inner(), span, measured.clone(), &axes_of(&axes), &mut ck)
     });
     if faults.is_none() {
+        for span in &fault_slo_spans {
+            ck.error_help(
+                span.clone(),
+                "an [[slo]] with phase = \"fault\" is judged inside the fault window, but the spec has no [faults]",
+                "add [faults] and a fault axis (kind = \"fault\") to put a fault in a window, or remove phase = \"fault\"",
+            );
+        }
         for a in &fault_axes {
             ck.error_help(
                 a.name_span.clone(),

@@ -1,6 +1,7 @@
 //! [`STARTER_SPEC`]: the commented `qualify.toml` that `qualify init` writes, and
 //! [`SERVICE_STARTER_SPEC`], its counterpart for a service (`[service]`, `[load]`, `[[slo]]`,
-//! and commented `[[dependency]]`, `[faults]`, a fault axis and `[recovery]`).
+//! and commented `[[dependency]]`, `[faults]`, a fault axis with `expect`, an objective for the
+//! fault window and `[recovery]`).
 //! Each explains every key and is itself a valid spec (tests hold them to that).
 
 /// A commented starter `qualify.toml`; edit the artifact's command and the axes to fit.
@@ -173,11 +174,24 @@ values = [50, 200, 800]
 # | bandwidth(16KiB/s) | slow_close(1s) | fail_first(N), optionally @upstream / @downstream and a
 # toxicity ×0.5; on the dependency's processes: kill | pause | restart; on an HTTP dependency:
 # status(503[, ×0.3]) | throttle(429[, retry_after 1s]) | http_delay(200ms).
+# none is the control: no fault verdict; its variation is the noise floor of the others.
+# expect: the behaviours the claim accepts (loses_writes retry_storm stops unaffected
+# degrades hangs recovers_late fails_fast recovers); a cell outside it is unexpected_behaviour.
+# Without it, trial accepts what happened; production refuses hangs, retry_storm, loses_writes,
+# stops and recovers_late.
 # [[axis]]
 # name = "db_fault"
 # kind = "fault"
 # values = ["none", "latency(200ms)", "down", "reset", "kill"]
 # dependency = "db"
+# expect = { "latency(200ms)" = ["unaffected", "degrades", "fails_fast"], down = ["fails_fast"], reset = ["fails_fast"] }
+
+# An objective for the fault window only (the steady ones are judged outside it): every request
+# answered within 500 ms, error or not.
+# [[slo]]
+# metric = "latency_p99"
+# max = "500ms"
+# phase = "fault"
 
 # Kill the service during the load and restart it (does it come back? are acknowledged writes
 # still there?). writes: the load's writes carry {seq}; afterwards each is read back (HTTP, or

@@ -792,6 +792,17 @@ fn the_service_starter_s_fault_examples_are_valid_uncommented() {
         spec.dependencies[0].stop.grace,
         std::time::Duration::from_secs(5)
     );
+    assert_eq!(
+        spec.axis("db_fault")
+            .unwrap()
+            .expected_of(&AxisValue::Text("down".into())),
+        Some(&[qualify_model::fault::Verdict::FailsFast][..])
+    );
+    assert!(
+        spec.slos
+            .iter()
+            .any(|s| s.phase == qualify_model::SloPhase::Fault)
+    );
     let recovery = spec.recovery.unwrap();
     assert!(recovery.writes.is_some());
     assert_eq!(spec.target.unwrap().dependencies, ["db"]);
@@ -1074,5 +1085,170 @@ fn a_write_check_after_a_dependency_fault_lives_in_faults() {
         0,
         "writes is given in both [faults] and [recovery]",
         "keep one",
+    );
+}
+
+#[test]
+fn expectations_are_read_per_value_and_per_axis() {
+    use qualify_model::fault::Verdict;
+    let text = FAULTS.replace(
+        "dependency = \"db\"\n",
+        "dependency = \"db\"\nexpect = { \"latency(0.2s)\" = [\"unaffected\", \"degrades\", \"fails_fast\"], down = [\"fails_fast\"] }\n",
+    );
+    let spec = Spec::parse(&text, PATH).unwrap();
+    let expected = |fault: &str| {
+        spec.expectations_for(&cell(fault))
+            .into_iter()
+            .map(|(dep, f, e)| (dep.to_string(), f.to_string(), e))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        expected("latency(200ms)"),
+        [(
+            "db".to_string(),
+            "latency(200ms)".to_string(),
+            Some(vec![
+                Verdict::Unaffected,
+                Verdict::Degrades,
+                Verdict::FailsFast
+            ])
+        )]
+    );
+    assert_eq!(expected("down")[0].2, Some(vec![Verdict::FailsFast]));
+    assert_eq!(expected("reset")[0].2, None, "nothing stated for reset");
+    assert_eq!(expected("none")[0].2, None, "none is the control");
+
+    // One list for the whole axis: every value but the control.
+    let text = FAULTS.replace(
+        "dependency = \"db\"\n",
+        "dependency = \"db\"\nexpect = [\"fails_fast\", \"recovers\"]\n",
+    );
+    let spec = Spec::parse(&text, PATH).unwrap();
+    let axis = spec.axis("db_fault").unwrap();
+    assert_eq!(
+        axis.expected_of(&AxisValue::Text("reset".into())),
+        Some(&[Verdict::FailsFast, Verdict::Recovers][..])
+    );
+    assert_eq!(axis.expected_of(&AxisValue::Text("none".into())), None);
+}
+
+#[test]
+fn expectation_mistakes_are_located() {
+    let add = |expect: &str| {
+        errors_with(
+            "dependency = \"db\"\n",
+            &format!("dependency = \"db\"\nexpect = {expect}\n"),
+        )
+    };
+    let one = |expect: &str, needle: &str, shift: usize, message: &str, help: &str| {
+        let (text, e) = add(expect);
+        assert_eq!(e.len(), 1, "{expect}: {e:#?}");
+        self::expect(&e[0], &text, needle, shift, message, help);
+    };
+    one(
+        r#"{ down = ["hang"] }"#,
+        "\"hang\"",
+        0,
+        "fault axis `db_fault`: unknown behaviour `hang`; expected one of: ",
+        "hangs: requests timed out",
+    );
+    one(
+        r#"["control"]"#,
+        "\"control\"",
+        0,
+        "fault axis `db_fault`: `control` is the none cell's verdict",
+        "expect one of: ",
+    );
+    one(
+        r#"{ "latency(300ms)" = ["degrades"] }"#,
+        "\"latency(300ms)\"",
+        0,
+        "fault axis `db_fault`: `expect` names `latency(300ms)`, which is not one of its values",
+        "none, latency(200ms), down, reset",
+    );
+    one(
+        r#"{ none = ["unaffected"] }"#,
+        "none = [",
+        0,
+        "fault axis `db_fault`: `none` is the control (no fault)",
+        "compared with",
+    );
+    one(
+        r#"{ down = [] }"#,
+        "[]",
+        0,
+        "fault axis `db_fault`: an empty list of expected behaviours accepts nothing",
+        "fails_fast",
+    );
+    one(
+        r#"{ "latency(200ms)" = ["degrades"], "latency(0.2s)" = ["hangs"] }"#,
+        "\"latency(0.2s)\"",
+        0,
+        "fault axis `db_fault`: a second expectation for `latency(200ms)`",
+        "canonical form",
+    );
+    one(
+        r#"{ "latency(200)" = ["degrades"] }"#,
+        "\"latency(200)\"",
+        0,
+        "fault axis `db_fault`: `expect` names `latency(200)`, which is not a fault",
+        "none, latency(200ms)",
+    );
+    // On another kind of axis.
+    let text = format!(
+        "{FAULTS}\n[[axis]]\nname = \"rps\"\nkind = \"custom\"\nvalues = [1]\nexpect = [\"hangs\"]\n"
+    );
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    self::expect(
+        &e[0],
+        &text,
+        "[\"hangs\"]",
+        0,
+        "`expect` states behaviours under faults, but axis `rps` has kind `custom`",
+        "kind = \"fault\"",
+    );
+}
+
+#[test]
+fn fault_objectives_are_read_and_need_a_fault_window() {
+    use qualify_model::SloPhase;
+    let slos = "\n[[slo]]\nmetric = \"latency_p99\"\nmax = \"300ms\"\nphase = \"fault\"\n\n[[slo]]\nmetric = \"error_rate\"\nmax = \"1%\"\nphase = \"steady\"\n";
+    let spec = Spec::parse(&format!("{FAULTS}{slos}"), PATH).unwrap();
+    assert_eq!(
+        spec.slos.iter().map(|s| s.phase).collect::<Vec<_>>(),
+        [SloPhase::Fault, SloPhase::WholeRun]
+    );
+    let text = format!(
+        "{FAULTS}\n[[slo]]\nmetric = \"latency_p99\"\nmax = \"300ms\"\nphase = \"window\"\n"
+    );
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "\"window\"",
+        0,
+        "unknown [[slo]] phase `window`; expected `steady` or `fault`",
+        "inside the fault window only",
+    );
+    // Without [faults] (and its fault axis) there is no window to judge it over.
+    let plain = FAULTS
+        .replace("[faults]\nwindow = [\"3s\", \"8s\"]\nrecover_within = \"2s\"\n", "")
+        .replace(
+            "[[axis]]\nname = \"db_fault\"\nkind = \"fault\"\nvalues = [\"none\", \"latency(200ms)\", \"down\", \"reset\"]\ndependency = \"db\"\n",
+            "",
+        );
+    let text =
+        format!("{plain}\n[[slo]]\nmetric = \"latency_p99\"\nmax = \"300ms\"\nphase = \"fault\"\n");
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "\"fault\"\n",
+        0,
+        "an [[slo]] with phase = \"fault\" is judged inside the fault window, but the spec has no [faults]",
+        "add [faults]",
     );
 }

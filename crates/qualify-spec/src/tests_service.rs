@@ -159,7 +159,8 @@ fn the_orders_example_spec_is_valid() {
         Slo {
             metric: SloMetric::LatencyP99,
             bound: BoundKind::Max,
-            limit: 0.1
+            limit: 0.1,
+            phase: SloPhase::WholeRun,
         }
     );
     assert_eq!(
@@ -167,7 +168,8 @@ fn the_orders_example_spec_is_valid() {
         Slo {
             metric: SloMetric::ErrorRate,
             bound: BoundKind::Max,
-            limit: 0.01
+            limit: 0.01,
+            phase: SloPhase::WholeRun,
         }
     );
 }

@@ -1,8 +1,10 @@
 //! Dependencies fail, end to end: `qualify run` on the `examples/deps` and `examples/durable`
 //! specs against real Redis and PostgreSQL servers (from Debian, started fresh per cell through
 //! `[[dependency]] start`), with faults put on the wire by the proxy and a kill-and-restart
-//! under load. Each behaviour verdict the examples compute is asserted here. The tests run one
-//! at a time (a load generator competing with another cell's would not be evidence).
+//! under load, and services written with the client libraries users use (Debian's
+//! python3-redis and python3-psycopg2, with their defaults). Each behaviour verdict the examples
+//! compute, and what the claim expected of it, is asserted here. The tests run one at a time
+//! (a load generator competing with another cell's would not be evidence).
 
 use std::path::Path;
 use std::process::Command;
@@ -30,7 +32,28 @@ fn have(program: &str, env: &str) -> bool {
 }
 
 /// Run `spec` of the example directory `example` (copied into a fresh directory); the receipt.
+/// A run in which a cell's load generator was the bottleneck (the machine was too busy: the
+/// cell is `interrupted`, not evidence about the service) is run once more, and said so.
 fn run_example(example: &str, spec: &str) -> (i32, String, Value) {
+    let (code, text, receipt) = run_example_once(example, spec);
+    let saturated = receipt["predicate"]["cells"]
+        .as_array()
+        .is_some_and(|cells| {
+            cells.iter().any(|c| {
+                c["result"]["outcome"] == "interrupted"
+                    && c["result"]["detail"]
+                        .as_str()
+                        .is_some_and(|d| d.contains("the load generator was the bottleneck"))
+            })
+        });
+    if !saturated {
+        return (code, text, receipt);
+    }
+    eprintln!("{spec}: a load generator was the bottleneck on this busy machine; running it again");
+    run_example_once(example, spec)
+}
+
+fn run_example_once(example: &str, spec: &str) -> (i32, String, Value) {
     let _one_at_a_time = common::cpu_heavy();
     let d = common::test_dir("faults_cli", &spec.replace('.', "-"));
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -53,10 +76,26 @@ fn run_example(example: &str, spec: &str) -> (i32, String, Value) {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    let receipt = std::fs::read_to_string(d.0.join("r.json"))
+    let receipt: Value = std::fs::read_to_string(d.0.join("r.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_else(|| panic!("no receipt\n{text}"));
+    // Each cell's outcome and detail, for the messages of failed assertions.
+    let cells: Vec<String> = receipt["predicate"]["cells"]
+        .as_array()
+        .map(|cells| {
+            cells
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{}: {} — {}",
+                        c["params"], c["result"]["outcome"], c["result"]["detail"]
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let text = format!("{text}\n--- cells ---\n{}", cells.join("\n"));
     (o.status.code().unwrap_or(-1), text, receipt)
 }
 
@@ -83,16 +122,94 @@ fn verdict(c: &Value) -> &str {
     record(c)["behaviour"]["verdict"].as_str().unwrap_or("?")
 }
 
+/// PostgreSQL 15's server and psql, as Debian installs them (`QUALIFY_REQUIRE_POSTGRES`: fail
+/// instead of skipping).
+fn have_postgres() -> bool {
+    let server = Path::new("/usr/lib/postgresql/15/bin/postgres").exists();
+    if !server {
+        assert!(
+            std::env::var_os("QUALIFY_REQUIRE_POSTGRES").is_none(),
+            "QUALIFY_REQUIRE_POSTGRES is set but /usr/lib/postgresql/15/bin/postgres is missing"
+        );
+        eprintln!("skipped: PostgreSQL 15 is not installed");
+        return false;
+    }
+    have("psql", "QUALIFY_REQUIRE_POSTGRES")
+}
+
+/// Whether Debian's python3 (what a cell finds on the sandbox's PATH) imports `module`; a
+/// missing module fails the test when `env` is set (`.ci/run` installs them).
+fn have_python_module(module: &str, env: &str) -> bool {
+    let found = Command::new("/usr/bin/python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os(env).is_none(),
+            "{env} is set but /usr/bin/python3 cannot import {module} (apt-get install python3-{module})"
+        );
+        eprintln!("skipped: /usr/bin/python3 cannot import {module}");
+    }
+    found
+}
+
+/// The objectives a cell was judged by, as (metric, phase, held).
+fn objectives(c: &Value) -> Vec<(String, String, bool)> {
+    c["result"]["load"]["slo"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no load.slo: {c}"))
+        .iter()
+        .map(|s| {
+            (
+                s["metric"].as_str().unwrap_or("?").to_string(),
+                s["phase"].as_str().unwrap_or("?").to_string(),
+                s["held"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn a_pool_behind_a_slow_cache_hangs_and_holds_its_connections() {
     if !have("redis-server", "QUALIFY_REQUIRE_REDIS") {
         return;
     }
-    let (_, text, r) = run_example("deps", "pool.toml");
+    let (code, text, r) = run_example("deps", "pool.toml");
+    assert_eq!(code, 1, "{text}");
     let clean = cell(&r, "cache_fault", "none");
-    assert_eq!(verdict(clean), "unaffected", "{text}");
+    assert_eq!(verdict(clean), "control", "{text}");
     let slow = cell(&r, "cache_fault", "latency(200ms)");
     assert_eq!(verdict(slow), "hangs", "{slow}\n{text}");
+    // The claim accepts a slower service or one that fails fast, not one that hangs: the row
+    // says so everywhere — outcome, record, objectives —, and the trial claim is refused.
+    assert_eq!(slow["result"]["outcome"], "unexpected_behaviour", "{text}");
+    let detail = slow["result"]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with(
+            "under cache latency(200ms): expected unaffected, degrades or fails_fast, observed hangs ("
+        ),
+        "{detail}"
+    );
+    assert_eq!(
+        record(slow)["behaviour"]["expected"],
+        serde_json::json!(["unaffected", "degrades", "fails_fast"])
+    );
+    assert!(
+        objectives(slow)
+            .iter()
+            .all(|(_, phase, held)| phase == "outside_window" && *held),
+        "outside the window and its recovery the objectives hold: {:?}",
+        objectives(slow)
+    );
+    // The none cell is the control: no fault verdict, its objectives over the whole run.
+    assert!(
+        objectives(clean)
+            .iter()
+            .all(|(_, phase, _)| phase == "whole_run"),
+        "{:?}",
+        objectives(clean)
+    );
     let rec = record(slow);
     // Little's law: 4 connections ÷ 0.2 s = 20 operations per second at most reach the cache
     // in the 3 s window (of the 100 requests offered per second); the pool's 4 connections stay
@@ -108,16 +225,14 @@ fn a_pool_behind_a_slow_cache_hangs_and_holds_its_connections() {
         "{rec}"
     );
     assert!(
-        during["timeouts"].as_u64().unwrap() > 0,
-        "requests time out: {rec}"
+        during["timeouts"].as_u64().unwrap() > during["fast_errors"].as_u64().unwrap(),
+        "requests time out rather than fail fast: {rec}"
     );
-    // Recovered after the window: the cell's objectives hold outside it.
-    assert_eq!(slow["result"]["outcome"], "ok", "{text}");
     assert!(
         r["predicate"]["checklist"]["failure_behaviour"]["timeout"]
             .as_str()
             .unwrap()
-            .contains("queued until timeouts (hangs)"),
+            .contains("until they timed out (hangs)"),
         "{}",
         r["predicate"]["checklist"]["failure_behaviour"]
     );
@@ -131,12 +246,14 @@ fn retrying_without_a_budget_storms_and_with_one_does_not() {
     let (_, text, r) = run_example("deps", "retry.toml");
     let storm = cell(&r, "retry", "storm");
     assert_eq!(verdict(storm), "retry_storm", "{storm}\n{text}");
+    assert_eq!(storm["result"]["outcome"], "unexpected_behaviour", "{text}");
     let attempts = record(storm)["behaviour"]["attempts_per_request"]
         .as_f64()
         .unwrap();
     assert!(attempts > 3.0, "{attempts} attempts per request");
     let budget = cell(&r, "retry", "budget");
-    assert_ne!(verdict(budget), "retry_storm", "{budget}\n{text}");
+    assert_eq!(verdict(budget), "fails_fast", "{budget}\n{text}");
+    assert_eq!(budget["result"]["outcome"], "ok", "{text}");
     let attempts = record(budget)["behaviour"]["attempts_per_request"]
         .as_f64()
         .unwrap();
@@ -178,21 +295,29 @@ fn acknowledged_writes_survive_a_kill_only_when_they_are_durable() {
 
 #[test]
 fn postgres_started_per_cell_degrades_under_latency() {
-    if !have(
-        "/usr/lib/postgresql/15/bin/postgres",
-        "QUALIFY_REQUIRE_POSTGRES",
-    ) || !have("psql", "QUALIFY_REQUIRE_POSTGRES")
-    {
+    if !have_postgres() {
         return;
     }
     let (_, text, r) = run_example("deps", "postgres.toml");
-    assert_eq!(
-        verdict(cell(&r, "db_fault", "none")),
-        "unaffected",
-        "{text}"
-    );
+    assert_eq!(verdict(cell(&r, "db_fault", "none")), "control", "{text}");
     let slow = cell(&r, "db_fault", "latency(100ms)");
     assert_eq!(verdict(slow), "degrades", "{slow}\n{text}");
+    assert_eq!(
+        slow["result"]["outcome"], "ok",
+        "as the claim expects: {text}"
+    );
+    // The slowdown exceeded the noise floor the control measured, and says by how much.
+    let floor = &record(slow)["behaviour"]["noise_floor"];
+    assert!(floor["control_p99"].as_f64().is_some(), "{floor}");
+    let phases = &record(slow)["phases"];
+    let ratio = phases["during"]["latency_p99"].as_f64().unwrap()
+        / phases["before"]["latency_p99"].as_f64().unwrap();
+    let p50_ratio = phases["during"]["latency_p50"].as_f64().unwrap()
+        / phases["before"]["latency_p50"].as_f64().unwrap();
+    assert!(
+        ratio >= floor["p99"].as_f64().unwrap() || p50_ratio >= floor["p50"].as_f64().unwrap(),
+        "{phases} {floor}"
+    );
     let phases = &record(slow)["phases"];
     assert!(
         phases["during"]["latency_p50"].as_f64().unwrap()
@@ -202,6 +327,189 @@ fn postgres_started_per_cell_degrades_under_latency() {
     // The dimension was examined: no `faults.db` gap.
     let gaps = r["predicate"]["gap"].to_string();
     assert!(!gaps.contains("faults"), "{gaps}");
+}
+
+/// redis-py with its defaults (no socket timeout) and with `socket_timeout = 0.2`, against a
+/// blackholed and a slowed Redis. Without timeouts the blackholed requests hang until the
+/// load's timeout — far below `max_in_flight` at 50 requests per second — and the threads stuck
+/// on them are still there after the window; with them every request fails fast. The claim
+/// expects failing fast when Redis stops answering: one expectation violated, three met.
+#[test]
+fn a_client_without_timeouts_hangs_where_one_with_them_fails_fast() {
+    if !have("redis-server", "QUALIFY_REQUIRE_REDIS")
+        || !have_python_module("redis", "QUALIFY_REQUIRE_REDIS")
+    {
+        return;
+    }
+    let (code, text, r) = run_example("deps", "redis_client.toml");
+    assert_eq!(code, 1, "the trial claim is refused: {text}");
+    let at = |fault: &str, timeouts: &str| {
+        r["predicate"]["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["params"]["cache_fault"] == fault && c["params"]["timeouts"] == timeouts)
+            .unwrap_or_else(|| panic!("no cell {fault} {timeouts}"))
+    };
+
+    // No timeouts, Redis blackholed: a hang, however few requests were in flight.
+    let hung = at("blackhole", "none");
+    let rec = record(hung);
+    assert_eq!(verdict(hung), "hangs", "{rec}\n{text}");
+    let during = &rec["phases"]["during"];
+    let (requests, timeouts) = (
+        during["requests"].as_u64().unwrap(),
+        during["timeouts"].as_u64().unwrap(),
+    );
+    assert!(timeouts * 10 >= requests * 9, "{during}");
+    assert_eq!(during["fast_errors"], 0, "{during}");
+    assert!(
+        during["peak_in_flight"].as_u64().unwrap() < 64,
+        "well below max_in_flight: {during}"
+    );
+    assert_eq!(hung["result"]["outcome"], "unexpected_behaviour", "{text}");
+    let detail = hung["result"]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("under cache blackhole: expected fails_fast, observed hangs ("),
+        "{detail}"
+    );
+    // The threads stuck on swallowed requests are named, with the figures.
+    let left = rec["behaviour"]["left_after_window"].as_array().unwrap();
+    let threads = left
+        .iter()
+        .find(|x| x["kind"] == "threads")
+        .unwrap_or_else(|| panic!("no threads left: {rec}"));
+    let stuck = threads["end"].as_u64().unwrap() - threads["before"].as_u64().unwrap();
+    assert!(stuck * 2 >= requests, "{threads} of {requests} requests");
+    assert!(
+        rec["behaviour"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("; {stuck} threads left after the window (")),
+        "{rec}"
+    );
+    // Its objectives: outside the window held, the window's (answer within 500 ms) not.
+    assert_eq!(
+        objectives(hung),
+        [
+            (
+                "latency_p99".to_string(),
+                "outside_window".to_string(),
+                true
+            ),
+            ("error_rate".to_string(), "outside_window".to_string(), true),
+            ("latency_p99".to_string(), "fault".to_string(), false),
+        ],
+        "{text}"
+    );
+
+    // socket_timeout = 0.2 s, the same fault: every failure comes back fast, nothing is kept.
+    let fast = at("blackhole", "0.2");
+    let rec = record(fast);
+    assert_eq!(verdict(fast), "fails_fast", "{rec}\n{text}");
+    assert_eq!(rec["phases"]["during"]["timeouts"], 0, "{rec}");
+    let p99 = rec["phases"]["during"]["fast_error_p99"].as_f64().unwrap();
+    assert!(
+        (0.2..0.5).contains(&p99),
+        "failed after the 0.2 s timeout: {p99}"
+    );
+    assert!(rec["behaviour"].get("left_after_window").is_none(), "{rec}");
+    assert_eq!(
+        fast["result"]["outcome"], "ok",
+        "as the claim expects: {text}"
+    );
+    assert!(objectives(fast).iter().all(|(_, _, held)| *held), "{text}");
+
+    // Redis 300 ms slower: without timeouts, slower within the objectives; with them, failing.
+    let slowed = at("latency(300ms)", "none");
+    assert_eq!(verdict(slowed), "degrades", "{text}");
+    assert_eq!(slowed["result"]["outcome"], "ok", "{text}");
+    let failing = at("latency(300ms)", "0.2");
+    assert_eq!(verdict(failing), "fails_fast", "{text}");
+    assert_eq!(failing["result"]["outcome"], "ok", "{text}");
+
+    // The gate's reason names the cell, and the terminal shows every objective with its phase.
+    assert!(
+        text.contains("unexpected_behaviour at cache_fault=blackhole, timeouts=none"),
+        "{text}"
+    );
+    assert!(
+        text.contains("objective latency_p99 = ")
+            && text.contains("(during the fault window): violated")
+            && text.contains("(outside the fault window): held"),
+        "{text}"
+    );
+}
+
+/// psycopg2's pool raises when all its connections are busy: with PostgreSQL slowed the
+/// service fails fast (as the claim expects). The `none` cell — on a machine made noisy by a
+/// CPU hog beside it — is the control: never a fault verdict, its variation stated as the noise
+/// floor.
+#[test]
+fn a_pool_that_raises_fails_fast_and_the_control_stays_a_control_on_a_noisy_machine() {
+    if !have_postgres() || !have_python_module("psycopg2", "QUALIFY_REQUIRE_POSTGRES") {
+        return;
+    }
+    // One core kept busy for the whole run (killed by its pid below), at nice 10: the service
+    // shares the machine with it, and the load generator still gets the CPU when it wakes (a
+    // generator that could not keep its schedule makes the cell `interrupted`: no evidence).
+    let mut hog = Command::new("nice")
+        .args(["-n", "10", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .expect("start a CPU hog");
+    let (code, text, r) = run_example("deps", "pg_pool.toml");
+    let _ = hog.kill();
+    let _ = hog.wait();
+    let control = cell(&r, "db_fault", "none");
+    let rec = record(control);
+    assert_eq!(verdict(control), "control", "{rec}\n{text}");
+    assert_eq!(rec["behaviour"]["recovery_seconds"], Value::Null, "{rec}");
+    assert!(
+        rec["behaviour"]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("no fault (the control): p99 "),
+        "{rec}"
+    );
+    assert!(
+        rec["behaviour"]["noise_floor"]["control_p99"]
+            .as_f64()
+            .unwrap()
+            >= 1.0,
+        "{rec}"
+    );
+    assert!(
+        objectives(control)
+            .iter()
+            .all(|(_, phase, _)| phase == "whole_run" || phase == "fault"),
+        "{text}"
+    );
+    let slow = cell(&r, "db_fault", "latency(200ms)");
+    let rec = record(slow);
+    assert_eq!(verdict(slow), "fails_fast", "{rec}\n{text}");
+    let during = &rec["phases"]["during"];
+    assert!(
+        during["fast_errors"].as_u64().unwrap() > during["timeouts"].as_u64().unwrap(),
+        "{during}"
+    );
+    // At most 4 queries at a time reach PostgreSQL: 4 ÷ 0.2 s = 20 per second.
+    let replies = during["dependency"]["replies"].as_u64().unwrap();
+    assert!(replies as f64 / 2.0 <= 30.0, "{replies} replies in 2 s");
+    assert!(
+        rec["behaviour"]["expected"]
+            .as_array()
+            .is_some_and(|e| e.contains(&Value::from("fails_fast"))),
+        "as the claim expects: {rec}"
+    );
+    // Neither cell's outcome is a fault's (how fast the hogged machine served is its own matter).
+    for c in [control, slow] {
+        let outcome = c["result"]["outcome"].as_str().unwrap();
+        assert!(
+            matches!(outcome, "ok" | "slo_violated"),
+            "{outcome}: {text}"
+        );
+    }
+    assert!(matches!(code, 0 | 1), "{text}");
 }
 
 /// Every descendant of `root` (pid, command line).

@@ -114,6 +114,7 @@ pub fn assess(
         "dimensions": dimensions,
         "keep_going": record.keep_going,
         "functional_failed": functional_failed,
+        "production_refuses": crate::faults::refused_for_production(record),
     });
     let layer = |status, summary: String, untested| {
         Layer::new(

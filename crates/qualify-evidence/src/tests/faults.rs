@@ -53,6 +53,9 @@ fn latency_observation() -> Observation {
             latency_p50: Some(0.001),
             latency_p99: Some(0.004),
             peak_in_flight: 3,
+            succeeded: 300,
+            seconds: 3.0,
+            ..PhaseLoad::default()
         },
         during: PhaseLoad {
             requests: 500,
@@ -61,6 +64,9 @@ fn latency_observation() -> Observation {
             latency_p50: Some(1.9),
             latency_p99: Some(2.0),
             peak_in_flight: 64,
+            succeeded: 300,
+            seconds: 5.0,
+            ..PhaseLoad::default()
         },
         after: PhaseLoad {
             requests: 400,
@@ -69,6 +75,9 @@ fn latency_observation() -> Observation {
             latency_p50: Some(0.001),
             latency_p99: Some(0.005),
             peak_in_flight: 64,
+            succeeded: 360,
+            seconds: 4.0,
+            ..PhaseLoad::default()
         },
         dependency: Some(DependencyObservation {
             before: counters(10, 300),
@@ -85,6 +94,10 @@ fn latency_observation() -> Observation {
         restart: None,
         writes: None,
         process: None,
+        timeout: 1.0,
+        control: false,
+        control_noise: None,
+        resources: Vec::new(),
     }
 }
 
@@ -443,11 +456,11 @@ fn the_failure_behaviour_rows_are_answered_from_the_fault_records() {
     let rows = build(&r).predicate.checklist.failure_behaviour;
     assert_eq!(
         rows.timeout,
-        "no cell reached its deadline or stalled (4 completed cells); behaviour on timeout not observed; under dependency faults: db latency(200ms): queued until timeouts (hangs), recovered 1.2 s after; dependency connections plateaued at 10 (all busy) while requests queued"
+        "no cell reached its deadline or stalled (4 completed cells); behaviour on timeout not observed; under dependency faults: db latency(200ms): left requests without an answer until they timed out (hangs), recovered 1.2 s after; dependency connections plateaued at 10 (all busy) while requests queued"
     );
     assert_eq!(
         rows.resource_exhaustion,
-        "no cell reached a resource ceiling; behaviour under exhaustion not observed; under dependency faults: db latency(200ms): queued until timeouts (hangs), recovered 1.2 s after; dependency connections plateaued at 10 (all busy) while requests queued; db down: retried 11× per request (retry_storm), not recovered by the end of the load"
+        "no cell reached a resource ceiling; behaviour under exhaustion not observed; under dependency faults: db latency(200ms): left requests without an answer until they timed out (hangs), recovered 1.2 s after; dependency connections plateaued at 10 (all busy) while requests queued; db down: retried 11× per request (retry_storm), not recovered by the end of the load"
     );
     assert_eq!(
         rows.partial_failure,
@@ -486,7 +499,11 @@ fn the_failure_behaviour_rows_are_answered_from_the_fault_records() {
 
 #[test]
 fn fault_outcomes_fail_the_envelope_and_fault_axes_claim_their_whole_domain() {
-    for outcome in [Outcome::LostWrites, Outcome::NotRecovered] {
+    for outcome in [
+        Outcome::LostWrites,
+        Outcome::NotRecovered,
+        Outcome::UnexpectedBehaviour,
+    ] {
         let mut r = fault_run(&[vec![record_of("db", "down", "loses_writes")]]);
         r.target.cores = Some(2);
         r.cells[0].result.outcome = outcome;
@@ -514,4 +531,61 @@ fn fault_outcomes_fail_the_envelope_and_fault_axes_claim_their_whole_domain() {
             "db_fault: the whole declared domain (the target names no value for it)"
         );
     }
+}
+
+#[test]
+fn production_refuses_hangs_and_storms_the_claim_does_not_expect_and_trial_states_them() {
+    use crate::claim::ClaimLevel;
+    use crate::policy::evaluate;
+    let hangs = record_of("db", "latency(200ms)", "hangs");
+    let mut expected_hang = record_of("db", "down", "hangs");
+    expected_hang.behaviour.expected = Some(vec!["hangs".into(), "fails_fast".into()]);
+    let fails_fast = record_of("db", "reset", "fails_fast");
+    let control = record_of("db", "none", "control");
+    let r = fault_run(&[
+        vec![hangs],
+        vec![expected_hang],
+        vec![fails_fast],
+        vec![control],
+    ]);
+    let receipt = build(&r);
+    let refused = crate::policy::Evidence::refused_behaviours(&receipt);
+    assert_eq!(refused.len(), 1, "{refused:#?}");
+    assert!(
+        refused[0].starts_with("db latency(200ms) [threads=1, n=256, db_fault=latency(200ms)]: left requests without an answer until they timed out (hangs)"),
+        "{}",
+        refused[0]
+    );
+    assert!(
+        refused[0].contains("expect = { \"latency(200ms)\" = [\"hangs\"] } on axis `db_fault`"),
+        "{}",
+        refused[0]
+    );
+    let production = evaluate(&receipt, ClaimLevel::Production);
+    assert!(!production.supported);
+    assert!(
+        production
+            .reasons
+            .iter()
+            .any(|x| x.starts_with("behaviour under a fault: db latency(200ms)")),
+        "{:#?}",
+        production.reasons
+    );
+    // trial: stated (the checklist) and accepted.
+    let trial = evaluate(&receipt, ClaimLevel::Trial);
+    assert!(
+        !trial
+            .reasons
+            .iter()
+            .any(|x| x.contains("behaviour under a fault")),
+        "{:#?}",
+        trial.reasons
+    );
+    // The same from the receipt file the gate reads.
+    let text = serde_json::to_string(&receipt).unwrap();
+    let parsed = crate::receipt_file::parse(&text).unwrap();
+    assert_eq!(
+        crate::policy::Evidence::refused_behaviours(&parsed),
+        refused
+    );
 }

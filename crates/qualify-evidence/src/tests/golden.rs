@@ -263,6 +263,11 @@ fn fault_record() -> crate::faults::FaultRecord {
         latency_p50: Some(p50),
         latency_p99: Some(p99),
         peak_in_flight: peak,
+        succeeded: requests - errors,
+        seconds: requests as f64 / 100.0,
+        fast_errors: errors - timeouts,
+        fast_error_p50: (errors > timeouts).then_some(0.2),
+        fast_error_p99: (errors > timeouts).then_some(0.21),
         dependency: Some(DependencyPhaseRecord {
             connections_opened: connections,
             failed_connects: None,
@@ -290,7 +295,7 @@ fn fault_record() -> crate::faults::FaultRecord {
         recover_within_seconds: Some(5.0),
         behaviour: BehaviourRecord {
             verdict: "hangs".to_string(),
-            detail: "requests piled up to max_in_flight 64 and timed out (240 timeouts, no fast errors), not recovered".to_string(),
+            detail: "200 of 500 requests in the window timed out (no answer within 1.0 s), 0 failed fast; peak 64 in flight, not recovered by the end of the load; 151 threads left after the window (7 before it, 163 at the peak in it, 158 after the load ended)".to_string(),
             recovery_seconds: None,
             error_rate_before: Some(0.0),
             error_rate_during: Some(0.4),
@@ -313,6 +318,20 @@ fn fault_record() -> crate::faults::FaultRecord {
                 all_busy: true,
                 requests_queued: true,
             }),
+            noise_floor: Some(NoiseFloorRecord {
+                p99: 2.1,
+                p50: 1.5,
+                control_p99: Some(2.1),
+                control_p50: Some(1.2),
+                before_window_p99: Some(1.3),
+            }),
+            left_after_window: vec![ResourceRecord {
+                kind: "threads".to_string(),
+                before: 7,
+                peak_during: 163,
+                end: 158,
+            }],
+            expected: Some(vec!["fails_fast".to_string(), "degrades".to_string()]),
         },
         phases: Some(PhasesRecord {
             before: phase(300, 0, 0, 0.001, 0.004, 3, 10),

@@ -88,6 +88,7 @@ fn held(p99: f64) -> Vec<SloResult> {
             value: Some(p99),
             held: p99 <= 0.1,
             implicit: false,
+            phase: Default::default(),
         },
         SloResult {
             metric: SloMetric::ErrorRate,
@@ -96,6 +97,7 @@ fn held(p99: f64) -> Vec<SloResult> {
             value: Some(0.0),
             held: true,
             implicit: false,
+            phase: Default::default(),
         },
     ]
 }

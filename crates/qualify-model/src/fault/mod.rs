@@ -1,11 +1,13 @@
 //! The fault vocabulary: what a `kind = "fault"` axis value means ([`Fault`], its grammar and
 //! canonical text: [`grammar`]), when a fault is active ([`Window`]) and where a moment of the
 //! measured phase falls around it ([`Phase`]), and what a cell's faults and restart left in the
-//! receipt ([`FaultRecord`]: `result.faults`, with the write check [`SetCheck`]). Plain data;
+//! receipt ([`FaultRecord`]: `result.faults`, with the write check [`SetCheck`]) and the closed
+//! list of behaviour verdicts a record names and a claim may expect ([`Verdict`]). Plain data;
 //! `qualify-faults` injects and judges, the spec parses, the evidence reads.
 
 pub mod grammar;
 pub mod record;
+pub mod verdict;
 
 use std::fmt;
 use std::time::Duration;
@@ -15,9 +17,10 @@ use serde::{Deserialize, Serialize};
 pub use grammar::{Direction, Fault, FaultError, FaultErrorKind, FaultKind};
 pub use record::{
     AmplificationRecord, BehaviourRecord, CheckerRecord, DependencyPhaseRecord, FaultRecord,
-    HistoryFile, HttpPhaseRecord, KilledInstance, PhaseRecord, PhasesRecord, PoolRecord,
-    ProcessRecord, RestartRecord, SetCheck, WindowRecord,
+    HistoryFile, HttpPhaseRecord, KilledInstance, NoiseFloorRecord, PhaseRecord, PhasesRecord,
+    PoolRecord, ProcessRecord, ResourceRecord, RestartRecord, SetCheck, WindowRecord,
 };
+pub use verdict::Verdict;
 
 /// When a fault is active: `[start, end)` as offsets from the measured phase's start (the
 /// instant the proxies are armed).

@@ -17,18 +17,25 @@
 //!   "window": { "start_seconds": 3.0, "end_seconds": 8.0 },   // offsets in the measured phase
 //!   "recover_within_seconds": 5.0,
 //!   "behaviour": {
-//!     "verdict": "hangs",                    // stops | recovers | recovers_late | degrades |
-//!                                            // unaffected | retry_storm | hangs | loses_writes
-//!     "detail": "requests piled up to max_in_flight 64 and timed out …",
+//!     "verdict": "hangs",                    // the closed list of super::Verdict: control |
+//!                                            // loses_writes | retry_storm | stops | unaffected |
+//!                                            // degrades | hangs | recovers_late | fails_fast |
+//!                                            // recovers
+//!     "detail": "240 of 300 requests in the window timed out (no answer within 1.0 s) …",
 //!     "recovery_seconds": 1.2,               // window end → SLOs held again; null: not recovered
 //!     "error_rate_before": 0.0, "error_rate_during": 0.4, "error_rate_after": 0.0,
 //!     "amplification_before": { "requests": 1.0, "connections": 0.01 },   // per service request
 //!     "amplification_during": { … }, "amplification_after": { … },
 //!     "attempts_per_request": 0.01,          // connection attempts per service request, window
-//!     "pool": { "connections": 10, "all_busy": true, "requests_queued": true }
+//!     "pool": { "connections": 10, "all_busy": true, "requests_queued": true },
+//!     "noise_floor": { "p99": 2.1, "p50": 1.5, "control_p99": 2.1, "control_p50": 1.2,
+//!                      "before_window_p99": 1.3 },   // what `degrades` had to exceed
+//!     "left_after_window": [{ "kind": "threads", "before": 7, "peak_during": 163, "end": 158 }],
+//!     "expected": ["fails_fast", "degrades"]  // what the claim accepts; absent: states none
 //!   },
 //!   "phases": { "before": { "requests": 300, "errors": 0, "timeouts": 0, "latency_p50": 0.001,
-//!               "latency_p99": 0.004, "peak_in_flight": 3,
+//!               "latency_p99": 0.004, "peak_in_flight": 3, "succeeded": 300, "seconds": 3.0,
+//!               "fast_errors": 0, "fast_error_p50": null, "fast_error_p99": null,
 //!               "dependency": { "connections_opened": 10, "peak_connections": 10, …,
 //!                               "http": { "statuses": { "200": 310, "503": 97 },
 //!                                         "injected": 97, "delayed": 0 } } },  // http only
@@ -205,6 +212,84 @@ pub struct BehaviourRecord {
     /// The dependency's connections during the window, when they held a level (a pool).
     #[serde(default, deserialize_with = "lenient")]
     pub pool: Option<PoolRecord>,
+    /// The noise floor a slowdown had to exceed to be `degrades` (for the control: its own
+    /// variation).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub noise_floor: Option<NoiseFloorRecord>,
+    /// Counts of the service's process tree that grew in the window and did not come back.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub left_after_window: Vec<ResourceRecord>,
+    /// The behaviours the claim accepts under this fault (its axis's `expect`); `None`: the
+    /// claim states none.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub expected: Option<Vec<String>>,
+}
+
+impl BehaviourRecord {
+    /// The verdict, when it is one this version knows.
+    pub fn parsed_verdict(&self) -> Option<super::Verdict> {
+        self.verdict.parse().ok()
+    }
+
+    /// Whether the claim states an expectation and the verdict is outside it.
+    pub fn unexpected(&self) -> bool {
+        self.expected
+            .as_ref()
+            .is_some_and(|e| !e.contains(&self.verdict))
+    }
+}
+
+/// The noise floor of a cell's slowdown: ratios (≥ 1) per percentile, and their sources.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoiseFloorRecord {
+    #[serde(default, deserialize_with = "lenient")]
+    pub p99: f64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub p50: f64,
+    /// The control cell's variation across its phases (largest ÷ smallest).
+    #[serde(default, deserialize_with = "lenient")]
+    pub control_p99: Option<f64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub control_p50: Option<f64>,
+    /// This cell's p99 variation second to second before the window.
+    #[serde(default, deserialize_with = "lenient")]
+    pub before_window_p99: Option<f64>,
+}
+
+/// A count of the service's process tree (`threads`, `open_files`, `sockets`) around the window.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceRecord {
+    #[serde(default, deserialize_with = "lenient")]
+    pub kind: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub before: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub peak_during: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub end: u64,
+}
+
+impl ResourceRecord {
+    /// `151 threads left after the window`.
+    pub fn text(&self) -> String {
+        format!(
+            "{} {} left after the window",
+            self.end.saturating_sub(self.before),
+            self.kind.replace('_', " ")
+        )
+    }
 }
 
 /// Dependency traffic per request the service received, in one phase.
@@ -257,12 +342,32 @@ pub struct PhaseRecord {
     pub latency_p99: Option<f64>,
     #[serde(default, deserialize_with = "lenient")]
     pub peak_in_flight: u64,
+    /// Requests answered as expected.
+    #[serde(default, deserialize_with = "lenient")]
+    pub succeeded: u64,
+    /// The phase's length, seconds (goodput = succeeded ÷ seconds).
+    #[serde(default, deserialize_with = "lenient")]
+    pub seconds: f64,
+    /// Failed requests that came back before the timeout, and their corrected latency.
+    #[serde(default, deserialize_with = "lenient")]
+    pub fast_errors: u64,
+    #[serde(default, deserialize_with = "lenient")]
+    pub fast_error_p50: Option<f64>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub fast_error_p99: Option<f64>,
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
     pub dependency: Option<DependencyPhaseRecord>,
+}
+
+impl PhaseRecord {
+    /// Successful answers per second of the phase (`None` for records without its length).
+    pub fn goodput(&self) -> Option<f64> {
+        (self.seconds > 0.0).then(|| self.succeeded as f64 / self.seconds)
+    }
 }
 
 /// The proxy's counters of one phase (`qualify_faults::PhaseCounters`).
@@ -491,8 +596,26 @@ impl FaultRecord {
         let b = &self.behaviour;
         let percent =
             |r: Option<f64>| r.map_or_else(String::new, |r| format!(" ({:.0}% errors)", r * 100.0));
+        let during = self.phases.as_ref().map(|p| &p.during);
         let phrase = match b.verdict.as_str() {
-            "hangs" => "queued until timeouts".to_string(),
+            "hangs" => match during.filter(|d| d.requests > 0) {
+                Some(d) => format!(
+                    "left {} of {} requests in the window without an answer until they timed out",
+                    thousands(d.timeouts),
+                    thousands(d.requests)
+                ),
+                None => "left requests without an answer until they timed out".to_string(),
+            },
+            "fails_fast" => match during.and_then(|d| d.fast_error_p99.map(|p| (d, p))) {
+                Some((d, p99)) => format!(
+                    "failed fast ({} of {} requests in the window, p99 {})",
+                    thousands(d.fast_errors),
+                    thousands(d.requests),
+                    seconds(p99)
+                ),
+                None => format!("failed fast{}", percent(b.error_rate_during)),
+            },
+            "control" => "no fault: the control".to_string(),
             "retry_storm" => match (b.attempts_per_request, b.amplification_during) {
                 (Some(a), _) if a >= 1.0 => format!("retried {} per request", times(a)),
                 (_, Some(amp)) => format!(
@@ -526,7 +649,7 @@ impl FaultRecord {
             format!(" ({})", b.verdict)
         };
         let recovery = match (b.verdict.as_str(), b.recovery_seconds) {
-            ("degrades" | "unaffected" | "", _) => String::new(),
+            ("degrades" | "unaffected" | "control" | "", _) => String::new(),
             ("stops", _) if self.restart.is_some() => String::new(),
             (_, Some(t)) => format!(", recovered {} after", seconds(t)),
             (_, None) => ", not recovered by the end of the load".to_string(),
@@ -538,12 +661,30 @@ impl FaultRecord {
             ),
             _ => String::new(),
         };
+        let left: String = b
+            .left_after_window
+            .iter()
+            .map(|r| format!("; {}", r.text()))
+            .collect();
         let process = self
             .process
             .as_ref()
             .map(|p| format!("; {}", p.text()))
             .unwrap_or_default();
-        format!("{phrase}{verdict}{recovery}{pool}{process}")
+        format!("{phrase}{verdict}{recovery}{pool}{left}{process}")
+    }
+
+    /// What the claim expected of the behaviour, for a sentence after it: empty when it states
+    /// nothing, `, as the claim expects`, or `; the claim expects fails_fast or degrades`.
+    pub fn expectation_text(&self) -> String {
+        match &self.behaviour.expected {
+            None => String::new(),
+            Some(_) if !self.behaviour.unexpected() => ", as the claim expects".to_string(),
+            Some(e) => {
+                let parsed: Vec<super::Verdict> = e.iter().filter_map(|v| v.parse().ok()).collect();
+                format!("; the claim expects {}", super::verdict::one_of(&parsed))
+            }
+        }
     }
 
     /// The restart and write check in one line: `SIGKILL under load at 5 s: ready again after

@@ -42,8 +42,10 @@ pub struct Growth {
 pub struct ServiceLoad {
     #[serde(flatten)]
     pub report: Option<LoadReport>,
-    /// Every objective, judged on the whole measured phase (the implicit error-rate one
-    /// included).
+    /// Every objective as the cell's verdict judged it, each with the phase it was judged over
+    /// (`SloResult::phase`): the steady ones over the whole measured phase — or, in a cell
+    /// with a fault window (not the `none` control), outside the window and its recovery —,
+    /// the implicit error-rate one included; those for the fault window over it.
     #[serde(default)]
     pub slo: Vec<SloResult>,
     /// The service verdict's detail line (why the cell ended as it did).

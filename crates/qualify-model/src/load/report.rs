@@ -204,6 +204,19 @@ pub struct TimelineSecond {
 }
 
 /// One phase window's statistics (requests belong to the window of their intended start).
+///
+/// Failures are split by what the request met: `errors.timeout` got no answer within the
+/// plan's timeout; `fast_errors` ended before it (an error answer, a refused or reset
+/// connection), with their corrected latency. Goodput is `succeeded` per second of the window
+/// ([`PhaseReport::goodput`]), beside the answers of every status ([`PhaseReport::answered_rate`]).
+///
+/// Mergeable: reports of the same phase from several generators (or event loops) combine by
+/// adding every count (`sent`, `completed`, `succeeded`, `dropped`, `shed`, `errors`,
+/// `fast_errors`) and the encoded histograms (`fast_error_histogram`, `ended_histogram`:
+/// decode, add, summarize again into `fast_error_latency`, `ended_latency`); `peak_in_flight`
+/// adds too (each generator owns its slots).
+/// The `corrected`/`uncorrected` summaries keep no histogram here: a merge recomputes them
+/// only where the generators kept theirs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseReport {
     #[serde(rename = "name")]
@@ -224,6 +237,49 @@ pub struct PhaseReport {
     pub peak_in_flight: u64,
     pub corrected: LatencySummary,
     pub uncorrected: LatencySummary,
+    /// Failed requests that ended before the timeout (every error class but `timeout`).
+    #[serde(default)]
+    pub fast_errors: u64,
+    /// The fast errors' corrected latency (intended start → failure), seconds.
+    #[serde(default)]
+    pub fast_error_latency: LatencySummary,
+    /// The fast errors' corrected histogram ([`HISTOGRAM_ENCODING`], [`HISTOGRAM_UNIT`]); empty
+    /// when there were none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fast_error_histogram: String,
+    /// The corrected latency of every request of the window that ended — answered, failed fast
+    /// or timed out (a timeout at the moment it was given up on: a lower bound) — seconds. What
+    /// an objective judged over the fault window reads: a request that hung is as slow as its
+    /// timeout, not absent.
+    #[serde(default)]
+    pub ended_latency: LatencySummary,
+    /// Their corrected histogram ([`HISTOGRAM_ENCODING`], [`HISTOGRAM_UNIT`]); empty when none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub ended_histogram: String,
+}
+
+impl PhaseReport {
+    /// The window's length in seconds.
+    pub fn seconds(&self) -> f64 {
+        (self.end_seconds - self.start_seconds).max(0.0)
+    }
+
+    /// Requests of the window that got no answer within the timeout.
+    pub fn timeouts(&self) -> u64 {
+        self.errors.timeout
+    }
+
+    /// Successful answers (a status `expect_status` lists) per second of the window: goodput.
+    pub fn goodput(&self) -> Option<f64> {
+        let s = self.seconds();
+        (s > 0.0).then(|| self.succeeded as f64 / s)
+    }
+
+    /// Answers of every status per second of the window.
+    pub fn answered_rate(&self) -> Option<f64> {
+        let s = self.seconds();
+        (s > 0.0).then(|| self.completed as f64 / s)
+    }
 }
 
 /// Sequence numbers attempted, acknowledged (success answers) and failed, warmup included.

@@ -1,9 +1,14 @@
 //! Service under load: the latency-vs-offered-rate "hockey stick" per `load` axis (corrected p99
-//! solid and p50 dashed on a log axis, one series per combination of the other axes, points of
-//! cells that did not end ok marked with their outcome, latency objectives as dashed lines),
-//! achieved against offered rate, the table of service cells (offered and achieved rate,
-//! corrected latencies with the uncorrected ones beside them, errors by class, dropped
-//! arrivals, the objectives' verdicts, how the service stopped, memory growth) and per cell a
+//! solid and p50 dashed on a log axis, one series per combination of the other axes, points
+//! joined in order of the offered rate, points of cells that did not end ok marked with their
+//! outcome, latency objectives as dashed lines), answers and goodput (answers that met
+//! `expect_status`) against offered rate — shedding, error storms and a capacity plateau show
+//! as goodput falling away from the answers —, the table of service cells (offered rate,
+//! answers and goodput per second, corrected
+//! latencies with the uncorrected ones beside them, errors by class, dropped arrivals, the
+//! objectives' verdicts each with the phase it was judged over, how the service stopped,
+//! memory growth) and per cell (with, for a cell with a fault window, its phases: answers and
+//! goodput per second, timeouts, fast errors and their p99) a
 //! timeline of the measured phase (sent / completed / errors per second and the corrected p99
 //! per second). Cells without an answered request have no latency and are named, not drawn.
 
@@ -119,8 +124,16 @@ fn series<'a>(rows: &'a [ServiceRow], axis: &str) -> (Vec<Series<'a>>, usize) {
             }),
         }
     }
+    // Joined in order of the offered rate (cells come in the order they ran: a boundary
+    // search gallops and bisects).
     for s in &mut out {
-        s.pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        s.pts.sort_by(|a, b| {
+            a.0.total_cmp(&b.0).then_with(|| {
+                a.1.offered
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.1.offered.unwrap_or(0.0))
+            })
+        });
     }
     let dropped = out.len().saturating_sub(PALETTE.len());
     out.truncate(PALETTE.len());
@@ -157,7 +170,7 @@ fn latency_limits(rows: &[ServiceRow]) -> Vec<(String, f64)> {
     let mut out: Vec<(String, f64)> = Vec::new();
     for r in rows {
         for slo in &r.slos {
-            if let Some(l) = slo.latency_limit()
+            if let Some(l) = slo.steady_latency_limit()
                 && !out.iter().any(|(m, x)| *m == slo.metric && *x == l)
             {
                 out.push((slo.metric.clone(), l));
@@ -293,7 +306,8 @@ fn hockey(rows: &[ServiceRow], axis: &str) -> Option<Drawn> {
     })
 }
 
-/// Achieved against offered rate along `axis` (open model), with the line where they are equal.
+/// Answers (solid) and goodput (dashed: answers that met `expect_status`) against offered rate
+/// along `axis` (open model), with the line where answers equal the offered rate.
 fn achieved(rows: &[ServiceRow], axis: &str) -> Option<Drawn> {
     let (series, dropped) = series(rows, axis);
     let series: Vec<Series> = series
@@ -318,16 +332,17 @@ fn achieved(rows: &[ServiceRow], axis: &str) -> Option<Drawn> {
         .collect();
     let ys: Vec<f64> = series
         .iter()
-        .flat_map(|s| s.pts.iter().filter_map(|(_, r)| r.achieved))
+        .flat_map(|s| s.pts.iter().flat_map(|(_, r)| [r.achieved, r.throughput]))
+        .flatten()
         .chain(offered.iter().copied())
         .collect();
     let x_axis = Axis::fit(Scale::Linear, xs)?.from_zero();
     let y_axis = Axis::fit(Scale::Linear, ys)?.from_zero();
     let mut plot = Plot::new(540.0, 360.0, x_axis, y_axis);
     plot.axes(
-        &format!("achieved against offered rate ({axis})"),
+        &format!("answers and goodput against offered rate ({axis})"),
         &x_label(axis, &series),
-        "achieved rate (answers/s)",
+        "per second",
     );
     // Where the service keeps up: achieved = offered (drawn at the cells' own offered rates).
     let mut ideal: Vec<(f64, f64)> = series
@@ -346,14 +361,35 @@ fn achieved(rows: &[ServiceRow], axis: &str) -> Option<Drawn> {
             .filter_map(|(x, r)| Some((*x, r.achieved?)))
             .collect();
         plot.polyline(&line, color, false);
+        let good: Vec<(f64, f64)> = se
+            .pts
+            .iter()
+            .filter_map(|(x, r)| Some((*x, r.throughput?)))
+            .collect();
+        plot.polyline(&good, color, true);
         for (x, r) in &se.pts {
+            if let Some(g) = r.throughput {
+                plot.circle(
+                    *x,
+                    g,
+                    color,
+                    false,
+                    &format!("{}: goodput {} req/s", r.cell, num(g)),
+                );
+            }
             if let Some(a) = r.achieved {
                 mark(&mut plot, *x, a, r, color, &mut marked);
             }
         }
         plot.legend(&series_label(&se.fixed), color, "line");
     }
-    plot.legend("achieved = offered (kept up)", "#888", "dash");
+    plot.legend("answers/s (any status)", "#444", "line");
+    plot.legend(
+        "goodput/s (answers that met expect_status; hollow markers)",
+        "#444",
+        "dash",
+    );
+    plot.legend("answers = offered (kept up)", "#888", "dash");
     if dropped > 0 {
         plot.legend(
             &format!("({dropped} more series not drawn; see the table)"),
@@ -362,7 +398,7 @@ fn achieved(rows: &[ServiceRow], axis: &str) -> Option<Drawn> {
         );
     }
     Some(Drawn {
-        svg: plot.finish(&format!("achieved rate against {axis}")),
+        svg: plot.finish(&format!("answers and goodput against {axis}")),
         marked,
         missing: Vec::new(),
     })
@@ -380,7 +416,7 @@ fn latency_cell(corrected: Option<f64>, uncorrected: Option<f64>) -> String {
 
 fn table(h: &mut String, rows: &[ServiceRow]) {
     h.push_str(
-        "<table><tr><th>cell</th><th>outcome</th><th>offered</th><th>achieved</th>\
+        "<table><tr><th>cell</th><th>outcome</th><th>offered</th><th>answered</th><th>goodput</th>\
          <th>p50<br><span class=\"meta\">uncorrected</span></th><th>p99<br><span class=\"meta\">uncorrected</span></th>\
          <th>max<br><span class=\"meta\">uncorrected</span></th><th>errors</th><th>dropped</th><th>objectives</th>\
          <th>stop</th><th>memory</th></tr>\n",
@@ -404,11 +440,12 @@ fn table(h: &mut String, rows: &[ServiceRow]) {
         let (offered, achieved) = (r.offered_text(), r.achieved_text());
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}{verdict}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+            "<tr><td>{}</td><td>{}{verdict}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
             esc(&r.cell),
             swatch(st, &esc(&r.outcome)),
             esc(&offered),
             esc(&achieved),
+            esc(&r.goodput_text()),
         );
         h.push_str(&latency_cell(r.corrected.p50, r.uncorrected.p50));
         h.push_str(&latency_cell(r.corrected.p99, r.uncorrected.p99));
@@ -467,7 +504,9 @@ fn timelines(h: &mut String, rows: &[ServiceRow]) {
         if let Some(svg) = p99(r) {
             h.push_str(&svg);
         }
-        h.push_str("</div></details>\n");
+        h.push_str("</div>");
+        phases(h, r);
+        h.push_str("</details>\n");
     }
     if with.len() > MAX_TIMELINES {
         let _ = writeln!(
@@ -476,6 +515,34 @@ fn timelines(h: &mut String, rows: &[ServiceRow]) {
             with.len() - MAX_TIMELINES
         );
     }
+}
+
+/// Per phase around a fault window: answers and goodput per second, and what the failed
+/// requests met (timeouts, fast errors with their p99).
+fn phases(h: &mut String, r: &ServiceRow) {
+    if r.phases.is_empty() {
+        return;
+    }
+    let n = |x: Option<f64>| x.map_or_else(|| "—".to_string(), num);
+    h.push_str(
+        "<table><tr><th>phase</th><th>answered/s</th><th>goodput/s</th><th>timeouts</th><th>fast errors<br><span class=\"meta\">p99</span></th></tr>",
+    );
+    for p in &r.phases {
+        let p99 = p
+            .fast_error_p99
+            .map(|x| format!("<br><span class=\"meta\">{}</span>", esc(&duration(x))))
+            .unwrap_or_default();
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}{p99}</td></tr>",
+            esc(&p.name),
+            esc(&n(p.answered_rate())),
+            esc(&n(p.goodput())),
+            esc(&n(p.timeouts)),
+            esc(&n(p.fast_errors)),
+        );
+    }
+    h.push_str("</table>");
 }
 
 /// Sent, answered and failed requests per second, and the offered rate.
@@ -535,8 +602,8 @@ fn p99(r: &ServiceRow) -> Option<String> {
     let limit = r
         .slos
         .iter()
-        .find(|x| x.metric == "latency_p99")
-        .and_then(|x| x.latency_limit());
+        .find(|x| x.metric == "latency_p99" && x.phase != "fault")
+        .and_then(|x| x.steady_latency_limit());
     let x_axis = Axis::fit(Scale::Linear, t.iter().map(|s| s.second))?;
     let y_axis = Axis::fit(
         Scale::Log10,

@@ -1,6 +1,8 @@
 //! The rows of the Faults section: one per fault record of a cell's `result.faults` (the shape
 //! `qualify_model::fault::record` defines: an array of records, or one record), read tolerantly —
-//! a missing or mistyped part becomes `—`.
+//! a missing or mistyped part becomes `—`. Each row says what the requests of the window met
+//! (fast errors with their latency, timeouts), goodput before / during / after the window,
+//! and what the claim expected.
 
 use serde_json::{Map, Value};
 
@@ -17,6 +19,16 @@ pub struct FaultRow {
     pub fault: String,
     /// `hangs`, `recovers`, … (`—` when not recorded).
     pub verdict: String,
+    /// What the claim accepts (`fails_fast, degrades`), or `—` when it states nothing.
+    pub expected: String,
+    /// The claim states an expectation and the verdict is outside it.
+    pub unexpected: bool,
+    /// The window's failed requests: `150 timeouts, 0 fast errors` or `300 fast errors (p99
+    /// 205 ms), 0 timeouts`; `—` without phases.
+    pub window: String,
+    /// Successful answers per second before / during / after the window; `—` when not
+    /// recorded.
+    pub goodput: String,
     /// `1.2 s`, `not recovered`, or `—` (no recovery to measure).
     pub recovery: String,
     /// Dependency requests per service request, before / during / after the window.
@@ -29,7 +41,8 @@ pub struct FaultRow {
     pub writes: String,
     /// The verdict's one line.
     pub detail: String,
-    /// An acknowledged write was lost, or the service did not recover: drawn as a failure.
+    /// An acknowledged write was lost, the service did not recover, or it behaved as the
+    /// claim does not accept: drawn as a failure.
     pub bad: bool,
 }
 
@@ -70,7 +83,7 @@ fn row(r: &Map<String, Value>, cell: &str, outcome: &str) -> FaultRow {
     let verdict = s(get("verdict"));
     let recovery = match (f(get("recovery_seconds")), verdict.as_str()) {
         (Some(t), _) => seconds(t),
-        (None, "degrades" | "unaffected" | "") => "—".into(),
+        (None, "degrades" | "unaffected" | "control" | "") => "—".into(),
         (None, _) if get("recovery_seconds").is_some_and(|v| !v.is_null()) => "—".into(),
         (None, _) => "not recovered".into(),
     };
@@ -129,6 +142,47 @@ fn row(r: &Map<String, Value>, cell: &str, outcome: &str) -> FaultRow {
         }
         None => "—".into(),
     };
+    let expected: Vec<String> = arr(get("expected")).iter().map(|v| s(Some(v))).collect();
+    let unexpected = get("expected").is_some_and(Value::is_array) && !expected.contains(&verdict);
+    let phase = |name: &str| r.get("phases").and_then(|p| p.get(name));
+    let window = match phase("during").filter(|d| d.is_object()) {
+        Some(d) => {
+            let n = |k: &str| f(d.get(k));
+            let timeouts = n("timeouts").map(num).unwrap_or_else(|| "?".into());
+            // Records from before fast errors were counted: every error but the timeouts.
+            let fast = n("fast_errors")
+                .or_else(|| Some((n("errors")? - n("timeouts").unwrap_or(0.0)).max(0.0)));
+            match fast {
+                Some(fast) => {
+                    let p99 = f(d.get("fast_error_p99"))
+                        .map(|p| format!(" (p99 {})", super::duration(p)))
+                        .unwrap_or_default();
+                    format!("{} fast errors{p99}, {timeouts} timeouts", num(fast))
+                }
+                None => "—".into(),
+            }
+        }
+        None => "—".into(),
+    };
+    let goodput_of = |name: &str| {
+        let p = phase(name)?;
+        let seconds = f(p.get("seconds")).filter(|x| *x > 0.0)?;
+        Some(f(p.get("succeeded"))? / seconds)
+    };
+    let goodputs = [
+        goodput_of("before"),
+        goodput_of("during"),
+        goodput_of("after"),
+    ];
+    let goodput = if goodputs.iter().any(Option::is_some) {
+        goodputs
+            .iter()
+            .map(|g| g.map_or_else(|| "—".to_string(), |x| format!("{}/s", num(x))))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    } else {
+        "—".into()
+    };
     let (writes, lost) = match r.get("writes").and_then(Value::as_object) {
         Some(w) => {
             let n = |k: &str| f(w.get(k));
@@ -160,9 +214,17 @@ fn row(r: &Map<String, Value>, cell: &str, outcome: &str) -> FaultRow {
         dependency: dash(s(r.get("dependency"))),
         fault: dash(s(r.get("fault"))),
         bad: lost
-            || recovery == "not recovered"
-            || matches!(outcome, "lost_writes" | "not_recovered"),
+            || unexpected
+            || (recovery == "not recovered" && verdict != "control")
+            || matches!(
+                outcome,
+                "lost_writes" | "not_recovered" | "unexpected_behaviour"
+            ),
         verdict: dash(verdict),
+        expected: dash(expected.join(", ")),
+        unexpected,
+        window,
+        goodput,
         recovery,
         amplification,
         pool,

@@ -26,7 +26,9 @@ pub use rows::{
     BoundaryRow, CellRow, Checklist, ClaimedRow, FailureRow, GapBar, GapRow, LayerRow, Machine,
     TraceRow, failures,
 };
-pub use service::{Growth, Percentiles, Second, ServiceRow, SloRow, duration, metric_value};
+pub use service::{
+    Growth, Percentiles, PhaseRow, Second, ServiceRow, SloRow, duration, metric_value,
+};
 
 use json::{arr, f, obj, s};
 

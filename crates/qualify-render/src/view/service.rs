@@ -1,7 +1,8 @@
 //! The rows of the Service under load section: one per cell whose result carries `load` (the
-//! shape `qualify_model::ServiceLoad` serializes: the load report plus the cell's `slo`,
-//! `verdict`, `ready_seconds`, `stop` and `memory_growth`), read tolerantly — a missing or mistyped part
-//! becomes `None`, empty text or an empty list.
+//! shape `qualify_model::ServiceLoad` serializes: the load report plus the cell's `slo` — each
+//! objective with the phase it was judged over —, `verdict`, `ready_seconds`, `stop` and
+//! `memory_growth`; goodput beside answers per second, overall and per phase), read tolerantly
+//! — a missing or mistyped part becomes `None`, empty text or an empty list.
 
 use serde_json::{Map, Value};
 
@@ -57,10 +58,23 @@ pub struct SloRow {
     pub held: bool,
     /// Added by qualify (no `error_rate` objective was declared).
     pub implicit: bool,
+    /// What it was judged over: `whole_run` (also receipts without the field, whose objectives
+    /// were all judged over the whole run), `outside_window` or `fault`.
+    pub phase: String,
 }
 
 impl SloRow {
-    /// `latency_p99 158 ms ≤ 100 ms: violated`.
+    /// `whole run`, `outside the fault window`, `during the fault window`.
+    pub fn phase_words(&self) -> String {
+        match self.phase.as_str() {
+            "" | "whole_run" => "whole run".to_string(),
+            "outside_window" => "outside the fault window".to_string(),
+            "fault" => "during the fault window".to_string(),
+            other => other.replace('_', " "),
+        }
+    }
+
+    /// `latency_p99 158 ms ≤ 100 ms (outside the fault window): violated`.
     pub fn text(&self) -> String {
         let value = self.value.map_or_else(
             || "not measured".to_string(),
@@ -74,9 +88,10 @@ impl SloRow {
             .limit
             .map_or_else(|| "?".to_string(), |v| metric_value(&self.metric, v));
         format!(
-            "{} {value} {op} {limit}{}: {}",
+            "{} {value} {op} {limit}{} ({}): {}",
             self.metric,
             if self.implicit { " (implicit)" } else { "" },
+            self.phase_words(),
             if self.held { "held" } else { "violated" }
         )
     }
@@ -86,6 +101,12 @@ impl SloRow {
         (self.metric.starts_with("latency_") && self.bound != "min")
             .then_some(self.limit)
             .flatten()
+    }
+
+    /// [`SloRow::latency_limit`] of a steady objective (the plots draw the whole run; an
+    /// objective for the fault window alone would be a line where it does not apply).
+    pub fn steady_latency_limit(&self) -> Option<f64> {
+        self.latency_limit().filter(|_| self.phase != "fault")
     }
 }
 
@@ -98,6 +119,33 @@ pub struct Second {
     pub errors: Option<f64>,
     /// Corrected p99 of the requests that completed in that second.
     pub p99: Option<f64>,
+}
+
+/// One phase window of the measured phase (`before`, `during`, `recovery`, `after`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseRow {
+    pub name: String,
+    pub seconds: Option<f64>,
+    pub sent: Option<f64>,
+    /// Answers of every status.
+    pub completed: Option<f64>,
+    /// Answers that met `expect_status`.
+    pub succeeded: Option<f64>,
+    pub timeouts: Option<f64>,
+    pub fast_errors: Option<f64>,
+    pub fast_error_p99: Option<f64>,
+}
+
+impl PhaseRow {
+    /// Answers per second of the phase.
+    pub fn answered_rate(&self) -> Option<f64> {
+        Some(self.completed? / self.seconds.filter(|s| *s > 0.0)?)
+    }
+
+    /// Successful answers per second of the phase.
+    pub fn goodput(&self) -> Option<f64> {
+        Some(self.succeeded? / self.seconds.filter(|s| *s > 0.0)?)
+    }
 }
 
 /// Resident memory through the measured phase.
@@ -124,8 +172,10 @@ pub struct ServiceRow {
     pub users: Option<f64>,
     /// Answers per second during the measured phase.
     pub achieved: Option<f64>,
-    /// Successful answers per second.
+    /// Successful answers per second: goodput.
     pub throughput: Option<f64>,
+    /// The phase windows around a fault (empty without one).
+    pub phases: Vec<PhaseRow>,
     pub sent: Option<f64>,
     pub completed: Option<f64>,
     pub dropped: Option<f64>,
@@ -167,6 +217,12 @@ impl ServiceRow {
     /// `99.8 req/s` (answers per second), or `—`.
     pub fn achieved_text(&self) -> String {
         self.achieved
+            .map_or_else(|| "—".to_string(), |a| format!("{} req/s", num(a)))
+    }
+
+    /// `98.2 req/s` (answers that met `expect_status` per second), or `—`.
+    pub fn goodput_text(&self) -> String {
+        self.throughput
             .map_or_else(|| "—".to_string(), |a| format!("{} req/s", num(a)))
     }
 
@@ -286,6 +342,23 @@ fn row(c: &Value, r: Option<&Value>, load: &Value, order: &[String]) -> ServiceR
             value: f(x.get("value")),
             held: x.get("held").and_then(Value::as_bool).unwrap_or(false),
             implicit: x.get("implicit").and_then(Value::as_bool).unwrap_or(false),
+            phase: s(x.get("phase")),
+        })
+        .collect();
+    let phases = arr(g("phases"))
+        .iter()
+        .map(|p| {
+            let (start, end) = (f(p.get("start_seconds")), f(p.get("end_seconds")));
+            PhaseRow {
+                name: s(p.get("name")),
+                seconds: start.zip(end).map(|(a, b)| b - a),
+                sent: f(p.get("sent")),
+                completed: f(p.get("completed")),
+                succeeded: f(p.get("succeeded")),
+                timeouts: f(p.get("errors").and_then(|e| e.get("timeout"))),
+                fast_errors: f(p.get("fast_errors")),
+                fast_error_p99: f(p.get("fast_error_latency").and_then(|l| l.get("p99"))),
+            }
         })
         .collect();
     let memory = g("memory_growth")
@@ -326,6 +399,7 @@ fn row(c: &Value, r: Option<&Value>, load: &Value, order: &[String]) -> ServiceR
         users: f(g("users")),
         achieved: f(g("achieved_rate")),
         throughput: f(g("throughput")),
+        phases,
         sent: f(g("sent")),
         completed: f(g("completed")),
         dropped: f(g("dropped")),
@@ -365,8 +439,17 @@ mod tests {
             value: Some(0.158),
             held: false,
             implicit: false,
+            phase: "outside_window".into(),
         };
-        assert_eq!(slo.text(), "latency_p99 158 ms ≤ 100 ms: violated");
+        assert_eq!(
+            slo.text(),
+            "latency_p99 158 ms ≤ 100 ms (outside the fault window): violated"
+        );
+        let old = SloRow {
+            phase: String::new(),
+            ..slo.clone()
+        };
+        assert_eq!(old.phase_words(), "whole run", "receipts before the field");
         assert_eq!(slo.latency_limit(), Some(0.1));
     }
 }

@@ -40,6 +40,8 @@ pub struct CellRunner<'a> {
     setup_error: OnceLock<ProbeError>,
     /// Where service cells keep their write histories: `histories` beside the receipt.
     histories: PathBuf,
+    /// The `none` cells measured so far: the noise floor of the faulted service cells.
+    controls: qualify_service::Controls,
 }
 
 impl<'a> CellRunner<'a> {
@@ -52,6 +54,7 @@ impl<'a> CellRunner<'a> {
             executor,
             setup_error: OnceLock::new(),
             histories: super::seal::receipt_dir(ctx).join("histories"),
+            controls: qualify_service::Controls::new(),
         }
     }
 
@@ -115,6 +118,7 @@ impl<'a> CellRunner<'a> {
             backend: self.backend,
             cancel: self.cancel,
             histories: Some(&self.histories),
+            controls: &self.controls,
         }
     }
 

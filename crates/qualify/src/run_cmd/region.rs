@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use qualify_plan as plan;
 use qualify_probe::Outcome;
-use qualify_spec::{Domain, Number, Scale, Search, Spec};
+use qualify_spec::{AxisKind, Domain, Number, Scale, Search, Spec};
 
 use super::Context;
 use super::cells::{CellRunner, Executor};
@@ -192,9 +192,18 @@ fn cpu_demand(spec: &Spec) -> impl Fn(&plan::Params) -> usize + use<> {
 }
 
 /// A spec axis as the planner sees it. A unit-step integer range searched for a boundary is
-/// bisected over integers; every other range is the spec's lattice of points.
+/// bisected over integers; every other range is the spec's lattice of points. A fault axis runs
+/// `none` first: the control of each combination is measured before the faulted cells that
+/// are compared with it (`qualify_service::Controls`).
 fn plan_axis(a: &qualify_spec::Axis) -> plan::Axis {
     let domain = match &a.domain {
+        Domain::Values(vals) if a.kind == AxisKind::Fault => {
+            let (none, faults): (Vec<_>, Vec<_>) = vals
+                .iter()
+                .cloned()
+                .partition(|v| v.as_text() == Some("none"));
+            plan::Domain::Values(none.into_iter().chain(faults).collect())
+        }
         Domain::Values(vals) => plan::Domain::Values(vals.clone()),
         Domain::Range(r) => match (r.lo, r.hi, r.step, r.scale, a.search) {
             (

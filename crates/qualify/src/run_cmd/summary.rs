@@ -1,8 +1,9 @@
 //! Stage 8: what people see at the end of `qualify run` (the terminal summary; `qualify report`
 //! renders receipts as files): the layer table, a failure map over two axes (one symbol per
 //! outcome, coloured on a terminal, from the one outcome table in `qualify-model`), the
-//! boundaries, the gap, the verdict, and a few lines of performance. With `--json` the receipt
-//! itself is printed instead.
+//! service cells' behaviour under faults (each beside what the claim expected, with every
+//! objective and the phase it was judged over), the boundaries, the gap, the verdict, and a
+//! few lines of performance. With `--json` the receipt itself is printed instead.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -84,6 +85,7 @@ pub fn summary(
         );
     }
     failure_map(&mut s, record, &paint);
+    under_faults(&mut s, record, &paint);
     if !p.boundaries.is_empty() {
         let _ = writeln!(s, "\nboundaries:");
         for b in &p.boundaries {
@@ -128,6 +130,77 @@ pub fn summary(
     }
     let _ = writeln!(s, "receipt: {}", receipt.display());
     s
+}
+
+/// Cells with faults shown one by one; beyond this many, only those that did not end ok.
+const MAX_FAULT_CELLS: usize = 12;
+
+/// Per cell with a fault, a restart or the control: the behaviour (and what the claim expected
+/// of it), then its objectives, each with the phase it was judged over.
+fn under_faults(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str) -> String) {
+    let all: Vec<&ev::Cell> = record
+        .cells
+        .iter()
+        .filter(|c| !c.result.faults.is_empty())
+        .collect();
+    if all.is_empty() {
+        return;
+    }
+    // A large sweep: the cells that did not end ok, the others counted.
+    let cells: Vec<&ev::Cell> = if all.len() > MAX_FAULT_CELLS {
+        all.iter()
+            .copied()
+            .filter(|c| c.result.outcome != Outcome::Ok)
+            .collect()
+    } else {
+        all.clone()
+    };
+    let _ = writeln!(s, "\nunder faults:");
+    if cells.len() < all.len() {
+        let _ = writeln!(
+            s,
+            "  ({} cells ended ok under their faults; the receipt and `qualify report` show them)",
+            all.len() - cells.len()
+        );
+    }
+    for c in cells {
+        let style = c.result.outcome.style();
+        let _ = writeln!(
+            s,
+            "  {} {}: {}",
+            paint(style.ansi, &style.term_symbol.to_string()),
+            c.label(),
+            c.result.outcome
+        );
+        for r in &c.result.faults {
+            let b = &r.behaviour;
+            let expected = match &b.expected {
+                None => String::new(),
+                Some(e) if b.unexpected() => paint(
+                    "31;1",
+                    &format!(" — NOT what the claim expects ({})", e.join(", ")),
+                ),
+                Some(_) => " — as the claim expects".to_string(),
+            };
+            let _ = writeln!(
+                s,
+                "      {}: {}{expected}\n        {}",
+                r.subject(),
+                b.verdict,
+                b.detail
+            );
+        }
+        if let Some(load) = &c.result.load {
+            for slo in &load.slo {
+                let held = if slo.held {
+                    paint("32", "held")
+                } else {
+                    paint("31;1", "violated")
+                };
+                let _ = writeln!(s, "      objective {}: {held}", slo.describe_with_phase());
+            }
+        }
+    }
 }
 
 /// A cell's parameter value as the map shows it (as JSON writes numbers: `2.0` stays `2.0`).

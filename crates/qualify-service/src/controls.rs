@@ -1,0 +1,147 @@
+//! The `none` cells of a run — the controls: a cell whose every fault axis is `none` (and which
+//! restarts nothing) puts no fault on anything, and how much its latency varied is the noise
+//! floor of the faulted cells beside it (`qualify_faults::Noise`). [`Controls`] is shared by
+//! the cells of one run: a control registers its variation under the values of the axes other
+//! than the fault axes ([`group`]); a faulted cell with the same values reads it. The planner
+//! runs a fault axis's `none` first (`run_cmd/region.rs`), so the control of a combination is
+//! measured before its faulted cells; a faulted cell judged before its control (cells side by
+//! side with `--jobs`) says that no control was measured.
+
+use std::sync::Mutex;
+
+use qualify_faults::Noise;
+use qualify_model::{AxisKind, Params};
+use qualify_spec::Spec;
+
+/// The controls measured so far in a run, by [`group`].
+#[derive(Debug, Default)]
+pub struct Controls {
+    seen: Mutex<Vec<(Params, Noise)>>,
+}
+
+impl Controls {
+    pub fn new() -> Controls {
+        Controls::default()
+    }
+
+    /// Record the variation of the control cell at `params` (a later run of the same control,
+    /// e.g. a `[performance]` round, replaces it).
+    pub fn register(&self, spec: &Spec, params: &Params, noise: Noise) {
+        let key = group(spec, params);
+        if let Ok(mut seen) = self.seen.lock() {
+            match seen.iter_mut().find(|(k, _)| *k == key) {
+                Some(entry) => entry.1 = noise,
+                None => seen.push((key, noise)),
+            }
+        }
+    }
+
+    /// The variation of the control of the cell at `params`, if one was measured.
+    pub fn noise_for(&self, spec: &Spec, params: &Params) -> Option<Noise> {
+        let key = group(spec, params);
+        self.seen
+            .lock()
+            .ok()?
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, n)| *n)
+    }
+}
+
+/// The cell's values of every axis but the fault axes: the cells one control stands for.
+pub fn group(spec: &Spec, params: &Params) -> Params {
+    params
+        .iter()
+        .filter(|(name, _)| spec.axis(name).is_none_or(|a| a.kind != AxisKind::Fault))
+        .map(|(name, value)| (name, value.clone()))
+        .collect()
+}
+
+/// Whether the cell at `params` is a control: the spec has fault axes, every one of them is
+/// `none` for it, and it restarts nothing.
+pub fn is_control(spec: &Spec, params: &Params) -> bool {
+    let faults = spec.faults_for(params);
+    spec.recovery.is_none()
+        && !faults.is_empty()
+        && faults
+            .iter()
+            .all(|(_, f)| f.kind == qualify_faults::FaultKind::None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qualify_model::Value;
+
+    const SPEC: &str = r#"[artifact]
+name = "svc"
+command = "./svc {port} {workers}"
+
+[claim]
+level = "trial"
+
+[service]
+ready = { tcp = true }
+
+[load]
+rate = 10
+duration = "4s"
+
+[[load.request]]
+path = "/"
+
+[[dependency]]
+name = "cache"
+start = ["redis-server", "--port", "{dep_port}"]
+env = { REDIS = "127.0.0.1:{proxy_port}" }
+
+[faults]
+window = ["1s", "2s"]
+
+[[axis]]
+name = "cache_fault"
+kind = "fault"
+dependency = "cache"
+values = ["none", "down"]
+
+[[axis]]
+name = "workers"
+kind = "concurrency"
+values = [1, 2]
+"#;
+
+    fn cell(fault: &str, workers: i64) -> Params {
+        [
+            ("cache_fault", Value::Text(fault.into())),
+            ("workers", Value::Int(workers)),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    #[test]
+    fn a_control_stands_for_the_faulted_cells_of_its_combination() {
+        let spec = Spec::parse(SPEC, "qualify.toml").unwrap();
+        assert!(is_control(&spec, &cell("none", 1)));
+        assert!(!is_control(&spec, &cell("down", 1)));
+        let controls = Controls::new();
+        assert_eq!(controls.noise_for(&spec, &cell("down", 1)), None);
+        let noise = Noise {
+            p99: Some(2.5),
+            p50: Some(1.1),
+        };
+        controls.register(&spec, &cell("none", 1), noise);
+        assert_eq!(controls.noise_for(&spec, &cell("down", 1)), Some(noise));
+        assert_eq!(
+            controls.noise_for(&spec, &cell("down", 2)),
+            None,
+            "another combination of the other axes has its own control"
+        );
+        let again = Noise {
+            p99: Some(3.0),
+            p50: None,
+        };
+        controls.register(&spec, &cell("none", 1), again);
+        assert_eq!(controls.noise_for(&spec, &cell("down", 1)), Some(again));
+    }
+}
