@@ -642,7 +642,7 @@ pub fn receipted(dir: &Path, out: std::process::Output) -> Receipted {
 /// Keys whose values depend on the host or on timing in ways a shape cannot pin (the probe's
 /// evidence and enforcement, output tails and digests, error examples, flags, a pool seen or
 /// not).
-const VOLATILE: [&str; 9] = [
+const VOLATILE: [&str; 10] = [
     "evidence",
     "enforcement",
     "stdout_tail",
@@ -652,6 +652,8 @@ const VOLATILE: [&str; 9] = [
     "flags",
     "corrected_histogram",
     "pool",
+    // Present only for a phase in which some request failed fast: timing decides, not the shape.
+    "fast_error_histogram",
 ];
 
 /// Keys whose identifier-like values depend on timing or content (the tests assert those they
