@@ -13,7 +13,8 @@ stop() { # name, pidfile
   local name=$1 pidfile=$2 pid
   [ -s "$pidfile" ] || return 0
   pid=$(cat "$pidfile")
-  if kill -0 "$pid" 2>/dev/null; then
+  # Only a process still running that program: a stale pid file's pid may be another's now.
+  if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ]; then
     kill -TERM "$pid" 2>/dev/null
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null

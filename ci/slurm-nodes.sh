@@ -14,6 +14,7 @@
 #   ci/slurm-nodes.sh down          # stop everything `up` started (also after a failed start)
 #   ci/slurm-nodes.sh kill NODE     # the node dies: its slurmd and every process in its namespaces
 #   ci/slurm-nodes.sh start NODE    # bring a killed node back (slurmd again, resumed, idle)
+#   ci/slurm-nodes.sh alive         # exit 0 when a daemon of the recorded cluster still runs
 #
 # Environment: QUALIFY_SLURM_STATE (default /var/lib/qualify-slurm) holds slurm.conf, the munge
 # key and socket, logs, spools, per-node TmpFS and `cluster.env` (what was started, read by
@@ -55,11 +56,22 @@ pids_in_netns() {
   return 0
 }
 
-stop_pidfile() { # name, pidfile
+# The pid in a pid file, if that process still runs the named program. A record or pid file can
+# outlive its processes (a reboot, a machine restored from a snapshot): its pid may belong to
+# another program by now, which must never be signalled.
+daemon_pid() { # pidfile, program
+  local pid
+  [ -s "$1" ] || return 1
+  pid=$(cat "$1" 2>/dev/null) || return 1
+  case "$pid" in ''|*[!0-9]*) return 1 ;; esac
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ] || return 1
+  echo "$pid"
+}
+
+stop_pidfile() { # name, pidfile (the name's first word is the program)
   local name=$1 pidfile=$2 pid
   [ -s "$pidfile" ] || return 0
-  pid=$(cat "$pidfile")
-  if kill -0 "$pid" 2>/dev/null; then
+  if pid=$(daemon_pid "$pidfile" "${name%% *}"); then
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
@@ -77,6 +89,20 @@ kill_netns_pids() { # netns name
     kill -KILL $pids 2>/dev/null || true
     sleep 0.1
   done
+}
+
+# Whether any daemon of the recorded cluster still runs.
+recorded_alive() {
+  [ -s "$record" ] || return 1
+  local NODES='' n
+  # shellcheck disable=SC1090
+  . "$record"
+  daemon_pid "$state/run/slurmctld.pid" slurmctld >/dev/null && return 0
+  daemon_pid "$state/munge/munged.pid" munged >/dev/null && return 0
+  for n in ${NODES:-}; do
+    daemon_pid "$state/run/slurmd-$n.pid" slurmd >/dev/null && return 0
+  done
+  return 1
 }
 
 down() {
@@ -169,8 +195,12 @@ up() {
     exit 2
   fi
   if [ -s "$record" ]; then
-    say "a cluster is recorded in $record already; stop it first (ci/slurm-down.sh)"
-    exit 2
+    if recorded_alive; then
+      say "a cluster is recorded in $record already and runs; stop it first (ci/slurm-down.sh)"
+      exit 2
+    fi
+    say "a cluster recorded in $record no longer runs (a reboot?): clearing what it left first"
+    down
   fi
   for tool in ip nsenter unshare munged slurmctld slurmd; do
     command -v "$tool" >/dev/null || { say "missing $tool"; exit 2; }
@@ -283,6 +313,7 @@ case "${1:-}" in
   up) up "${2:?usage: ci/slurm-nodes.sh up N}" ;;
   down) down ;;
   kill) kill_node "${2:?usage: ci/slurm-nodes.sh kill NODE}" ;;
+  alive) recorded_alive ;;   # exit 0 when a recorded cluster's daemon still runs
   start)
     n=${2:?usage: ci/slurm-nodes.sh start NODE}
     [ -e "/run/netns/$ns_prefix$n" ] || { say "no node $n"; exit 2; }
@@ -291,5 +322,5 @@ case "${1:-}" in
     wait_idle "$n"
     say "node $n idle"
     ;;
-  *) echo "usage: ci/slurm-nodes.sh up N | down | kill NODE | start NODE" >&2; exit 2 ;;
+  *) echo "usage: ci/slurm-nodes.sh up N | down | alive | kill NODE | start NODE" >&2; exit 2 ;;
 esac

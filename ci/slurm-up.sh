@@ -39,14 +39,24 @@ command -v munged >/dev/null || need+=(munge)
 if [ ${#need[@]} -gt 0 ]; then
   echo "slurm-up: installing ${need[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}"
+  # stdout is only the slurm.conf path: apt's chatter goes to stderr.
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
 
 state=${QUALIFY_SLURM_STATE:-/var/lib/qualify-slurm}
+# A record or pid file can outlive its cluster (a reboot, a machine restored from a snapshot):
+# what no longer runs is cleared, never refused, and a stale pid is never signalled.
+if [ -s "$state/cluster.env" ] && ! QUALIFY_SLURM_STATE=$state "$(dirname "$0")/slurm-nodes.sh" alive; then
+  QUALIFY_SLURM_STATE=$state "$(dirname "$0")/slurm-nodes.sh" down
+fi
+single_alive() {
+  local pid
+  pid=$(cat "$state/run/slurmctld.pid" 2>/dev/null) || return 1
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmctld ]
+}
 if [ "$nodes" -gt 1 ]; then
-  if [ -s "$state/run/slurmctld.pid" ] && kill -0 "$(cat "$state/run/slurmctld.pid")" 2>/dev/null \
-     && [ ! -s "$state/cluster.env" ]; then
+  if single_alive && [ ! -s "$state/cluster.env" ]; then
     echo "slurm-up: a single-node cluster runs from $state; stop it (ci/slurm-down.sh) or set QUALIFY_SLURM_STATE" >&2
     exit 2
   fi
