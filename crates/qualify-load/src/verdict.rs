@@ -7,9 +7,12 @@
 //!
 //! Order of the rules: never ready → `unavailable`; cancelled → `interrupted`; process ended
 //! → the probe decides; connections refused while alive → `unavailable`; generator saturated →
-//! `interrupted` (detail: not evidence about the service); dropped arrivals, achieved < 90% of
-//! offered, or more than 1% of requests shed (429/503) → `overloaded`; an SLO not held →
-//! `slo_violated`; else `ok`.
+//! `interrupted` (detail: not evidence about the service) — unless the load was open-model, its
+//! lag stayed under [`LAG_HELD`] and the service still held everything (not overloaded, every
+//! SLO held): the corrected latency counts the generator's lag against the service, so a pass
+//! despite it stands (`ok`, the lag named), while a failure might be the generator's own;
+//! dropped arrivals, achieved < 90% of offered, or more than 1% of requests shed (429/503) →
+//! `overloaded`; an SLO not held → `slo_violated`; else `ok`.
 
 use qualify_model::Outcome;
 
@@ -20,6 +23,11 @@ use crate::slo::SloResult;
 pub const KEPT_UP: f64 = 0.9;
 /// More than this fraction of requests answered 429/503 means the service shed load.
 pub const SHED_FRACTION: f64 = 0.01;
+/// An open-model generator that fell behind its schedule by at most this much (seconds, its
+/// worst dispatch) still offered the planned load, bunched: a service that held every
+/// objective under it keeps its `ok`. Beyond it (a generator that drifts) the run is not
+/// evidence about the service whatever it shows.
+pub const LAG_HELD: f64 = 0.25;
 
 /// What the verdict is decided from.
 #[derive(Debug, Clone, Copy)]
@@ -113,6 +121,17 @@ pub fn decide(facts: &CellFacts<'_>) -> Verdict {
             .detail
             .as_deref()
             .unwrap_or("the load generator could not keep its schedule");
+        let open = r.offered_rate.is_some();
+        let bounded = r.generator.schedule_lag.max.is_some_and(|m| m <= LAG_HELD);
+        let held = overload(r).is_none() && facts.slos.iter().all(|s| s.held);
+        if open && bounded && held {
+            return Verdict::of(
+                Outcome::Ok,
+                format!(
+                    "every objective held although the load generator lagged ({why}): its lag counts against the service in the corrected latency, so the pass stands"
+                ),
+            );
+        }
         return Verdict::of(
             Outcome::Interrupted,
             format!(
@@ -356,6 +375,35 @@ mod tests {
         };
         assert_eq!(decide(&facts(true)).outcome(), Some(Outcome::Ok));
         assert_eq!(decide(&facts(false)), Verdict::ProcessEnded);
+    }
+
+    #[test]
+    fn a_lagging_generator_spoils_a_failure_never_a_bounded_pass() {
+        let lagged = |max: f64| {
+            let mut r = healthy();
+            r.generator.saturated = true;
+            r.generator.detail = Some("late".into());
+            r.generator.schedule_lag.max = Some(max);
+            r
+        };
+        // Held everything although every lag counted against it: the pass stands, lag named.
+        let v = decide_with(&lagged(0.05), &[p99_under(1.0)], true);
+        assert_eq!(v.outcome(), Some(Outcome::Ok), "{v:?}");
+        assert!(
+            v.detail().is_some_and(|d| d.contains("lagged (late)")),
+            "{v:?}"
+        );
+        // A failed objective may be the generator's own lag: not evidence.
+        let v = decide_with(&lagged(0.05), &[p99_under(0.000_001)], true);
+        assert_eq!(v.outcome(), Some(Outcome::Interrupted), "{v:?}");
+        // A generator that drifted seconds behind did not offer the planned load.
+        let v = decide_with(&lagged(2.0), &[p99_under(1.0)], true);
+        assert_eq!(v.outcome(), Some(Outcome::Interrupted), "{v:?}");
+        // A busy closed-model generator sent fewer requests than the users would have.
+        let mut r = lagged(0.05);
+        r.offered_rate = None;
+        let v = decide_with(&r, &[p99_under(1.0)], true);
+        assert_eq!(v.outcome(), Some(Outcome::Interrupted), "{v:?}");
     }
 
     #[test]
