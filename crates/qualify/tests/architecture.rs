@@ -277,11 +277,11 @@ fn every_workspace_crate_is_in_the_overview_diagram() {
     let mut missing = Vec::new();
     for p in meta["packages"].as_array().expect("packages") {
         let name = p["name"].as_str().expect("name");
-        let binary = p["targets"]
-            .as_array()
-            .expect("targets")
-            .iter()
-            .any(|t| t["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "bin")));
+        let binary = p["targets"].as_array().expect("targets").iter().any(|t| {
+            t["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == "bin"))
+        });
         // The binary's name is also the start of every command line in the diagram, so it
         // must be named as the binary.
         let present = if binary {
