@@ -12,8 +12,8 @@
 //! where development never went versus where it did.
 //!
 //! The crate reads receipts as generic JSON (only the fields it indexes), so it depends on no
-//! other qualify crate. Every write is one transaction: a killed writer leaves the ledger as it
-//! was before that write.
+//! qualify crate but the vocabulary (for its digest). Every write is one transaction: a killed
+//! writer leaves the ledger as it was before that write.
 //!
 //! Modules: [`schema`] (tables and migrations), [`receipt`] (what is indexed from a receipt),
 //! [`incident`] (incidents and the claimed-region test for escapes), [`stats`] (accounting).

@@ -1,9 +1,11 @@
 //! The architecture invariants ARCHITECTURE.md states, checked on the workspace as it is: the
-//! crate graph from `cargo metadata` (the vocabulary depends on no qualify crate and does no
-//! I/O; the engines depend only on the vocabulary; the analysis and output crates depend on no
-//! engine; engines meet only in `qualify-service` and the binary; nothing depends on the
-//! binary), every source file starts with a doc comment saying what it owns, and every crate is
-//! in ARCHITECTURE.md's overview diagram.
+//! crate graph from `cargo metadata` (the vocabulary depends on no qualify crate; the engines
+//! depend only on the vocabulary; the analysis and output crates depend on no engine; engines
+//! meet only in `qualify-service` and the binary; nothing depends on the binary), the crates
+//! that do no I/O (the vocabulary and the pure analysis crates), that only the binary maps
+//! errors to exit codes, that every source file starts with a doc comment saying what it owns,
+//! and ARCHITECTURE.md itself: every workspace crate in its overview diagram, and short enough
+//! to read (at most [`ARCHITECTURE_MAX_CHARS`] characters).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -25,12 +27,26 @@ const ANALYSIS: [&str; 7] = [
     "qualify-trust",
 ];
 
+/// Crates that do no I/O at all (no file, socket, process, thread or environment variable):
+/// the vocabulary and the analysis crates that only read the records and bytes they are given.
+const NO_IO: [&str; 6] = [
+    "qualify-model",
+    "qualify-perf",
+    "qualify-evidence",
+    "qualify-render",
+    "qualify-trace",
+    "qualify-nodes",
+];
+
+/// ARCHITECTURE.md is a map, not a manual: details belong in the modules' `//!` comments.
+const ARCHITECTURE_MAX_CHARS: usize = 25_000;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Every workspace crate and its internal normal (not dev, not build) dependencies.
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
+/// `cargo metadata` of the workspace (no dependencies resolved).
+fn metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -48,7 +64,12 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         "cargo metadata: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let meta: Value = serde_json::from_slice(&out.stdout).expect("cargo metadata JSON");
+    serde_json::from_slice(&out.stdout).expect("cargo metadata JSON")
+}
+
+/// Every workspace crate and its internal normal (not dev, not build) dependencies.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let meta = metadata();
     let packages = meta["packages"].as_array().expect("packages");
     let names: BTreeSet<String> = packages
         .iter()
@@ -153,10 +174,40 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn the_vocabulary_does_no_io() {
+/// Whether `path` holds only test code (a `tests` module file, a `src/tests/` file, a test kit).
+fn is_test_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name == "tests.rs"
+        || name == "testkit.rs"
+        || name.ends_with("_tests.rs")
+        || path.components().any(|c| c.as_os_str() == "tests")
+}
+
+/// The non-test lines of a crate's `src/` (file, line number, text): test files skipped, and a
+/// file's code after its first `#[cfg(test)]` left out; comment lines skipped.
+fn code_lines(krate: &str) -> Vec<(PathBuf, usize, String)> {
+    let src = root().join("crates").join(krate).join("src");
     let mut files = Vec::new();
-    rust_files(&root().join("crates/qualify-model/src"), &mut files);
+    rust_files(&src, &mut files);
+    assert!(!files.is_empty(), "no sources under {}", src.display());
+    let mut lines = Vec::new();
+    for f in files {
+        if is_test_file(f.strip_prefix(&src).unwrap_or(&f)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).expect("read source");
+        let code = text.split("#[cfg(test)]").next().unwrap_or(&text);
+        for (n, line) in code.lines().enumerate() {
+            if !line.trim_start().starts_with("//") {
+                lines.push((f.clone(), n + 1, line.to_string()));
+            }
+        }
+    }
+    lines
+}
+
+#[test]
+fn the_vocabulary_and_the_pure_analysis_crates_do_no_io() {
     let io = [
         "std::fs",
         "std::net",
@@ -169,25 +220,99 @@ fn the_vocabulary_does_no_io() {
         "std::thread::spawn",
     ];
     let mut found = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f).expect("read source");
-        // Tests may read fixtures.
-        let code = text.split("#[cfg(test)]").next().unwrap_or(&text);
-        for (n, line) in code.lines().enumerate() {
-            if line.trim_start().starts_with("//") {
-                continue;
+    for krate in NO_IO {
+        for (f, n, line) in code_lines(krate) {
+            for pat in io.iter().filter(|p| line.contains(*p)) {
+                found.push(format!("{}:{n}: {pat}: {}", f.display(), line.trim()));
             }
-            for pat in io {
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a crate ARCHITECTURE.md says does no I/O does I/O (move it to the binary or an engine):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn only_the_binary_maps_errors_to_exit_codes() {
+    let g = graph();
+    let mut found = Vec::new();
+    for krate in g.keys().filter(|k| *k != "qualify") {
+        for (f, n, line) in code_lines(krate) {
+            for pat in ["ExitCode", "process::exit"] {
                 if line.contains(pat) {
-                    found.push(format!("{}:{}: {pat}: {}", f.display(), n + 1, line.trim()));
+                    found.push(format!("{}:{n}: {}", f.display(), line.trim()));
                 }
             }
         }
     }
     assert!(
         found.is_empty(),
-        "qualify-model does I/O:\n{}",
+        "a library crate decides an exit status (return a typed error or a verdict; \
+         the binary's error.rs maps it):\n{}",
         found.join("\n")
+    );
+}
+
+/// The first fenced block after the `## Overview diagram` heading of ARCHITECTURE.md.
+fn overview_diagram(text: &str) -> &str {
+    let after = text
+        .split_once("\n## Overview diagram")
+        .map(|(_, rest)| rest)
+        .expect("ARCHITECTURE.md has a `## Overview diagram` section");
+    let (_, block) = after.split_once("```").expect("a fenced diagram");
+    let (_, block) = block.split_once('\n').expect("a fenced diagram");
+    block.split_once("```").expect("a closed fence").0
+}
+
+#[test]
+fn every_workspace_crate_is_in_the_overview_diagram() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let diagram = overview_diagram(&text);
+    let words: BTreeSet<&str> = diagram
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .collect();
+    let meta = metadata();
+    let mut missing = Vec::new();
+    for p in meta["packages"].as_array().expect("packages") {
+        let name = p["name"].as_str().expect("name");
+        let binary = p["targets"].as_array().expect("targets").iter().any(|t| {
+            t["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == "bin"))
+        });
+        // The binary's name is also the start of every command line in the diagram, so it
+        // must be named as the binary.
+        let present = if binary {
+            diagram.contains(&format!("{name} (binary)"))
+        } else {
+            words.contains(name)
+        };
+        if !present {
+            missing.push(if binary {
+                format!("{name} (binary)")
+            } else {
+                name.to_string()
+            });
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's overview diagram does not name {}: draw where each sits in the data flow",
+        missing.join(", ")
+    );
+}
+
+#[test]
+fn architecture_md_stays_a_short_map() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let chars = text.chars().count();
+    assert!(
+        chars <= ARCHITECTURE_MAX_CHARS,
+        "ARCHITECTURE.md has {chars} characters, over {ARCHITECTURE_MAX_CHARS}: keep it a map \
+         (what a crate owns, where to start, its invariants) and move details into the modules' \
+         //! comments"
     );
 }
 
