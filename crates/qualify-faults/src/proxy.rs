@@ -49,8 +49,12 @@ pub struct ProxyConfig {
     pub dependency: String,
     /// Where the dependency listens.
     pub upstream: SocketAddr,
-    /// Where the proxy listens: a loopback address; port 0 picks a free port.
+    /// Where the proxy listens: a loopback address (or, with `node_address`, the address of the
+    /// node it runs on; never a wildcard); port 0 picks a free port.
     pub listen: SocketAddr,
+    /// `listen` may be this node's own address (a dependency on a node of its own, reached
+    /// from the service's node over the cluster's network).
+    pub node_address: bool,
     pub fault: Fault,
     pub window: Window,
     /// Seeds toxicity draws and jitter: same seed, same connections affected.
@@ -88,6 +92,7 @@ impl ProxyConfig {
             dependency: dependency.to_string(),
             upstream,
             listen,
+            node_address: false,
             fault,
             window,
             seed: 0,
@@ -103,7 +108,7 @@ impl ProxyConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
     #[error(
-        "fault proxy for `{dependency}`: listen address {addr} is not a loopback address; the proxy listens on 127.0.0.0/8 or ::1 only"
+        "fault proxy for `{dependency}`: listen address {addr} is not a loopback address; the proxy listens on 127.0.0.0/8 or ::1 only (or a node's own address for a dependency on its own node, never a wildcard)"
     )]
     NotLoopback {
         dependency: String,
@@ -202,7 +207,8 @@ impl Proxy {
         F: FnOnce() -> io::Result<()> + Send + 'static,
     {
         let dependency = config.dependency.clone();
-        if !config.listen.ip().is_loopback() {
+        let ip = config.listen.ip();
+        if ip.is_unspecified() || (!ip.is_loopback() && !config.node_address) {
             return Err(ProxyError::NotLoopback {
                 dependency,
                 addr: config.listen,
@@ -859,9 +865,17 @@ mod tests {
         };
         let mut c = ProxyConfig::new("db", up, Fault::NONE, window);
         c.listen = "0.0.0.0:0".parse().unwrap();
-        let e = Proxy::start(c).unwrap_err();
+        let e = Proxy::start(c.clone()).unwrap_err();
         assert!(matches!(e, ProxyError::NotLoopback { .. }), "{e}");
         assert!(e.to_string().contains("loopback"));
+        // A node's own address is allowed only when asked for; a wildcard never.
+        c.node_address = true;
+        let e = Proxy::start(c.clone()).unwrap_err();
+        assert!(matches!(e, ProxyError::NotLoopback { .. }), "{e}");
+        c.node_address = false;
+        c.listen = "10.1.2.3:0".parse().unwrap();
+        let e = Proxy::start(c).unwrap_err();
+        assert!(matches!(e, ProxyError::NotLoopback { .. }), "{e}");
         let mut c = ProxyConfig::new("db", up, Fault::NONE, window);
         c.window = Window {
             start: Duration::from_secs(2),

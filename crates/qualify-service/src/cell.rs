@@ -18,8 +18,9 @@ use qualify_model::{Flag, Outcome, Params, SloPhase, SloResult};
 use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeResult};
 use qualify_spec::Spec;
 
+use crate::cluster::Cluster;
 use crate::controls::Controls;
-use crate::harness::Harness;
+use crate::harness::{Harness, Placement};
 use crate::instance::{Instances, ServiceRun, free_port, with_port};
 use crate::writes::{ReadBack, read_back, reader};
 use crate::{history, judge, network, phases, ready, verdict};
@@ -44,6 +45,8 @@ pub struct ServiceCell<'a> {
     pub histories: Option<&'a std::path::Path>,
     /// The run's `none` cells so far (shared by its cells).
     pub controls: &'a Controls,
+    /// Where the cell runs on a cluster (`None`: on this machine).
+    pub cluster: Option<&'a Cluster>,
 }
 
 impl ServiceCell<'_> {
@@ -57,21 +60,54 @@ impl ServiceCell<'_> {
                 source: std::io::Error::other("not a service spec"),
             });
         };
-        // This machine: a loopback port, reached at a loopback address.
-        let port = match service.port {
-            Some(p) => p,
-            None => free_port()?,
+        // This machine: a loopback port, reached at a loopback address. On a cluster: a port
+        // on the node's address, reached there from every node.
+        let port = match (service.port, self.cluster) {
+            (Some(p), _) => p,
+            (None, Some(c)) => c.free_port()?,
+            (None, None) => free_port()?,
         };
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let addr = match self.cluster {
+            Some(c) => SocketAddr::new(c.addr, port),
+            None => SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        };
         let bound = with_port(params, port);
         let mut probe = spec.cell_probe(&bound, self.backend);
-        let netns = network::service_netns(spec, &mut probe);
-        let mut harness = Harness::start(spec, params, self.backend, self.cancel, netns.as_ref())?;
+        let (netns, placement) = match self.cluster {
+            Some(c) => {
+                probe.sandbox.network = qualify_probe::Network::Unavailable(format!(
+                    "the service listens on {}'s address {} (the cluster's nodes reach it there)",
+                    c.node, c.addr
+                ));
+                (
+                    None,
+                    Placement::ServiceNode {
+                        remote: &c.remote,
+                        state_dir: &c.state_dir,
+                    },
+                )
+            }
+            None => (network::service_netns(spec, &mut probe), Placement::Here),
+        };
+        let mut harness = Harness::start_placed(
+            spec,
+            params,
+            self.backend,
+            self.cancel,
+            netns.as_ref(),
+            placement,
+        )?;
         if self.cancelled() {
             let _ = harness.finish();
             return Ok(probe.not_run("not probed: the run was stopping"));
         }
+        let cluster_evidence = self.cluster.map(|c| {
+            c.evidence(port, &harness.endpoints(), &harness.remote_endpoints())
+        });
         probe.env.push(("PORT".into(), port.to_string().into()));
+        if self.cluster.is_some() {
+            probe.env.push(("HOST".into(), addr.ip().to_string().into()));
+        }
         for (k, v) in harness.service_env(spec, &bound) {
             probe.env.push((k.into(), v.into()));
         }
@@ -140,7 +176,7 @@ impl ServiceCell<'_> {
                     {
                         instances.kill_and_restart(r, service.ready.check.clone());
                     }
-                    if instances.ended() {
+                    if instances.ended() || harness.lost().is_some() {
                         Flow::Stop
                     } else {
                         Flow::Continue
@@ -187,10 +223,31 @@ impl ServiceCell<'_> {
         } else {
             instances.stop(service.stop.signal_number, service.stop.grace)?
         };
-        let injected = harness.finish();
+        let lost_early = harness.lost();
+        let (injected, lost) = harness.finish_checked();
+        if let Some(e) = cluster_evidence {
+            attach_cluster(&mut r.evidence, e);
+        }
         if self.cancelled() {
             r.outcome = Outcome::Interrupted;
             r.detail = "not probed to the end: the run was stopping".into();
+            return Ok(r);
+        }
+        // A node of the cell lost: nothing it saw afterwards is the service's doing.
+        if let Some(why) = lost_early.or(lost) {
+            r.outcome = Outcome::Interrupted;
+            r.detail = why;
+            r.load = report.map(|rep| {
+                service_load(
+                    Some(rep),
+                    Vec::new(),
+                    "not judged: a node of the cell was lost",
+                    None,
+                    ready_seconds,
+                    port,
+                    r.detail.clone(),
+                )
+            });
             return Ok(r);
         }
 
@@ -392,6 +449,16 @@ fn service_load(
         ready_seconds: Some(ready_seconds),
         port: Some(port),
         stop: Some(stop),
+    }
+}
+
+/// `evidence.cluster` beside the probe's own evidence.
+fn attach_cluster(evidence: &mut serde_json::Value, cluster: serde_json::Value) {
+    if !evidence.is_object() {
+        *evidence = serde_json::json!({});
+    }
+    if let Some(map) = evidence.as_object_mut() {
+        map.insert("cluster".into(), cluster);
     }
 }
 

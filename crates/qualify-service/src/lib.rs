@@ -15,9 +15,11 @@
 //! Where the cell assumes it runs on this machine, it says so in one place each: the service's
 //! port is a free loopback port ([`instance::free_port`]) and its address is loopback
 //! ([`ServiceCell::run`]); a network namespace is shared by the service, its dependencies and
-//! their proxies ([`network`]).
+//! their proxies ([`network`]). On a cluster ([`Cluster`]) the service's address is its node's
+//! and `node = "own"` dependencies run on nodes of their own ([`harness::remote`]).
 
 pub mod cell;
+pub mod cluster;
 pub mod controls;
 pub mod harness;
 pub mod history;
@@ -30,6 +32,7 @@ pub mod verdict;
 pub mod writes;
 
 pub use cell::ServiceCell;
+pub use cluster::Cluster;
 pub use controls::Controls;
 pub use harness::Harness;
 pub use instance::{ServiceRun, free_port, with_port};

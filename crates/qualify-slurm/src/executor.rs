@@ -218,6 +218,8 @@ struct InFlight {
     submitted: Instant,
     seen: bool,
     allocation: Topology,
+    /// The cell's nodes' heartbeats (cells whose steps beat: a service cell).
+    beats: Option<crate::heartbeat::Watch>,
 }
 
 struct Worker {
@@ -441,6 +443,10 @@ impl Worker {
                     submitted,
                     seen: false,
                     allocation: resources.topology,
+                    beats: q
+                        .job
+                        .heartbeats
+                        .then(|| crate::heartbeat::Watch::all(&CellFiles::new(&dir, task).nodes)),
                 },
             );
         }
@@ -513,6 +519,33 @@ impl Worker {
                     ));
                 }
                 None => {}
+            }
+        }
+        // A node of a beating cell that fell silent: the cell is interrupted, naming it (its
+        // job is cancelled; what it might still write is not waited for).
+        let mut lost = Vec::new();
+        for (id, f) in self.flight.iter_mut() {
+            if done.iter().any(|(d, ..)| d == id) || f.files.status.exists() {
+                continue;
+            }
+            if let Some(watch) = &mut f.beats
+                && let Some((node, silent)) = watch.silent(crate::heartbeat::SILENT_NODE)
+            {
+                lost.push((id.clone(), node, silent));
+            }
+        }
+        for (id, node, silent) in lost {
+            overdue.push(id.clone());
+            if let Some(f) = self.flight.remove(&id) {
+                let why = format!(
+                    "node {node} fell silent (no heartbeat for {:.1} s): the node was lost, so the cell says nothing about the service",
+                    silent.as_secs_f64()
+                );
+                let mut r = not_run(&f.limits, &why);
+                r.outcome = qualify_model::Outcome::Interrupted;
+                r.detail = why;
+                r.evidence["lost_node"] = serde_json::json!(node);
+                let _ = f.reply.send(r);
             }
         }
         if !overdue.is_empty() {

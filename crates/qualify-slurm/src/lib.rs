@@ -8,13 +8,17 @@
 //! Map: [`job`] (cells → resources, `sbatch` arguments and the scripts a job runs),
 //! [`state`] (Slurm job states, `squeue` parsing and the reconciliation rules),
 //! `executor` (the submitting/polling thread and [`SlurmExecutor`]), [`lease`] (how a job
-//! notices that the qualify that submitted it is gone).
+//! notices that the qualify that submitted it is gone), [`heartbeat`] (the nodes of a
+//! multi-node service cell beating in its state directory; a silent node ends the cell
+//! `interrupted`).
 
 mod executor;
+pub mod heartbeat;
 pub mod job;
 pub mod lease;
 pub mod state;
 
 pub use executor::{SlurmConfig, SlurmError, SlurmExecutor, controller_answers};
+pub use heartbeat::SILENT_NODE;
 pub use job::{CellJob, Resources, Topology};
 pub use state::{JobState, SlurmVerdict, never_starts, reconcile};

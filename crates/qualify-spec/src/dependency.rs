@@ -13,8 +13,14 @@
 //! `stop` (`{ signal, grace }` as `[service]`'s, default SIGTERM and 5 s: how a started
 //! dependency is stopped — by the `restart` fault and after the cell).
 //!
+//! `node` (`"service"`, default, or `"own"`): where the dependency runs under `[executor] kind =
+//! "slurm"` — on the service's node, or on a node of its own in the cell's allocation (its fault
+//! proxy then listens on that node's address, `{proxy_host}`). On the local executor every
+//! dependency runs on this machine.
+//!
 //! Placeholders: `start` and a ready command know `{dep_port}` and the axes; `env` knows
-//! `{proxy_port}`, `{dep_port}` and the axes. Any other name is an error here (an axis used
+//! `{proxy_host}` (the proxy's address: 127.0.0.1, or the own node's), `{proxy_port}`,
+//! `{dep_port}` and the axes. Any other name is an error here (an axis used
 //! only here counts as used).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,6 +40,20 @@ use crate::template::{Bindings, Overlay, is_placeholder_name, render};
 pub const DEP_PORT_PLACEHOLDER: &str = "dep_port";
 /// The placeholder carrying the loopback port of the fault proxy in front of a dependency.
 pub const PROXY_PORT_PLACEHOLDER: &str = "proxy_port";
+/// The placeholder carrying the address of the fault proxy in front of a dependency: `127.0.0.1`,
+/// or the address of the dependency's own node (`node = "own"` under Slurm).
+pub const PROXY_HOST_PLACEHOLDER: &str = "proxy_host";
+
+/// Where a dependency runs under the Slurm executor.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Node {
+    /// On the service's node (its proxy on loopback there).
+    #[default]
+    Service,
+    /// On a node of its own in the cell's allocation (its proxy on that node's address).
+    Own,
+}
 
 /// A checked `[[dependency]]`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,6 +70,8 @@ pub struct Dependency {
     pub protocol: Protocol,
     /// How a started dependency is stopped (the `restart` fault, the cell's end).
     pub stop: Stop,
+    /// Where it runs under Slurm.
+    pub node: Node,
 }
 
 /// What a dependency speaks, as far as the fault proxy cares.
@@ -100,7 +122,19 @@ impl Dependency {
         proxy_port: u16,
         dep_port: u16,
     ) -> Vec<(String, String)> {
+        self.service_env_at(params, "127.0.0.1", proxy_port, dep_port)
+    }
+
+    /// [`Dependency::service_env`] with the proxy at `proxy_host` (`{proxy_host}`).
+    pub fn service_env_at<B: Bindings + ?Sized>(
+        &self,
+        params: &B,
+        proxy_host: &str,
+        proxy_port: u16,
+        dep_port: u16,
+    ) -> Vec<(String, String)> {
         let bindings = Overlay::new(params)
+            .with(PROXY_HOST_PLACEHOLDER, proxy_host)
             .with(PROXY_PORT_PLACEHOLDER, proxy_port)
             .with(DEP_PORT_PLACEHOLDER, dep_port);
         self.env
@@ -158,6 +192,7 @@ pub(crate) struct RawDependency {
     env: Option<BTreeMap<String, Spanned<String>>>,
     protocol: Option<Spanned<String>>,
     stop: Option<Spanned<RawStop>>,
+    node: Option<Spanned<String>>,
 }
 
 /// Check every `[[dependency]]`. `axes` are the declared axis names (placeholders a template
@@ -286,7 +321,11 @@ pub(crate) fn check_all(
             through_proxy |= uses.iter().any(|u| u.name == PROXY_PORT_PLACEHOLDER);
             env_known &= placeholders(
                 &uses,
-                &[PROXY_PORT_PLACEHOLDER, DEP_PORT_PLACEHOLDER],
+                &[
+                    PROXY_PORT_PLACEHOLDER,
+                    DEP_PORT_PLACEHOLDER,
+                    PROXY_HOST_PLACEHOLDER,
+                ],
                 &format!("dependency `{name}` env"),
                 axes,
                 ck,
@@ -332,6 +371,30 @@ pub(crate) fn check_all(
                 check_stop(stop.into_inner(), ck)
             }
         };
+        let node = match &raw.node {
+            None => Node::Service,
+            Some(n) => match n.get_ref().as_str() {
+                "service" => Node::Service,
+                "own" => {
+                    if matches!(source, Some(DependencySource::Upstream { .. })) {
+                        ck.error_help(
+                            n.span(),
+                            format!("dependency `{name}` has node = \"own\" but runs upstream: qualify starts nothing for it"),
+                            "remove node, or start the dependency per cell with start = [\"…\"]",
+                        );
+                    }
+                    Node::Own
+                }
+                other => {
+                    ck.error_help(
+                        n.span(),
+                        format!("dependency `{name}` node `{other}` is unknown"),
+                        "write node = \"service\" (on the service's node; the default) or \"own\" (a node of its own under Slurm)",
+                    );
+                    Node::Service
+                }
+            },
+        };
         if let Some(source) = source {
             out.push(Dependency {
                 name,
@@ -340,6 +403,7 @@ pub(crate) fn check_all(
                 env,
                 protocol,
                 stop,
+                node,
             });
         }
     }

@@ -42,7 +42,8 @@ pub use axis::{Axis, AxisKind, Domain, FaultAxis, MAX_SWEEP_POINTS, Search, Valu
 pub use claim::{Claim, ClaimLevel, Headroom};
 pub use command::{CommandLine, SHELL};
 pub use dependency::{
-    DEP_PORT_PLACEHOLDER, Dependency, DependencySource, PROXY_PORT_PLACEHOLDER, Protocol,
+    DEP_PORT_PLACEHOLDER, Dependency, DependencySource, Node, PROXY_HOST_PLACEHOLDER,
+    PROXY_PORT_PLACEHOLDER, Protocol,
 };
 pub use environment::{Environment, Reproducibility};
 pub use error::{Diagnostic, SpecError};

@@ -4,6 +4,7 @@
 //! returns `Result<ExitCode, CliError>` and errors are printed here, once ([`error`]).
 
 mod agent_cmd;
+mod cluster_cmd;
 mod error;
 mod gate_cmd;
 mod gate_signature;
@@ -54,6 +55,14 @@ enum Command {
     /// Per-node observation of multi-node cells (started by qualify's own job scripts).
     #[command(hide = true)]
     Agent(agent_cmd::AgentArgs),
+    /// A service cell as a Slurm job, on the first node of its allocation (qualify's own job
+    /// scripts start it).
+    #[command(hide = true, name = "service-cell")]
+    ServiceCell(cluster_cmd::ServiceCellArgs),
+    /// One dependency of a service cell and its fault proxy on a node of its own (started by
+    /// `qualify service-cell`).
+    #[command(hide = true, name = "dependency-host")]
+    DependencyHost(cluster_cmd::DependencyHostArgs),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +84,8 @@ fn main() -> ExitCode {
         Command::Report(args) => report_cmd::run(args),
         Command::Ledger(args) => ledger_cmd::run(args),
         Command::Agent(args) => agent_cmd::run(args),
+        Command::ServiceCell(args) => cluster_cmd::service_cell(args),
+        Command::DependencyHost(args) => cluster_cmd::dependency_host(args),
     };
     done.unwrap_or_else(|e| error::report(&e))
 }

@@ -12,12 +12,18 @@
 //!
 //! Each [`DependencyRun`] holds both the dependency's processes (behind the
 //! [`process::DependencyProcesses`] seam: a local probe's `Control` today) and the wire
-//! fault's proxy.
+//! fault's proxy. Where the dependencies run is the [`Placement`]: all here (the local
+//! executor); on a cluster's service node, `node = "own"` ones on nodes of their own through
+//! their hosts ([`remote::RemoteDependency`]: the same arm / freeze / settle / finish, through
+//! files); or on a dependency host, only its one dependency with its proxy on the node's
+//! address.
 
 mod dependency;
 pub mod process;
+pub mod remote;
 
-use std::net::ToSocketAddrs;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,10 +32,12 @@ use qualify_model::Params;
 use qualify_model::fault::{ProcessRecord, Window};
 use qualify_probe::netns::Netns;
 use qualify_probe::{BackendChoice, CancelToken, ProbeError};
-use qualify_spec::{DependencySource, Protocol, Spec};
+use qualify_spec::{DependencySource, Node, Protocol, Spec};
+use serde::{Deserialize, Serialize};
 
 use crate::instance::free_port;
 use process::{DependencyProcesses, LocalDependency, Nemesis, StopWith};
+use remote::{RemoteDependency, RemoteLaunch};
 
 pub(crate) use dependency::last_lines;
 
@@ -62,7 +70,7 @@ pub struct DependencyRun {
 }
 
 /// What one dependency had done to it over the cell.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Injected {
     pub dependency: String,
     pub fault: Fault,
@@ -72,9 +80,27 @@ pub struct Injected {
     pub process: Option<ProcessRecord>,
 }
 
+/// Where a cell's dependencies run.
+#[derive(Debug, Clone, Copy)]
+pub enum Placement<'a> {
+    /// Every dependency on this machine (the local executor).
+    Here,
+    /// A service cell on a cluster's node: `node = "own"` dependencies on their own nodes,
+    /// started by `remote` (one per such dependency), exchanging through `state_dir`.
+    ServiceNode {
+        remote: &'a [RemoteLaunch],
+        state_dir: &'a Path,
+    },
+    /// A dependency's host on its own node: only dependency `name`, its proxy on `listen`
+    /// (the node's address).
+    DependencyHost { name: &'a str, listen: IpAddr },
+}
+
 /// The dependencies and proxies of one service cell.
 pub struct Harness {
     deps: Vec<DependencyRun>,
+    /// Dependencies on nodes of their own.
+    remote: Vec<RemoteDependency>,
     window: Window,
     cancel: CancelToken,
     armed: bool,
@@ -89,15 +115,52 @@ impl Harness {
         cancel: &CancelToken,
         netns: Option<&Arc<Netns>>,
     ) -> Result<Harness, ProbeError> {
+        Harness::start_placed(spec, params, backend, cancel, netns, Placement::Here)
+    }
+
+    /// [`Harness::start`] with the dependencies where `placement` puts them.
+    pub fn start_placed(
+        spec: &Spec,
+        params: &Params,
+        backend: BackendChoice,
+        cancel: &CancelToken,
+        netns: Option<&Arc<Netns>>,
+        placement: Placement<'_>,
+    ) -> Result<Harness, ProbeError> {
         let window = spec.faults.as_ref().map(|f| f.window()).unwrap_or_default();
         let faults = spec.faults_for(params);
         let mut harness = Harness {
             deps: Vec::new(),
+            remote: Vec::new(),
             window,
             cancel: Arc::clone(cancel),
             armed: false,
         };
+        // Hosts on other nodes start first: their dependencies come up while these do.
+        let mut launching = Vec::new();
+        if let Placement::ServiceNode { remote, state_dir } = placement {
+            for launch in remote {
+                let l = RemoteDependency::launch(launch, state_dir).map_err(|why| {
+                    setup_error(
+                        format!(
+                            "dependency `{}` on node {}",
+                            launch.dependency, launch.node
+                        ),
+                        why,
+                    )
+                })?;
+                launching.push((launch, l));
+            }
+        }
         for (i, dep) in spec.dependencies.iter().enumerate() {
+            let here = match placement {
+                Placement::Here => true,
+                Placement::ServiceNode { .. } => dep.node == Node::Service,
+                Placement::DependencyHost { name, .. } => dep.name == name,
+            };
+            if !here {
+                continue;
+            }
             let dep_port = match dep.fixed_port() {
                 Some(p) => p,
                 None => free_port()?,
@@ -156,6 +219,11 @@ impl Harness {
             // the proxy listens throughout, so every failed connect then is qualify's own (the
             // proxy's to a killed dependency, the ready check of its restart).
             config.count_failed_connects = netns.is_some() && !fault.kind.is_process();
+            if let Placement::DependencyHost { listen, .. } = placement {
+                // Reached from the service's node: on this node's address, never a wildcard.
+                config.listen = SocketAddr::new(listen, 0);
+                config.node_address = true;
+            }
             let proxy = match netns {
                 Some(n) => {
                     let n = Arc::clone(n);
@@ -181,7 +249,44 @@ impl Harness {
                 _dir: dir,
             });
         }
+        for (launch, l) in launching {
+            let within = spec
+                .dependency(&launch.dependency)
+                .map_or(Duration::from_secs(30), |d| d.ready.within)
+                + Duration::from_secs(30);
+            let r = l.wait_ready(within, cancel).map_err(|why| {
+                setup_error(
+                    format!(
+                        "dependency `{}` on node {} was not ready",
+                        launch.dependency, launch.node
+                    ),
+                    why,
+                )
+            })?;
+            harness.remote.push(r);
+        }
         Ok(harness)
+    }
+
+    /// Each local dependency: its name, its proxy's address and its `{dep_port}`.
+    pub fn endpoints(&self) -> Vec<(String, SocketAddr, u16)> {
+        self.deps
+            .iter()
+            .map(|d| (d.name.clone(), d.proxy.local_addr(), d.dep_port))
+            .collect()
+    }
+
+    /// Each dependency on another node: its name, node and proxy address.
+    pub fn remote_endpoints(&self) -> Vec<(String, String, SocketAddr)> {
+        self.remote
+            .iter()
+            .map(|r| (r.name.clone(), r.node.clone(), r.ready.proxy))
+            .collect()
+    }
+
+    /// A dependency's node lost (silent for `qualify_slurm::SILENT_NODE`): why, naming it.
+    pub fn lost(&mut self) -> Option<String> {
+        self.remote.iter_mut().find_map(RemoteDependency::lost)
     }
 
     /// What the service is given to reach its dependencies (through their proxies).
@@ -190,6 +295,16 @@ impl Harness {
         for d in &self.deps {
             if let Some(dep) = spec.dependency(&d.name) {
                 env.extend(dep.service_env(bound, d.proxy.local_addr().port(), d.dep_port));
+            }
+        }
+        for r in &self.remote {
+            if let Some(dep) = spec.dependency(&r.name) {
+                env.extend(dep.service_env_at(
+                    bound,
+                    &r.ready.proxy.ip().to_string(),
+                    r.ready.proxy.port(),
+                    r.ready.dep_port,
+                ));
             }
         }
         env
@@ -202,6 +317,9 @@ impl Harness {
             return;
         }
         self.armed = true;
+        for r in &self.remote {
+            r.arm(measured_start);
+        }
         for d in &mut self.deps {
             let _ = d.proxy.arm(measured_start);
             if let (true, Some(processes)) = (d.fault.kind.is_process(), &d.processes) {
@@ -220,6 +338,9 @@ impl Harness {
     /// The load is over: the proxies' counters as they stand are the cell's (the write
     /// check's reads through the service come after).
     pub fn freeze(&mut self) {
+        for r in &self.remote {
+            r.freeze();
+        }
         for d in &mut self.deps {
             d.frozen = Some(d.proxy.stats());
         }
@@ -229,6 +350,9 @@ impl Harness {
     /// up); with `early` (the load ended before its time, or qualify stops) they are told to
     /// stop where they are (a paused tree is continued, nothing is started again).
     pub fn settle(&mut self, early: bool) {
+        for r in &mut self.remote {
+            r.settle(early);
+        }
         for d in &mut self.deps {
             if let Some(n) = d.nemesis.take() {
                 d.process = Some(n.finish(early));
@@ -237,9 +361,23 @@ impl Harness {
     }
 
     /// Stop the proxies and the started dependencies; what each dependency had done to it.
-    pub fn finish(mut self) -> Vec<Injected> {
+    pub fn finish(self) -> Vec<Injected> {
+        self.finish_checked().0
+    }
+
+    /// [`Harness::finish`], and why a dependency on another node could not say what was done
+    /// to it (its node lost, its host gone), if one could not.
+    pub fn finish_checked(mut self) -> (Vec<Injected>, Option<String>) {
         self.settle(true);
         let mut out = Vec::new();
+        let mut lost = None;
+        for r in std::mem::take(&mut self.remote) {
+            let (injected, why) = r.finish();
+            out.extend(injected);
+            if lost.is_none() {
+                lost = why;
+            }
+        }
         for d in self.deps {
             let last = d.proxy.stop();
             let stats = match d.frozen {
@@ -260,6 +398,6 @@ impl Harness {
                 process: d.process,
             });
         }
-        out
+        (out, lost)
     }
 }

@@ -42,6 +42,8 @@ pub struct CellRunner<'a> {
     histories: PathBuf,
     /// The `none` cells measured so far: the noise floor of the faulted service cells.
     controls: qualify_service::Controls,
+    /// The spec's file (absolute): a service cell's job reads it on its node.
+    spec_path: PathBuf,
 }
 
 impl<'a> CellRunner<'a> {
@@ -55,6 +57,8 @@ impl<'a> CellRunner<'a> {
             setup_error: OnceLock::new(),
             histories: super::seal::receipt_dir(ctx).join("histories"),
             controls: qualify_service::Controls::new(),
+            spec_path: std::path::absolute(&ctx.args.spec)
+                .unwrap_or_else(|_| ctx.args.spec.clone()),
         }
     }
 
@@ -119,6 +123,7 @@ impl<'a> CellRunner<'a> {
             cancel: self.cancel,
             histories: Some(&self.histories),
             controls: &self.controls,
+            cluster: None,
         }
     }
 
@@ -165,6 +170,7 @@ impl CellRunner<'_> {
                     probe.not_run("not probed: the run was stopping")
                 })
             }
+            Executor::Slurm(slurm) if self.spec.service.is_some() => self.service_on_slurm(slurm, params),
             Executor::Slurm(slurm) => {
                 let probe = self.spec.slurm_cell_probe(params, self.backend);
                 let topology = super::topology::of(self.spec, params);
@@ -175,11 +181,32 @@ impl CellRunner<'_> {
     }
 }
 
+impl CellRunner<'_> {
+    /// A service cell as one Slurm job (`qualify service-cell` on its first node).
+    fn service_on_slurm(&self, slurm: &SlurmExecutor, params: &Params) -> ProbeResult {
+        super::slurm::run_service_cell(
+            slurm,
+            self.spec,
+            &self.spec_path,
+            params,
+            self.backend,
+            &self.histories,
+        )
+    }
+}
+
 impl qualify_plan::CellRunner for CellRunner<'_> {
     fn run(&self, params: &Params) -> ProbeResult {
         let probe = self.spec.cell_probe(params, self.backend);
         match self.executor {
             Executor::Local => self.run_local(params, &probe),
+            Executor::Slurm(slurm) if self.spec.service.is_some() => {
+                let mut r = self.service_on_slurm(slurm, params);
+                if self.spec.performance.is_some() {
+                    r.runs = Some(vec![r.clone()]);
+                }
+                r
+            }
             Executor::Slurm(slurm) => {
                 let probe = self.spec.slurm_cell_probe(params, self.backend);
                 let topology = super::topology::of(self.spec, params);

@@ -45,12 +45,6 @@ pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<
         });
     }
     let executor = match super::slurm::kind(ctx.args.executor, spec) {
-        qualify_spec::ExecutorKind::Slurm if spec.service.is_some() => {
-            return Err(CliError::input(
-                "a service runs on the local executor only: its load generator and readiness checks run beside it",
-                "run with --executor local (or remove [executor] kind = \"slurm\")",
-            ));
-        }
         qualify_spec::ExecutorKind::Slurm => {
             Executor::Slurm(super::slurm::start(spec, ctx.cancel)?)
         }

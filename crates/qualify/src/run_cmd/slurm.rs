@@ -101,6 +101,53 @@ pub fn run_cell(
             sb
         },
         observe_nodes,
+        step: None,
+        heartbeats: false,
+    };
+    executor.run(job)
+}
+
+/// Run one service cell as a Slurm job: `qualify service-cell` on the first node of an
+/// allocation of one node for the service and one per `node = "own"` dependency, its nodes
+/// beating (a silent one ends the cell `interrupted`, naming it).
+pub fn run_service_cell(
+    executor: &SlurmExecutor,
+    spec: &Spec,
+    spec_path: &std::path::Path,
+    params: &qualify_plan::Params,
+    backend: qualify_probe::BackendChoice,
+    histories: &std::path::Path,
+) -> ProbeResult {
+    let probe = spec.cell_probe(params, backend);
+    let own = spec
+        .dependencies
+        .iter()
+        .filter(|d| d.node == qualify_spec::Node::Own)
+        .count();
+    let nodes = u32::try_from(1 + own).unwrap_or(u32::MAX);
+    let params_json = serde_json::to_string(params).unwrap_or_else(|_| "{}".into());
+    let job = CellJob {
+        argv: Vec::new(),
+        workdir: spec.artifact.workdir.clone(),
+        env: Vec::new(),
+        limits: probe.limits.clone(),
+        backend: backend.to_string(),
+        topology: Topology {
+            nodes,
+            ntasks: nodes,
+            cpus_per_task: 1,
+        },
+        repeat: 1,
+        sandbox: probe.sandbox.clone(),
+        observe_nodes: false,
+        step: Some(vec![
+            "service-cell".into(),
+            format!("--spec={}", spec_path.to_string_lossy()),
+            format!("--params={params_json}"),
+            format!("--backend={backend}"),
+            format!("--histories={}", histories.to_string_lossy()),
+        ]),
+        heartbeats: true,
     };
     executor.run(job)
 }

@@ -1,0 +1,186 @@
+//! Heartbeats of a job's nodes, through the shared state directory of one cell: each step of a
+//! multi-node service cell writes `<node>.beat` (a counter, every [`BEAT_EVERY`]) from a thread
+//! of its own ([`Beat`]), and whoever must notice a lost node — the service cell watching its
+//! dependencies' nodes, the dependency hosts watching the service's node, the executor watching
+//! them all — reads them with a [`Watch`]. Silence is judged on the watcher's clock (a file's
+//! content changing), never on file times or another node's clock. A step that ends cleanly
+//! removes its file ([`Beat`]'s drop), so only a node that stopped without saying so falls
+//! silent.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How often a step writes its heartbeat.
+pub const BEAT_EVERY: Duration = Duration::from_millis(500);
+/// A node whose heartbeat has not changed for this long is lost.
+pub const SILENT_NODE: Duration = Duration::from_secs(5);
+
+/// The heartbeat file of `node` in `dir`.
+pub fn beat_path(dir: &Path, node: &str) -> PathBuf {
+    dir.join(format!("{node}.beat"))
+}
+
+/// Writes `<node>.beat` every [`BEAT_EVERY`] until dropped (then removes it).
+pub struct Beat {
+    path: PathBuf,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Beat {
+    /// Start beating for `node` in `dir` (the first beat is written before this returns).
+    pub fn start(dir: &Path, node: &str) -> std::io::Result<Beat> {
+        let path = beat_path(dir, node);
+        write_beat(&path, 0)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p, s) = (path.clone(), Arc::clone(&stop));
+        let thread = std::thread::Builder::new()
+            .name(format!("qualify-beat-{node}"))
+            .spawn(move || {
+                let mut n: u64 = 0;
+                while !s.load(Ordering::SeqCst) {
+                    std::thread::sleep(BEAT_EVERY);
+                    n += 1;
+                    let _ = write_beat(&p, n);
+                }
+            })?;
+        Ok(Beat {
+            path,
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Beat {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Write then rename: a reader never sees half a beat.
+fn write_beat(path: &Path, n: u64) -> std::io::Result<()> {
+    let tmp = path.with_extension("beat.tmp");
+    std::fs::write(&tmp, n.to_string())?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Watches heartbeats in one directory: for each node, when its beat last changed (on this
+/// clock).
+#[derive(Debug)]
+pub struct Watch {
+    dir: PathBuf,
+    /// Only these nodes (`None`: every `*.beat` in the directory).
+    only: Option<Vec<String>>,
+    seen: BTreeMap<String, (String, Instant)>,
+}
+
+impl Watch {
+    /// Watch every node beating in `dir`.
+    pub fn all(dir: &Path) -> Watch {
+        Watch {
+            dir: dir.to_path_buf(),
+            only: None,
+            seen: BTreeMap::new(),
+        }
+    }
+
+    /// Watch only `nodes` in `dir`.
+    pub fn nodes(dir: &Path, nodes: &[String]) -> Watch {
+        Watch {
+            dir: dir.to_path_buf(),
+            only: Some(nodes.to_vec()),
+            seen: BTreeMap::new(),
+        }
+    }
+
+    /// Read the beats now; the first node silent for at least `limit` and how long, if any. A
+    /// node counts from its first beat seen; a removed beat (a step that ended cleanly) is
+    /// forgotten.
+    pub fn silent(&mut self, limit: Duration) -> Option<(String, Duration)> {
+        let now = Instant::now();
+        let names: Vec<String> = match &self.only {
+            Some(n) => n.clone(),
+            None => std::fs::read_dir(&self.dir)
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .filter_map(|e| {
+                            e.file_name()
+                                .to_str()
+                                .and_then(|n| n.strip_suffix(".beat"))
+                                .map(str::to_string)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        let mut present = Vec::new();
+        for node in names {
+            let Ok(text) = std::fs::read_to_string(beat_path(&self.dir, &node)) else {
+                continue;
+            };
+            present.push(node.clone());
+            match self.seen.get_mut(&node) {
+                Some((last, at)) if *last != text => {
+                    *last = text;
+                    *at = now;
+                }
+                Some(_) => {}
+                None => {
+                    self.seen.insert(node, (text, now));
+                }
+            }
+        }
+        self.seen.retain(|n, _| present.contains(n));
+        self.seen
+            .iter()
+            .map(|(n, (_, at))| (n, now.duration_since(*at)))
+            .filter(|(_, d)| *d >= limit)
+            .max_by_key(|(_, d)| *d)
+            .map(|(n, d)| (n.clone(), d))
+    }
+
+    /// Whether `node` has beaten at least once (and not removed its beat since).
+    pub fn has_seen(&self, node: &str) -> bool {
+        self.seen.contains_key(node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_beating_node_is_never_silent_a_frozen_one_is_and_a_clean_end_is_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let beat = Beat::start(dir.path(), "node1").unwrap();
+        // node2 beat once and then died (nothing removed its file).
+        write_beat(&beat_path(dir.path(), "node2"), 7).unwrap();
+        let mut watch = Watch::all(dir.path());
+        let limit = Duration::from_millis(1200);
+        let start = Instant::now();
+        let mut found = None;
+        while start.elapsed() < Duration::from_secs(3) && found.is_none() {
+            found = watch.silent(limit);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let (node, d) = found.expect("node2 falls silent after the limit");
+        assert_eq!(node, "node2");
+        assert!(d >= limit);
+        assert!(watch.has_seen("node1"));
+        // node1, beating all along, is not silent; once it ends cleanly it is forgotten.
+        std::fs::remove_file(beat_path(dir.path(), "node2")).unwrap();
+        assert_eq!(watch.silent(limit), None);
+        drop(beat);
+        assert_eq!(watch.silent(Duration::ZERO), None);
+        assert!(!watch.has_seen("node1"));
+    }
+}
