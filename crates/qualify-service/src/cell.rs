@@ -101,12 +101,14 @@ impl ServiceCell<'_> {
             let _ = harness.finish();
             return Ok(probe.not_run("not probed: the run was stopping"));
         }
-        let cluster_evidence = self.cluster.map(|c| {
-            c.evidence(port, &harness.endpoints(), &harness.remote_endpoints())
-        });
+        let cluster_evidence = self
+            .cluster
+            .map(|c| c.evidence(port, &harness.endpoints(), &harness.remote_endpoints()));
         probe.env.push(("PORT".into(), port.to_string().into()));
         if self.cluster.is_some() {
-            probe.env.push(("HOST".into(), addr.ip().to_string().into()));
+            probe
+                .env
+                .push(("HOST".into(), addr.ip().to_string().into()));
         }
         for (k, v) in harness.service_env(spec, &bound) {
             probe.env.push((k.into(), v.into()));

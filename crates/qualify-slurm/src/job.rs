@@ -402,7 +402,10 @@ mod tests {
             s.contains("/bin/qualify service-cell '--params={\"a b\":1}' --state-dir=/run/b0/cell-1.nodes --lease=/run/lease > /run/b0/cell-1.json.partial"),
             "{s}"
         );
-        assert!(!s.contains("--memory"), "the step sizes nothing itself: {s}");
+        assert!(
+            !s.contains("--memory"),
+            "the step sizes nothing itself: {s}"
+        );
     }
 
     #[test]

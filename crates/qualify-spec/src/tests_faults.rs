@@ -1252,3 +1252,36 @@ fn fault_objectives_are_read_and_need_a_fault_window() {
         "add [faults]",
     );
 }
+
+#[test]
+fn a_dependency_runs_on_the_services_node_unless_it_asks_for_its_own() {
+    let spec = Spec::parse(FAULTS, PATH).unwrap();
+    assert_eq!(spec.dependency("db").unwrap().node, crate::Node::Service);
+    let text = FAULTS.replace(
+        "env = { REDIS_URL = \"redis://127.0.0.1:{proxy_port}\" }",
+        "node = \"own\"\nenv = { REDIS_URL = \"redis://{proxy_host}:{proxy_port}\" }",
+    );
+    let spec = Spec::parse(&text, PATH).unwrap();
+    let db = spec.dependency("db").unwrap();
+    assert_eq!(db.node, crate::Node::Own);
+    // `{proxy_host}`: the proxy's address, loopback unless the dependency's node is another.
+    assert_eq!(
+        db.service_env_at(&cell("down"), "10.77.0.12", 40002, 40001),
+        [(
+            "REDIS_URL".to_string(),
+            "redis://10.77.0.12:40002".to_string()
+        )]
+    );
+    assert_eq!(
+        db.service_env(&cell("down"), 40002, 40001)[0].1,
+        "redis://127.0.0.1:40002"
+    );
+    single(
+        "ready = { tcp = true, within = \"10s\" }\nenv",
+        "ready = { tcp = true, within = \"10s\" }\nnode = \"elsewhere\"\nenv",
+        "\"elsewhere\"",
+        0,
+        "dependency `db` node `elsewhere` is unknown",
+        "node = \"service\"",
+    );
+}

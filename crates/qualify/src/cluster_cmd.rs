@@ -124,7 +124,11 @@ pub fn parse_params(text: &str) -> Result<Params, CliError> {
                 None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
             serde_json::Value::String(s) => Value::Text(s.clone()),
-            other => return Err(bad(format!("axis `{name}` is {other}, not a number or text"))),
+            other => {
+                return Err(bad(format!(
+                    "axis `{name}` is {other}, not a number or text"
+                )));
+            }
         };
         params.insert(name.clone(), v);
     }
@@ -267,8 +271,12 @@ pub fn dependency_host(args: DependencyHostArgs) -> Result<ExitCode, CliError> {
         let _ = std::fs::write(dir.join("error"), &why);
         CliError::input_only(why)
     };
-    let _beat = Beat::start(&args.cell.state_dir, &s.node)
-        .map_err(|e| fail(format!("cannot beat in {}: {e}", args.cell.state_dir.display())))?;
+    let _beat = Beat::start(&args.cell.state_dir, &s.node).map_err(|e| {
+        fail(format!(
+            "cannot beat in {}: {e}",
+            args.cell.state_dir.display()
+        ))
+    })?;
     if s.spec.dependency(&args.dependency).is_none() {
         return Err(fail(format!(
             "the spec has no dependency `{}`",

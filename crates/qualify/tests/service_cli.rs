@@ -310,21 +310,6 @@ values = ["0", "16mb"]
 }
 
 #[test]
-fn a_service_spec_refuses_the_slurm_executor() {
-    let d = scratch("slurm");
-    let dir = d.0.as_path();
-    std::fs::write(dir.join("qualify.toml"), service_spec("ok", "1", 10, 1, "")).unwrap();
-    let o = Command::new(QUALIFY)
-        .current_dir(dir)
-        .args(["run", "qualify.toml", "--no-ledger", "--executor", "slurm"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("local executor only"), "{err}");
-}
-
-#[test]
 fn init_service_writes_a_service_starter_that_checks() {
     let d = scratch("init");
     let dir = d.0.as_path();

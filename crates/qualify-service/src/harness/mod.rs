@@ -142,10 +142,7 @@ impl Harness {
             for launch in remote {
                 let l = RemoteDependency::launch(launch, state_dir).map_err(|why| {
                     setup_error(
-                        format!(
-                            "dependency `{}` on node {}",
-                            launch.dependency, launch.node
-                        ),
+                        format!("dependency `{}` on node {}", launch.dependency, launch.node),
                         why,
                     )
                 })?;

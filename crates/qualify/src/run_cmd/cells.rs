@@ -170,7 +170,9 @@ impl CellRunner<'_> {
                     probe.not_run("not probed: the run was stopping")
                 })
             }
-            Executor::Slurm(slurm) if self.spec.service.is_some() => self.service_on_slurm(slurm, params),
+            Executor::Slurm(slurm) if self.spec.service.is_some() => {
+                self.service_on_slurm(slurm, params)
+            }
             Executor::Slurm(slurm) => {
                 let probe = self.spec.slurm_cell_probe(params, self.backend);
                 let topology = super::topology::of(self.spec, params);

@@ -1,0 +1,377 @@
+//! Service cells on a three-node Slurm cluster (`ci/slurm-up.sh --nodes 3`: nodes in network
+//! namespaces on a private bridge): `examples/cluster` — a service on one node, its Redis on
+//! another (`[[dependency]] node = "own"`, the fault proxy on that node's address) — judged as
+//! locally, a fault on the remote Redis judged as the same spec's local run judges it, and a
+//! node killed mid-cell (the service's, the dependency's) reported `interrupted`, naming it.
+//!
+//! Without a cluster of at least three nodes and redis-server these tests print why they skip
+//! and pass; `QUALIFY_REQUIRE_SLURM_NODES=3` / `QUALIFY_REQUIRE_REDIS=1` (CI) make that a
+//! failure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+#[allow(unused_macros)]
+mod common;
+
+const QUALIFY: &str = env!("CARGO_BIN_EXE_qualify");
+const NODES: usize = 3;
+
+/// Tests share the cluster; one that kills a node has it to itself.
+static CLUSTER: RwLock<()> = RwLock::new(());
+
+fn shared() -> RwLockReadGuard<'static, ()> {
+    CLUSTER.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn skip_note(why: &str) {
+    common::skip_note("cluster_cli", why);
+}
+
+/// The cluster's nodes when a controller answers with at least three and redis-server is
+/// installed; otherwise why the tests skip (a failure under the require switches).
+fn cluster() -> Option<Vec<String>> {
+    static ANSWER: std::sync::OnceLock<Result<Vec<String>, (String, bool)>> =
+        std::sync::OnceLock::new();
+    let answer = ANSWER.get_or_init(|| {
+        let redis = Command::new("redis-server")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !redis {
+            return Err(("redis-server is not installed".into(), true));
+        }
+        let ping = Command::new("scontrol").arg("ping").output().ok();
+        if !ping.is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("is UP")) {
+            return Err((
+                "no Slurm controller answers; start one with ci/slurm-up.sh --nodes 3".into(),
+                false,
+            ));
+        }
+        let out = Command::new("sinfo")
+            .args(["-h", "-N", "-o", "%N"])
+            .output()
+            .map_err(|e| (format!("sinfo: {e}"), false))?;
+        let mut nodes: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        nodes.sort();
+        nodes.dedup();
+        if nodes.len() < NODES {
+            return Err((
+                format!(
+                    "the cluster has {} node(s), these tests need {NODES} (ci/slurm-up.sh --nodes 3)",
+                    nodes.len()
+                ),
+                false,
+            ));
+        }
+        Ok(nodes)
+    });
+    match answer {
+        Ok(nodes) => Some(nodes.clone()),
+        Err((why, redis)) => {
+            let switch = if *redis {
+                "QUALIFY_REQUIRE_REDIS"
+            } else {
+                "QUALIFY_REQUIRE_SLURM_NODES"
+            };
+            assert!(
+                std::env::var_os(switch).is_none()
+                    && (*redis || std::env::var_os("QUALIFY_REQUIRE_SLURM").is_none()),
+                "{switch} is set, but {why}"
+            );
+            skip_note(why);
+            None
+        }
+    }
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cluster")
+}
+
+/// A fresh directory with the example's service, removed when the test passes.
+fn scratch(name: &str) -> common::TestDir {
+    let dir = common::test_dir("cluster_cli", name);
+    std::fs::copy(example().join("counter.py"), dir.join("counter.py")).expect("copy counter.py");
+    dir
+}
+
+/// The example's spec with `load` seconds of load and `extra` appended.
+fn spec(load: u32, extra: &str) -> String {
+    let text = std::fs::read_to_string(example().join("qualify.toml")).expect("read the example");
+    assert!(text.contains("duration = \"4s\""), "the example's load");
+    format!(
+        "{}\n{extra}",
+        text.replace("duration = \"4s\"", &format!("duration = \"{load}s\""))
+    )
+}
+
+/// A blackhole on the cache from 1 s to 2.5 s of the load; failing fast is expected.
+const BLACKHOLE: &str = r#"
+[faults]
+window = ["1s", "2.5s"]
+recover_within = "1s"
+
+[[axis]]
+name = "cache_fault"
+kind = "fault"
+dependency = "cache"
+values = ["blackhole"]
+expect = { blackhole = ["fails_fast"] }
+"#;
+
+fn run(dir: &Path, spec: &str, executor: &str) -> common::Receipted {
+    common::run_spec(dir, spec, &["--no-ledger", "--executor", executor])
+}
+
+fn result(out: &common::Receipted) -> &Value {
+    let cells = out.cells();
+    assert_eq!(cells.len(), 1, "{}", out.context());
+    &cells[0]["result"]
+}
+
+fn outcome(r: &Value) -> &str {
+    r["outcome"].as_str().unwrap_or("<none>")
+}
+
+#[test]
+fn a_service_on_one_node_serves_through_its_redis_on_another_over_the_bridge() {
+    let Some(_) = cluster() else { return };
+    let _cluster = shared();
+    let dir = scratch("ok");
+    let out = run(&dir, &spec(4, ""), "slurm");
+    let r = result(&out);
+    assert_eq!(outcome(r), "ok", "{}\n{r}", out.context());
+    let c = &r["evidence"]["cluster"];
+    let service_node = c["service"]["node"].as_str().expect("the service's node");
+    let address = c["service"]["address"].as_str().expect("its address");
+    assert!(
+        !address.starts_with("127.") && !address.starts_with("0.0.0.0"),
+        "the service listens on its node's address: {c}"
+    );
+    let dep = &c["dependencies"][0];
+    assert_eq!(dep["name"], "cache", "{c}");
+    let dep_node = dep["node"].as_str().expect("the cache's node");
+    assert_ne!(dep_node, service_node, "node = \"own\": {c}");
+    let proxy = dep["proxy"].as_str().expect("the proxy's address");
+    assert!(
+        !proxy.starts_with("127.") && !proxy.starts_with("0.0.0.0"),
+        "the proxy listens on the cache node's address: {c}"
+    );
+    // Every request went through the remote proxy and was answered by Redis.
+    let load = &r["load"];
+    assert!(load["sent"].as_u64().unwrap_or(0) >= 150, "{load}");
+    assert_eq!(load["succeeded"], load["sent"], "{load}");
+}
+
+#[test]
+fn a_blackhole_on_the_remote_redis_is_judged_as_the_same_spec_locally() {
+    let Some(_) = cluster() else { return };
+    let _cluster = shared();
+    let text = spec(4, BLACKHOLE);
+    let local_dir = scratch("blackhole-local");
+    let local = run(&local_dir, &text, "local");
+    let dir = scratch("blackhole");
+    let remote = run(&dir, &text, "slurm");
+    let (l, r) = (result(&local), result(&remote));
+    assert!(r["evidence"]["cluster"].is_object(), "{r}");
+    assert_eq!(
+        outcome(r),
+        outcome(l),
+        "local:\n{l}\n\nslurm:\n{r}\n{}",
+        remote.context()
+    );
+    assert_eq!(outcome(r), "ok", "fails fast, as expected: {r}");
+    let behaviour = |r: &Value| r["faults"][0]["behaviour"]["verdict"].clone();
+    assert_eq!(behaviour(r), "fails_fast", "{r}");
+    assert_eq!(behaviour(r), behaviour(l));
+    // The proxy on the cache's node saw the window.
+    let during = &r["faults"][0]["phases"]["during"];
+    assert!(during["requests"].as_u64().unwrap_or(0) > 0, "{during}");
+    assert_eq!(remote.code, local.code, "{}", remote.context());
+}
+
+#[test]
+fn a_killed_service_node_interrupts_the_cell_naming_it() {
+    killed_node_interrupts("service", "kill-service");
+}
+
+#[test]
+fn a_killed_dependency_node_interrupts_the_cell_naming_it() {
+    killed_node_interrupts("dependency", "kill-dependency");
+}
+
+/// Restarts a node killed by a test, whatever happens.
+struct NodeBack {
+    node: String,
+    state: PathBuf,
+}
+
+fn nodes_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ci/slurm-nodes.sh")
+}
+
+impl Drop for NodeBack {
+    fn drop(&mut self) {
+        let out = Command::new(nodes_script())
+            .args(["start", &self.node])
+            .env("QUALIFY_SLURM_STATE", &self.state)
+            .output();
+        if !std::thread::panicking() {
+            let out = out.expect("ci/slurm-nodes.sh start");
+            assert!(
+                out.status.success(),
+                "restarting {}: {}",
+                self.node,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+/// The cluster's state directory (it holds slurm.conf) when it is a namespaced one.
+fn cluster_state() -> Option<PathBuf> {
+    std::env::var_os("SLURM_CONF")
+        .map(PathBuf::from)
+        .and_then(|c| c.parent().map(Path::to_path_buf))
+        .filter(|s| s.join("cluster.env").exists())
+}
+
+/// The cell's state directory once its dependency's host is ready: (state dir, dependency's
+/// node).
+fn await_dependency(dir: &Path, within: Duration) -> Option<(PathBuf, String)> {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        for ready in walk(&dir.join(".qualify/slurm")) {
+            if ready.ends_with("dep-cache/ready.json")
+                && let Ok(text) = std::fs::read_to_string(&ready)
+                && let Ok(v) = serde_json::from_str::<Value>(&text)
+                && let Some(node) = v["node"].as_str()
+            {
+                let state = ready.parent()?.parent()?.to_path_buf();
+                return Some((state, node.to_string()));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    None
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn killed_node_interrupts(role: &str, name: &str) {
+    let Some(_) = cluster() else { return };
+    let Some(state) = cluster_state() else {
+        assert!(
+            std::env::var_os("QUALIFY_REQUIRE_SLURM_NODES").is_none(),
+            "QUALIFY_REQUIRE_SLURM_NODES is set, but SLURM_CONF does not point into a cluster of ci/slurm-nodes.sh"
+        );
+        skip_note(
+            "SLURM_CONF is not a namespaced cluster of ci/slurm-nodes.sh: cannot kill a node",
+        );
+        return;
+    };
+    let _alone = CLUSTER.write().unwrap_or_else(|e| e.into_inner());
+    let dir = scratch(name);
+    // A load long enough to be cut short: the cell must end well before it would.
+    let load = 20;
+    std::fs::write(dir.join("qualify.toml"), spec(load, "")).expect("write spec");
+    let child = Command::new(QUALIFY)
+        .args([
+            "run",
+            "qualify.toml",
+            "--receipt",
+            "receipt.json",
+            "--no-ledger",
+        ])
+        .current_dir(&*dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start qualify");
+    let found = await_dependency(&dir, Duration::from_secs(60));
+    let Some((cell_state, dep_node)) = found else {
+        let out = common::receipted(&dir, child.wait_with_output().expect("wait"));
+        panic!("the cache's host never got ready\n{}", out.context());
+    };
+    // The service's node beats beside the dependency's.
+    let service_node = walk(&cell_state)
+        .into_iter()
+        .filter_map(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".beat"))
+                .map(str::to_string)
+        })
+        .find(|n| *n != dep_node)
+        .expect("the service's node beats");
+    let victim = if role == "service" {
+        service_node
+    } else {
+        dep_node
+    };
+    // The service is started and ready, and the load runs: then the node dies.
+    std::thread::sleep(Duration::from_secs(3));
+    let back = NodeBack {
+        node: victim.clone(),
+        state: state.clone(),
+    };
+    let killed_at = Instant::now();
+    let kill = Command::new(nodes_script())
+        .args(["kill", &victim])
+        .env("QUALIFY_SLURM_STATE", &state)
+        .output()
+        .expect("ci/slurm-nodes.sh kill");
+    let out = common::receipted(&dir, child.wait_with_output().expect("wait for qualify"));
+    let after_kill = killed_at.elapsed();
+    assert!(
+        kill.status.success(),
+        "{}",
+        String::from_utf8_lossy(&kill.stderr)
+    );
+    drop(back);
+    assert_eq!(
+        out.code,
+        130,
+        "an unexamined cell leaves the run incomplete\n{}",
+        out.context()
+    );
+    let r = result(&out);
+    assert_eq!(outcome(r), "interrupted", "{r}");
+    let detail = r["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains(&format!("node {victim}")) && detail.contains("fell silent"),
+        "{detail}"
+    );
+    assert!(
+        after_kill < Duration::from_secs(u64::from(load)),
+        "a lost node ends the cell in seconds, not at the load's end ({after_kill:?})"
+    );
+    let tested = &out.receipt["predicate"]["tested"];
+    assert_eq!(tested["cells_completed"], 0, "{tested}");
+}
