@@ -169,6 +169,7 @@ pub(crate) mod tests_support {
             },
             cancelled: false,
             stopped_at_seconds: None,
+            generators: Vec::new(),
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::controls::Controls;
 use crate::harness::{Harness, Placement};
 use crate::instance::{Instances, ServiceRun, free_port, with_port};
 use crate::writes::{ReadBack, read_back, reader};
-use crate::{history, judge, network, phases, ready, verdict};
+use crate::{generators, history, judge, network, phases, ready, verdict};
 
 /// Readers of the write check at once (one connection each).
 const WRITE_READERS: usize = 4;
@@ -47,6 +47,9 @@ pub struct ServiceCell<'a> {
     pub controls: &'a Controls,
     /// Where the cell runs on a cluster (`None`: on this machine).
     pub cluster: Option<&'a Cluster>,
+    /// The qualify binary, which runs `load-gen` for a load split over generator processes
+    /// (`[load] generators` > 1; without it such a load is an error of the cell).
+    pub load_gen: Option<&'a std::path::Path>,
 }
 
 impl ServiceCell<'_> {
@@ -184,14 +187,17 @@ impl ServiceCell<'_> {
                         Flow::Continue
                     }
                 };
-                Some(
-                    qualify_load::run(plan, addr, self.cancel, &mut observer).map_err(|e| {
-                        ProbeError::Io {
-                            context: format!("the load on {addr} could not run"),
-                            source: std::io::Error::other(e.to_string()),
-                        }
-                    })?,
-                )
+                let ran = if plan.generators > 1 {
+                    generators::run(self.load_gen, plan, addr, self.cancel, &mut observer)
+                        .map_err(|e| e.to_string())
+                } else {
+                    qualify_load::run(plan, addr, self.cancel, &mut observer)
+                        .map_err(|e| e.to_string())
+                };
+                Some(ran.map_err(|e| ProbeError::Io {
+                    context: format!("the load on {addr} could not run"),
+                    source: std::io::Error::other(e),
+                })?)
             }
             None => None,
         };

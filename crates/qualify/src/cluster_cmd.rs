@@ -211,6 +211,7 @@ pub fn service_cell(args: ServiceCellArgs) -> Result<ExitCode, CliError> {
         remote,
     };
     let controls = qualify_service::Controls::new();
+    let exe = std::env::current_exe().ok();
     let cell = qualify_service::ServiceCell {
         spec: &s.spec,
         backend: args.cell.backend,
@@ -218,6 +219,7 @@ pub fn service_cell(args: ServiceCellArgs) -> Result<ExitCode, CliError> {
         histories: args.histories.as_deref(),
         controls: &controls,
         cluster: Some(&cluster),
+        load_gen: exe.as_deref(),
     };
     let result = cell
         .run(&s.params)

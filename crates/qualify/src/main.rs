@@ -11,6 +11,7 @@ mod gate_signature;
 mod init_cmd;
 mod keygen_cmd;
 mod ledger_cmd;
+mod load_gen_cmd;
 mod probe_cmd;
 mod report_cmd;
 mod run_cmd;
@@ -63,6 +64,9 @@ enum Command {
     /// `qualify service-cell`).
     #[command(hide = true, name = "dependency-host")]
     DependencyHost(cluster_cmd::DependencyHostArgs),
+    /// One generator process of a split load (started by a service cell with `[load] generators`).
+    #[command(hide = true, name = "load-gen")]
+    LoadGen(load_gen_cmd::LoadGenArgs),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +90,7 @@ fn main() -> ExitCode {
         Command::Agent(args) => agent_cmd::run(args),
         Command::ServiceCell(args) => cluster_cmd::service_cell(args),
         Command::DependencyHost(args) => cluster_cmd::dependency_host(args),
+        Command::LoadGen(args) => load_gen_cmd::run(args),
     };
     done.unwrap_or_else(|e| error::report(&e))
 }

@@ -2,7 +2,7 @@
 //! spec from the spec, warmups, repeats, the local topology flag) on one of two executors —
 //! this machine or Slurm — and what is measured of it afterwards ([`measure`]). With
 //! `[performance]` a cell's first probe is its warmups and one measured run (round 1); the
-//! later rounds (`rounds.rs`) add one run each through [`CellRunner::probe_once`]. The planner and
+//! later rounds (`rounds.rs`) add one run each through [`RoundExecutor::probe_once`]. The planner and
 //! the controls call it through `qualify_plan::CellRunner`. A new kind of cell (a service under
 //! load) plugs in here: its own way to run and its own measurements, on the same executors.
 
@@ -18,6 +18,7 @@ use qualify_slurm::SlurmExecutor;
 use qualify_spec::Spec;
 
 use super::Context;
+use super::rounds::{Dispatch, RoundExecutor};
 
 /// Where cells run.
 pub enum Executor {
@@ -25,6 +26,17 @@ pub enum Executor {
     Local,
     /// As Slurm jobs (each runs `qualify probe` on a compute node).
     Slurm(SlurmExecutor),
+}
+
+impl Executor {
+    /// How this executor runs the cells of a round (and of the plan): one at a time here, or
+    /// all submitted at once to Slurm.
+    pub fn dispatch(&self) -> Dispatch {
+        match self {
+            Executor::Local => Dispatch::Here,
+            Executor::Slurm(_) => Dispatch::Batch,
+        }
+    }
 }
 
 /// Probes the plan's cells (and the ledger's controls) on one executor.
@@ -44,6 +56,8 @@ pub struct CellRunner<'a> {
     controls: qualify_service::Controls,
     /// The spec's file (absolute): a service cell's job reads it on its node.
     spec_path: PathBuf,
+    /// This binary, which a split load starts as `qualify load-gen` (`None`: unknown).
+    exe: Option<PathBuf>,
 }
 
 impl<'a> CellRunner<'a> {
@@ -59,6 +73,7 @@ impl<'a> CellRunner<'a> {
             controls: qualify_service::Controls::new(),
             spec_path: std::path::absolute(&ctx.args.spec)
                 .unwrap_or_else(|_| ctx.args.spec.clone()),
+            exe: std::env::current_exe().ok(),
         }
     }
 
@@ -89,7 +104,7 @@ impl<'a> CellRunner<'a> {
 
     /// A service cell: started, loaded, judged and stopped once per run. With `[performance]`
     /// this is round 1 (its run in `runs`; the later rounds add theirs through
-    /// [`CellRunner::probe_once`]); otherwise `--repeat` runs combined as for batch cells.
+    /// [`RoundExecutor::probe_once`]); otherwise `--repeat` runs combined as for batch cells.
     fn service_locally(&self, params: &Params) -> Result<ProbeResult, ProbeError> {
         let cell = self.service_cell();
         if self.spec.performance.is_some() {
@@ -124,6 +139,7 @@ impl<'a> CellRunner<'a> {
             histories: Some(&self.histories),
             controls: &self.controls,
             cluster: None,
+            load_gen: self.exe.as_deref(),
         }
     }
 
@@ -151,11 +167,15 @@ impl<'a> CellRunner<'a> {
     }
 }
 
-impl CellRunner<'_> {
+impl RoundExecutor for CellRunner<'_> {
+    fn dispatch(&self) -> Dispatch {
+        self.executor.dispatch()
+    }
+
     /// One more measured run of a cell (a later round of `[performance]`): no warmup, one run,
     /// on the same executor (under Slurm: one job). A probe that cannot start stops the run as
     /// in [`qualify_plan::CellRunner::run`].
-    pub fn probe_once(&self, params: &Params) -> ProbeResult {
+    fn probe_once(&self, params: &Params) -> ProbeResult {
         let probe = self.spec.cell_probe(params, self.backend);
         match self.executor {
             Executor::Local => {
