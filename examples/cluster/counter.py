@@ -2,7 +2,7 @@
 """counter.py: a tiny HTTP service in front of Redis, for qualify's cluster walk-through.
 
 Listens on $HOST:$PORT (qualify exports both: on a cluster HOST is the service node's address,
-locally 127.0.0.1 is used when HOST is unset) and answers `GET /hit/N` by `INCR hits` on the
+locally 127.0.0.1) and answers `GET /hit/N` by `INCR hits` on the
 Redis at $REDIS_ADDR (host:port, the fault proxy in front of it), with a 0.2 s socket timeout so
 a Redis that stops answering makes requests fail fast (503) instead of hanging. `GET /healthz`
 answers 200 without touching Redis. Only the standard library: one Redis connection per thread,

@@ -104,15 +104,24 @@ impl ServiceCell<'_> {
             let _ = harness.finish();
             return Ok(probe.not_run("not probed: the run was stopping"));
         }
-        let cluster_evidence = self
-            .cluster
-            .map(|c| c.evidence(port, &harness.endpoints(), &harness.remote_endpoints()));
+        let generators = spec
+            .load
+            .as_ref()
+            .and_then(|l| l.plan_for(params))
+            .map_or(1, |p| p.generators);
+        let cluster_evidence = self.cluster.map(|c| {
+            c.evidence(
+                port,
+                &harness.endpoints(),
+                &harness.remote_endpoints(),
+                generators,
+            )
+        });
         probe.env.push(("PORT".into(), port.to_string().into()));
-        if self.cluster.is_some() {
-            probe
-                .env
-                .push(("HOST".into(), addr.ip().to_string().into()));
-        }
+        // Where to listen: loopback here, the node's address on a cluster.
+        probe
+            .env
+            .push(("HOST".into(), addr.ip().to_string().into()));
         for (k, v) in harness.service_env(spec, &bound) {
             probe.env.push((k.into(), v.into()));
         }
@@ -170,6 +179,7 @@ impl ServiceCell<'_> {
         let plan = self.plan(params);
         let mut instances = Instances::new(run, probe, addr);
         let mut measured = None;
+        let mut lost_generator: Option<String> = None;
         let report = match &plan {
             Some(plan) => {
                 let recovery = spec.recovery.as_ref();
@@ -187,17 +197,33 @@ impl ServiceCell<'_> {
                         Flow::Continue
                     }
                 };
-                let ran = if plan.generators > 1 {
-                    generators::run(self.load_gen, plan, addr, self.cancel, &mut observer)
-                        .map_err(|e| e.to_string())
+                // On a cluster the generators run on other nodes (one or more); here, in this
+                // process unless the load is split.
+                let placed = self.cluster.map(Cluster::generators);
+                let ran = if plan.generators > 1 || placed.is_some() {
+                    match generators::run_placed(
+                        self.load_gen,
+                        plan,
+                        addr,
+                        self.cancel,
+                        &mut observer,
+                        placed.as_ref(),
+                    ) {
+                        Err(generators::GeneratorsError::LostNode(why)) => {
+                            lost_generator = Some(why);
+                            Ok(None)
+                        }
+                        other => other.map(Some).map_err(|e| e.to_string()),
+                    }
                 } else {
                     qualify_load::run(plan, addr, self.cancel, &mut observer)
+                        .map(Some)
                         .map_err(|e| e.to_string())
                 };
-                Some(ran.map_err(|e| ProbeError::Io {
+                ran.map_err(|e| ProbeError::Io {
                     context: format!("the load on {addr} could not run"),
                     source: std::io::Error::other(e),
-                })?)
+                })?
             }
             None => None,
         };
@@ -242,7 +268,7 @@ impl ServiceCell<'_> {
             return Ok(r);
         }
         // A node of the cell lost: nothing it saw afterwards is the service's doing.
-        if let Some(why) = lost_early.or(lost) {
+        if let Some(why) = lost_generator.or(lost_early).or(lost) {
             r.outcome = Outcome::Interrupted;
             r.detail = why;
             r.load = report.map(|rep| {

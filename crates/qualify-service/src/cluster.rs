@@ -22,6 +22,9 @@ pub struct Cluster {
     pub state_dir: PathBuf,
     /// One host per `node = "own"` dependency.
     pub remote: Vec<RemoteLaunch>,
+    /// The nodes the load generators run on (generator `i` on `i % len`): the allocation's
+    /// other nodes, those without a dependency first; the service's own when it is alone.
+    pub generator_nodes: Vec<String>,
 }
 
 impl Cluster {
@@ -39,14 +42,32 @@ impl Cluster {
             })
     }
 
-    /// `evidence.cluster`: the service's node and address, and each dependency's node and
-    /// proxy.
+    /// Where the load's generators run.
+    pub fn generators(&self) -> crate::generators::Placed {
+        let nodes = if self.generator_nodes.is_empty() {
+            vec![self.node.clone()]
+        } else {
+            self.generator_nodes.clone()
+        };
+        crate::generators::Placed {
+            nodes,
+            state_dir: self.state_dir.clone(),
+        }
+    }
+
+    /// `evidence.cluster`: the service's node and address, each dependency's node and proxy,
+    /// and each of the `generators` load generators' node.
     pub fn evidence(
         &self,
         port: u16,
         local: &[(String, SocketAddr, u16)],
         remote: &[(String, String, SocketAddr)],
+        generators: u32,
     ) -> serde_json::Value {
+        let placed = self.generators();
+        let gens: Vec<serde_json::Value> = (0..generators.max(1))
+            .map(|i| serde_json::json!({ "index": i, "node": placed.node(i) }))
+            .collect();
         let mut deps: Vec<serde_json::Value> = local
             .iter()
             .map(|(name, proxy, _)| {
@@ -64,7 +85,7 @@ impl Cluster {
                 "address": SocketAddr::new(self.addr, port).to_string(),
             },
             "dependencies": deps,
-            "load": { "node": self.node },
+            "generators": gens,
         })
     }
 }

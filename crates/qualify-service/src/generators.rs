@@ -8,6 +8,13 @@
 //! calling thread's network namespace (a child inherits its forking thread's), are killed if
 //! that thread's process dies (`PR_SET_PDEATHSIG`) and when this module returns by any path,
 //! and their files live in a temporary directory removed afterwards.
+//!
+//! On a cluster ([`Placed`], [`run_placed`]) generator `i` runs on its node as a job step
+//! (`srun --overlap --nodelist=NODE qualify load-gen … --heartbeat DIR`), its plan and report in
+//! the cell's shared state directory, the common start [`LEAD_PLACED`] ahead (a job step takes
+//! longer to start than a process); a generator node silent for `qualify_slurm::SILENT_NODE`
+//! ends every generator and the load ([`GeneratorsError::LostNode`]: the cell is
+//! `interrupted`, naming the node).
 
 use std::fs::File;
 use std::net::SocketAddr;
@@ -21,6 +28,27 @@ use qualify_load::{Flow, GeneratorReport, LoadPlan, LoadReport, Progress, TICK};
 
 /// How far ahead of now the generators' common start is set: time for N processes to start.
 pub const LEAD: Duration = Duration::from_millis(500);
+/// The common start's lead for generators started as job steps on other nodes.
+pub const LEAD_PLACED: Duration = Duration::from_secs(2);
+
+/// Where a split load's generators run on a cluster.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    /// Generator `i` runs on `nodes[i % nodes.len()]`.
+    pub nodes: Vec<String>,
+    /// The cell's shared state directory: heartbeats, and `load/` for plans and reports.
+    pub state_dir: PathBuf,
+}
+
+impl Placed {
+    /// The node generator `i` runs on.
+    pub fn node(&self, i: u32) -> &str {
+        if self.nodes.is_empty() {
+            return "";
+        }
+        &self.nodes[i as usize % self.nodes.len()]
+    }
+}
 /// After the schedule and the last request's timeout, how long generators may take to write
 /// their reports before they are killed.
 pub const GRACE: Duration = Duration::from_secs(30);
@@ -40,6 +68,9 @@ pub enum GeneratorsError {
     },
     #[error("the generators' reports do not merge: {0}")]
     Merge(#[from] qualify_load::MergeError),
+    /// A generator's node fell silent: the load says nothing about the service.
+    #[error("{0}")]
+    LostNode(String),
 }
 
 fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> GeneratorsError {
@@ -106,13 +137,46 @@ pub fn run(
     cancel: &AtomicBool,
     observer: &mut dyn FnMut(&Progress) -> Flow,
 ) -> Result<LoadReport, GeneratorsError> {
-    let n = plan.generators;
+    run_placed(exe, plan, target, cancel, observer, None)
+}
+
+/// [`run`], with the generators on a cluster's nodes when `placed` says where (then also for
+/// `plan.generators` = 1).
+pub fn run_placed(
+    exe: Option<&Path>,
+    plan: &LoadPlan,
+    target: SocketAddr,
+    cancel: &AtomicBool,
+    observer: &mut dyn FnMut(&Progress) -> Flow,
+    placed: Option<&Placed>,
+) -> Result<LoadReport, GeneratorsError> {
+    let n = plan.generators.max(1);
     let exe = exe.ok_or(GeneratorsError::NoExecutable(n))?;
-    let dir = tempfile::Builder::new()
-        .prefix("qualify-generators-")
-        .tempdir()
-        .map_err(io("creating the generators' directory"))?;
-    let plan_path = dir.path().join("plan.json");
+    let scratch;
+    let dir: &Path = match placed {
+        Some(p) => {
+            let d = p.state_dir.join("load");
+            std::fs::create_dir_all(&d).map_err(io(format!("creating {}", d.display())))?;
+            scratch = PlacedDir(d);
+            &scratch.0
+        }
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix("qualify-generators-")
+                .tempdir()
+                .map_err(io("creating the generators' directory"))?;
+            scratch = PlacedDir(t.keep());
+            &scratch.0
+        }
+    };
+    let _cleanup = placed.is_none().then(|| Cleanup(dir.to_path_buf()));
+    let mut beats = placed.map(|p| {
+        qualify_slurm::heartbeat::Watch::nodes(
+            &p.state_dir,
+            &(0..n).map(|i| p.node(i).to_string()).collect::<Vec<_>>(),
+        )
+    });
+    let plan_path = dir.join("plan.json");
     let json = serde_json::to_vec(plan).map_err(|e| GeneratorsError::Io {
         context: "serializing the load plan".into(),
         source: std::io::Error::other(e),
@@ -122,21 +186,42 @@ pub fn run(
     let unix_now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let start = Instant::now() + LEAD;
-    let start_at = unix_now + LEAD.as_secs_f64();
+    let lead = if placed.is_some() { LEAD_PLACED } else { LEAD };
+    let start = Instant::now() + lead;
+    let start_at = unix_now + lead.as_secs_f64();
     let measured_start = start + plan.warmup;
     let deadline = measured_start + plan.duration + plan.timeout + GRACE;
 
-    let out = |i: u32| dir.path().join(format!("generator-{i}.json"));
-    let err = |i: u32| dir.path().join(format!("generator-{i}.stderr"));
+    let out = |i: u32| dir.join(format!("generator-{i}.json"));
+    let err = |i: u32| dir.join(format!("generator-{i}.stderr"));
     let mut gens = Generators {
         children: Vec::new(),
     };
     for i in 0..n {
         let stderr = File::create(err(i)).map_err(io("creating a generator's stderr file"))?;
-        let mut cmd = Command::new(exe);
-        cmd.arg("load-gen")
-            .arg("--plan")
+        let mut cmd = match placed {
+            Some(p) => {
+                let mut c = Command::new("srun");
+                c.arg("--overlap")
+                    .arg("--nodes=1")
+                    .arg("--ntasks=1")
+                    .arg(format!("--nodelist={}", p.node(i)))
+                    .arg("--kill-on-bad-exit=0")
+                    .arg("--quiet")
+                    .arg(format!("--job-name=qualify-gen-{i}"))
+                    .arg(exe)
+                    .arg("load-gen")
+                    .arg("--heartbeat")
+                    .arg(&p.state_dir);
+                c
+            }
+            None => {
+                let mut c = Command::new(exe);
+                c.arg("load-gen");
+                c
+            }
+        };
+        cmd.arg("--plan")
             .arg(&plan_path)
             .arg("--target")
             .arg(target.to_string())
@@ -166,8 +251,27 @@ pub fn run(
     }
 
     let (mut stopped, mut cancelled, mut killed) = (false, false, false);
+    let mut lost = None;
+    let mut lost_at: Option<Instant> = None;
     while !gens.reap() {
         let now = Instant::now();
+        // A step whose node is gone may not end on SIGTERM: its srun is killed soon after.
+        if !killed && lost_at.is_some_and(|t| now.duration_since(t) > Duration::from_secs(2)) {
+            gens.signal(libc::SIGKILL);
+            killed = true;
+        }
+        if lost.is_none()
+            && let Some(watch) = &mut beats
+            && let Some((node, d)) = watch.silent(qualify_slurm::SILENT_NODE)
+        {
+            lost = Some(format!(
+                "node {node} (a load generator's) fell silent: no heartbeat for {:.1} s; the node was lost, so the load says nothing about the service",
+                d.as_secs_f64()
+            ));
+            gens.signal(libc::SIGTERM);
+            cancelled = true;
+            lost_at = Some(now);
+        }
         if !cancelled && (cancel.load(Ordering::Relaxed) || gens.failed_early()) {
             // Cancelled, or one generator failed: the merge cannot be whole, end the rest.
             gens.signal(libc::SIGTERM);
@@ -191,6 +295,9 @@ pub fn run(
             }
         }
         std::thread::sleep(TICK);
+    }
+    if let Some(why) = lost {
+        return Err(GeneratorsError::LostNode(why));
     }
     let reports: Vec<GeneratorReport> = gens
         .children
@@ -231,4 +338,16 @@ fn read_report(
             }
         ),
     )
+}
+
+/// The directory a split load's files live in.
+struct PlacedDir(PathBuf);
+
+/// Removes a local split load's temporary directory.
+struct Cleanup(PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

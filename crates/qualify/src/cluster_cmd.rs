@@ -4,7 +4,8 @@
 //! - `qualify service-cell` is the cell's job: on the first node of its allocation it runs the
 //!   whole service cell (`qualify_service::ServiceCell` with a `Cluster`: the service under the
 //!   probe on this node's address, readiness, load, faults, verdict), starts one `qualify
-//!   dependency-host` step per `node = "own"` dependency on the allocation's other nodes, beats
+//!   dependency-host` step per `node = "own"` dependency on the allocation's other nodes and the
+//!   load's `qualify load-gen` steps on the nodes left (then beside the dependencies), beats
 //!   for this node, and prints the result as `qualify probe --json` would.
 //! - `qualify dependency-host` runs one dependency and its fault proxy (on its node's address)
 //!   and answers the cell through the state directory (`qualify_service::harness::remote`).
@@ -83,7 +84,8 @@ fn setup(args: &CellArgs) -> Result<Setup, CliError> {
         qualify_slurm::lease::watch(lease.clone(), cancel.clone());
     }
     let spec = Spec::load(&args.spec).map_err(|e| CliError::input_only(e.to_string()))?;
-    let params = parse_params(&args.params)?;
+    let axes: Vec<&str> = spec.axes.iter().map(|a| a.name.as_str()).collect();
+    let params = parse_params(&args.params, &axes)?;
     let node = this_node();
     let addr = node_address(&node)?;
     std::fs::create_dir_all(&args.state_dir).map_err(|e| {
@@ -104,8 +106,9 @@ fn setup(args: &CellArgs) -> Result<Setup, CliError> {
     })
 }
 
-/// A cell's axis values from their JSON object (as `Params` serializes them).
-pub fn parse_params(text: &str) -> Result<Params, CliError> {
+/// A cell's axis values from their JSON object (as `Params` serializes them), in the order of
+/// `axes` (the spec's; a JSON object's order is not kept), any others after them.
+pub fn parse_params(text: &str, axes: &[&str]) -> Result<Params, CliError> {
     let bad = |why: String| {
         CliError::input(
             format!("--params {text:?}: {why}"),
@@ -116,8 +119,11 @@ pub fn parse_params(text: &str) -> Result<Params, CliError> {
     let object = value
         .as_object()
         .ok_or_else(|| bad("not a JSON object".into()))?;
+    let mut names: Vec<&String> = object.keys().collect();
+    names.sort_by_key(|n| axes.iter().position(|a| a == n).unwrap_or(usize::MAX));
     let mut params = Params::new();
-    for (name, v) in object {
+    for name in names {
+        let v = &object[name];
         let v = match v {
             serde_json::Value::Number(n) => match n.as_i64() {
                 Some(i) => Value::Int(i),
@@ -136,7 +142,7 @@ pub fn parse_params(text: &str) -> Result<Params, CliError> {
 }
 
 /// This node's name: Slurm's, else the host name.
-fn this_node() -> String {
+pub fn this_node() -> String {
     std::env::var("SLURMD_NODENAME")
         .ok()
         .filter(|n| !n.is_empty())
@@ -184,15 +190,18 @@ pub fn service_cell(args: ServiceCellArgs) -> Result<ExitCode, CliError> {
             "the state directory must be writable and shared with the cell's nodes",
         )
     })?;
+    // Who is where, for whoever looks into the state directory (tests, a user debugging).
+    let _ = std::fs::write(args.cell.state_dir.join("service-node"), &s.node);
     let nodes = qualify_nodes::hostlist::expand(
         &std::env::var("SLURM_JOB_NODELIST")
             .or_else(|_| std::env::var("SLURM_NODELIST"))
             .unwrap_or_default(),
     );
-    let mut others = nodes.into_iter().filter(|n| *n != s.node);
+    let others: Vec<String> = nodes.into_iter().filter(|n| *n != s.node).collect();
+    let mut free = others.iter();
     let mut remote = Vec::new();
     for dep in s.spec.dependencies.iter().filter(|d| d.node == Node::Own) {
-        let Some(node) = others.next() else {
+        let Some(node) = free.next().cloned() else {
             return Err(CliError::input_only(format!(
                 "dependency `{}` has node = \"own\" but the allocation has no node left for it",
                 dep.name
@@ -204,11 +213,18 @@ pub fn service_cell(args: ServiceCellArgs) -> Result<ExitCode, CliError> {
             node,
         });
     }
+    // The load generators: on the nodes nothing else runs on first, then beside a dependency;
+    // on the service's own node only when the allocation has no other.
+    let generator_nodes: Vec<String> = free
+        .cloned()
+        .chain(remote.iter().map(|r| r.node.clone()))
+        .collect();
     let cluster = qualify_service::Cluster {
         node: s.node.clone(),
         addr: s.addr,
         state_dir: args.cell.state_dir.clone(),
         remote,
+        generator_nodes,
     };
     let controls = qualify_service::Controls::new();
     let exe = std::env::current_exe().ok();
@@ -311,4 +327,24 @@ pub fn dependency_host(args: DependencyHostArgs) -> Result<ExitCode, CliError> {
     );
     remote::host(harness, &dir, &ready, service, &s.cancel).map_err(fail)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cells_values_cross_to_the_node_as_they_were_serialized() {
+        let mut p = Params::new();
+        p.insert("workers", Value::Int(4));
+        p.insert("ratio", Value::Float(0.5));
+        p.insert("cache_fault", Value::Text("latency(200ms)".into()));
+        let text = serde_json::to_string(&p).unwrap();
+        let axes = ["workers", "ratio", "cache_fault"];
+        assert_eq!(parse_params(&text, &axes).unwrap(), p);
+        for bad in ["[1]", "{\"a\": [1]}", "{\"a\": true}", "not json"] {
+            let e = parse_params(bad, &axes).unwrap_err().to_string();
+            assert!(e.contains("--params"), "{bad}: {e}");
+        }
+    }
 }

@@ -10,7 +10,8 @@
 //! than [`MAX_AHEAD`] away). SIGUSR1 stops the schedule (requests in flight finish, as when
 //! a cell's observer stops a load); SIGINT/SIGTERM/SIGHUP cancel it (in-flight requests are
 //! abandoned). A generator that starts after `--start-at` begins its schedule when it can,
-//! not in a catch-up burst, and reports how late it was.
+//! not in a catch-up burst, and reports how late it was. On a cluster `--heartbeat DIR` beats
+//! for its node while it runs.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -47,6 +48,10 @@ pub struct LoadGenArgs {
     /// When the schedule starts (Unix seconds, fractional); default now.
     #[arg(long, value_name = "UNIX_SECONDS")]
     start_at: Option<f64>,
+    /// On a cluster: beat `<node>.beat` in this directory (the cell's state directory) while
+    /// running, so a lost node is noticed (`qualify_slurm::heartbeat`).
+    #[arg(long, value_name = "DIR")]
+    heartbeat: Option<PathBuf>,
 }
 
 pub fn run(args: LoadGenArgs) -> Result<ExitCode, CliError> {
@@ -75,6 +80,19 @@ pub fn run(args: LoadGenArgs) -> Result<ExitCode, CliError> {
         ));
     }
     let (start, late) = start_instant(args.start_at)?;
+    let _beat = match &args.heartbeat {
+        Some(dir) => Some(
+            qualify_slurm::heartbeat::Beat::start(dir, &crate::cluster_cmd::this_node()).map_err(
+                |e| {
+                    CliError::input(
+                        format!("--heartbeat {}: cannot beat there: {e}", dir.display()),
+                        "pass the cell's (shared, writable) state directory",
+                    )
+                },
+            )?,
+        ),
+        None => None,
+    };
     let cancel = crate::cancel_on_signals();
     let stop = Arc::new(AtomicBool::new(false));
     if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGUSR1, Arc::clone(&stop)) {

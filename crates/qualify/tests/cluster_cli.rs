@@ -1,8 +1,9 @@
 //! Service cells on a three-node Slurm cluster (`ci/slurm-up.sh --nodes 3`: nodes in network
 //! namespaces on a private bridge): `examples/cluster` — a service on one node, its Redis on
 //! another (`[[dependency]] node = "own"`, the fault proxy on that node's address) — judged as
-//! locally, a fault on the remote Redis judged as the same spec's local run judges it, and a
-//! node killed mid-cell (the service's, the dependency's) reported `interrupted`, naming it.
+//! locally, a fault on the remote Redis judged as the same spec's local run judges it, two load
+//! generators on the other nodes merged into one verdict, and a node killed mid-cell (the
+//! service's, the dependency's, the generator's) reported `interrupted`, naming it.
 //!
 //! Without a cluster of at least three nodes and redis-server these tests print why they skip
 //! and pass; `QUALIFY_REQUIRE_SLURM_NODES=3` / `QUALIFY_REQUIRE_REDIS=1` (CI) make that a
@@ -211,6 +212,56 @@ fn a_killed_dependency_node_interrupts_the_cell_naming_it() {
     killed_node_interrupts("dependency", "kill-dependency");
 }
 
+#[test]
+fn a_killed_generator_node_interrupts_the_cell_naming_it() {
+    killed_node_interrupts("generator", "kill-generator");
+}
+
+#[test]
+fn two_generators_on_the_other_nodes_merge_into_one_verdict_whose_counts_are_their_sum() {
+    let Some(_) = cluster() else { return };
+    let _cluster = shared();
+    let dir = scratch("generators");
+    let text = spec(4, "").replace("rate = 50\n", "rate = 50\ngenerators = 2\n");
+    assert!(text.contains("generators = 2"), "{text}");
+    let out = run(&dir, &text, "slurm");
+    let r = result(&out);
+    assert_eq!(outcome(r), "ok", "{}\n{r}", out.context());
+    let c = &r["evidence"]["cluster"];
+    let service = c["service"]["node"].as_str().expect("the service's node");
+    let cache = c["dependencies"][0]["node"]
+        .as_str()
+        .expect("the cache's node");
+    let nodes: Vec<&str> = c["generators"]
+        .as_array()
+        .expect("the generators' nodes")
+        .iter()
+        .filter_map(|g| g["node"].as_str())
+        .collect();
+    assert_eq!(nodes.len(), 2, "{c}");
+    assert!(
+        !nodes.contains(&service),
+        "generators on the other nodes: {c}"
+    );
+    assert_ne!(nodes[0], cache, "a node of its own first: {c}");
+    assert_eq!(nodes[1], cache, "then beside the dependency: {c}");
+    // One verdict on the merged report: its counts are the generators' sums.
+    let load = &r["load"];
+    let gens = load["generators"].as_array().expect("per generator");
+    assert_eq!(gens.len(), 2, "{load}");
+    for field in ["sent", "completed"] {
+        let sum: u64 = gens.iter().map(|g| g[field].as_u64().unwrap_or(0)).sum();
+        assert_eq!(load[field].as_u64(), Some(sum), "{field}: {load}");
+    }
+    assert!(load["sent"].as_u64().unwrap_or(0) >= 150, "{load}");
+    for g in gens {
+        assert!(
+            g["sent"].as_u64().unwrap_or(0) > 0,
+            "each generator sent: {g}"
+        );
+    }
+}
+
 /// Restarts a node killed by a test, whatever happens.
 struct NodeBack {
     node: String,
@@ -284,7 +335,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn killed_node_interrupts(role: &str, name: &str) {
-    let Some(_) = cluster() else { return };
+    let Some(nodes) = cluster() else { return };
     let Some(state) = cluster_state() else {
         assert!(
             std::env::var_os("QUALIFY_REQUIRE_SLURM_NODES").is_none(),
@@ -319,21 +370,17 @@ fn killed_node_interrupts(role: &str, name: &str) {
         let out = common::receipted(&dir, child.wait_with_output().expect("wait"));
         panic!("the cache's host never got ready\n{}", out.context());
     };
-    // The service's node beats beside the dependency's.
-    let service_node = walk(&cell_state)
-        .into_iter()
-        .filter_map(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".beat"))
-                .map(str::to_string)
-        })
-        .find(|n| *n != dep_node)
-        .expect("the service's node beats");
-    let victim = if role == "service" {
-        service_node
-    } else {
-        dep_node
+    let service_node = std::fs::read_to_string(cell_state.join("service-node"))
+        .expect("the cell names the service's node");
+    let victim = match role {
+        "service" => service_node,
+        "dependency" => dep_node,
+        // The load's generator runs on the node nothing else runs on.
+        _ => nodes
+            .iter()
+            .find(|n| **n != service_node && **n != dep_node)
+            .cloned()
+            .expect("a third node"),
     };
     // The service is started and ready, and the load runs: then the node dies.
     std::thread::sleep(Duration::from_secs(3));

@@ -107,9 +107,31 @@ pub fn run_cell(
     executor.run(job)
 }
 
+/// How many nodes the partition (default: every partition) has, asked once per run (`sinfo`).
+fn partition_nodes(partition: Option<&str>) -> Option<u32> {
+    static NODES: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *NODES.get_or_init(|| {
+        let mut cmd = std::process::Command::new("sinfo");
+        cmd.args(["-h", "-N", "-o", "%N"]);
+        if let Some(p) = partition {
+            cmd.arg(format!("--partition={p}"));
+        }
+        let out = cmd.output().ok().filter(|o| o.status.success())?;
+        let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        names.sort();
+        names.dedup();
+        u32::try_from(names.len()).ok().filter(|n| *n > 0)
+    })
+}
+
 /// Run one service cell as a Slurm job: `qualify service-cell` on the first node of an
-/// allocation of one node for the service and one per `node = "own"` dependency, its nodes
-/// beating (a silent one ends the cell `interrupted`, naming it).
+/// allocation of one node for the service, one per `node = "own"` dependency and one per load
+/// generator (at most the partition's nodes: generators then share nodes), its nodes beating
+/// (a silent one ends the cell `interrupted`, naming it).
 pub fn run_service_cell(
     executor: &SlurmExecutor,
     spec: &Spec,
@@ -124,7 +146,19 @@ pub fn run_service_cell(
         .iter()
         .filter(|d| d.node == qualify_spec::Node::Own)
         .count();
-    let nodes = u32::try_from(1 + own).unwrap_or(u32::MAX);
+    // The service's node, one per own dependency, one per load generator: as many as the
+    // cluster has at most (generators then share nodes with the dependencies).
+    let generators = spec
+        .load
+        .as_ref()
+        .and_then(|l| l.plan_for(params))
+        .map_or(0, |p| p.generators.max(1) as usize);
+    let wanted = u32::try_from(1 + own + generators).unwrap_or(u32::MAX);
+    let floor = u32::try_from(1 + own).unwrap_or(u32::MAX);
+    let nodes = match partition_nodes(spec.executor.partition.as_deref()) {
+        Some(n) => wanted.min(n).max(floor),
+        None => floor,
+    };
     let params_json = serde_json::to_string(params).unwrap_or_else(|_| "{}".into());
     let job = CellJob {
         argv: Vec::new(),
