@@ -19,6 +19,7 @@
 
 pub mod cell;
 pub mod controls;
+pub mod error;
 pub mod harness;
 pub mod history;
 pub mod instance;
@@ -31,5 +32,6 @@ pub mod writes;
 
 pub use cell::ServiceCell;
 pub use controls::Controls;
+pub use error::ServiceError;
 pub use harness::Harness;
 pub use instance::{ServiceRun, free_port, with_port};
