@@ -9,7 +9,8 @@
 //! Around the run, pure functions decide what it means: [`slo::evaluate`] judges `[[slo]]`
 //! objectives, [`verdict::decide`] picks the service cell's outcome (`ok`, `slo_violated`,
 //! `overloaded`, `unavailable`, or not evidence), [`memory::memory_growth`] tells steady
-//! memory growth from a one-off step; [`ready::wait_ready`] polls a starting service; and
+//! memory growth from a one-off step; [`merge`] adds the reports of a load split over several
+//! generator processes ([`run_share`] runs one share); [`ready::wait_ready`] polls a starting service; and
 //! [`HttpClient`] sends single requests with the engine's HTTP reader (a write check's
 //! read-back).
 
@@ -17,6 +18,7 @@ pub mod client;
 mod engine;
 mod error;
 pub mod memory;
+pub mod merge;
 mod plan;
 pub mod ready;
 mod record;
@@ -27,12 +29,14 @@ pub mod template;
 pub mod verdict;
 
 pub use client::{ClientError, HttpClient};
-pub use engine::{BUSY_FRACTION, Flow, LATE, LATE_FRACTION, Progress, TICK, run};
+pub use engine::{BUSY_FRACTION, Flow, LATE, LATE_FRACTION, Progress, Share, TICK, run};
 pub use error::LoadError;
+pub use merge::{MergeError, merge, run_share};
 pub use plan::{
     HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, TcpRequest, compile,
 };
 pub use qualify_model::fault::Phase;
+pub use qualify_model::load::{GeneratorReport, GeneratorSummary, PhaseHistograms};
 pub use report::{
     ErrorClass, ErrorCounts, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, HistogramError,
     Latency, LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond,

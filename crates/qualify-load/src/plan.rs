@@ -41,6 +41,16 @@ pub fn compile(plan: &LoadPlan) -> Result<Compiled, LoadError> {
     if plan.threads == 0 {
         return bad("threads must be at least 1".to_string());
     }
+    let (each, what) = match plan.model {
+        Model::Open { .. } => (plan.max_in_flight, "max_in_flight"),
+        Model::Closed { users } => (users, "users"),
+    };
+    if plan.generators == 0 || plan.generators > each {
+        return bad(format!(
+            "generators must be between 1 and {what} ({each}): each generator process needs at least one of its {what}, found {}",
+            plan.generators
+        ));
+    }
     if plan.requests.is_empty() {
         return bad("a load needs at least one request template".to_string());
     }
@@ -249,6 +259,17 @@ mod tests {
                 "timeout must be positive",
             ),
             (Box::new(|p| p.max_in_flight = 0), "max_in_flight"),
+            (
+                Box::new(|p| p.generators = 0),
+                "generators must be between 1",
+            ),
+            (
+                Box::new(|p| {
+                    p.model = Model::Closed { users: 2 };
+                    p.generators = 3;
+                }),
+                "generators must be between 1 and users (2)",
+            ),
             (Box::new(|p| p.requests.clear()), "at least one request"),
             (Box::new(|p| p.requests[0].weight = 0), "weight"),
             (

@@ -398,6 +398,23 @@ impl Recorder {
         std::mem::take(&mut self.rows)
     }
 
+    /// The histograms a report keeps only as summaries, encoded: the uncorrected latency and
+    /// each phase's corrected and uncorrected latency (for a split load's merge).
+    pub fn extras(&self) -> crate::engine::Extras {
+        crate::engine::Extras {
+            uncorrected: encoded(&self.uncorrected),
+            phases: self
+                .phases
+                .iter()
+                .map(|p| qualify_model::load::PhaseHistograms {
+                    phase: p.window.phase,
+                    corrected: encoded(&p.corrected),
+                    uncorrected: encoded(&p.uncorrected),
+                })
+                .collect(),
+        }
+    }
+
     pub fn phase_reports(&self) -> Vec<PhaseReport> {
         self.phases
             .iter()

@@ -184,6 +184,7 @@ pub(crate) mod tests_support {
             },
             cancelled: false,
             stopped_at_seconds: None,
+            generators: Vec::new(),
         }
     }
 }

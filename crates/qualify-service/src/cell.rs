@@ -24,7 +24,7 @@ use crate::controls::Controls;
 use crate::harness::Harness;
 use crate::instance::{Instances, ServiceRun, free_port, with_port};
 use crate::writes::{ReadBack, read_back, reader};
-use crate::{history, judge, network, phases, ready, verdict};
+use crate::{generators, history, judge, network, phases, ready, verdict};
 
 /// Readers of the write check at once (one connection each).
 const WRITE_READERS: usize = 4;
@@ -46,6 +46,9 @@ pub struct ServiceCell<'a> {
     pub histories: Option<&'a std::path::Path>,
     /// The run's `none` cells so far (shared by its cells).
     pub controls: &'a Controls,
+    /// The qualify binary, which runs `load-gen` for a load split over generator processes
+    /// (`[load] generators` > 1; without it such a load is an error of the cell).
+    pub load_gen: Option<&'a std::path::Path>,
 }
 
 impl ServiceCell<'_> {
@@ -145,10 +148,14 @@ impl ServiceCell<'_> {
                         Flow::Continue
                     }
                 };
-                Some(
+                let ran = if plan.generators > 1 {
+                    generators::run(self.load_gen, plan, addr, self.cancel, &mut observer)
+                        .map_err(|source| ServiceError::Generators { addr, source })
+                } else {
                     qualify_load::run(plan, addr, self.cancel, &mut observer)
-                        .map_err(|source| ServiceError::Load { addr, source })?,
-                )
+                        .map_err(|source| ServiceError::Load { addr, source })
+                };
+                Some(ran?)
             }
             None => None,
         };

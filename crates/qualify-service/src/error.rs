@@ -47,6 +47,12 @@ pub enum ServiceError {
     /// The load generator could not run against the service.
     #[error("the load on {addr} could not run: {source}")]
     Load { addr: SocketAddr, source: LoadError },
+    /// The load split over `qualify load-gen` processes (`[load] generators`) made no report.
+    #[error("the load on {addr} could not run: {source}")]
+    Generators {
+        addr: SocketAddr,
+        source: crate::generators::GeneratorsError,
+    },
     /// The service's probe result was asked for twice (a bug in qualify).
     #[error("the service's probe was already collected (joined twice)")]
     AlreadyCollected,

@@ -2,7 +2,8 @@
 //! probe's supervision (ceilings, tree ownership, deadlock / OOM / crash classification) on a
 //! port qualify assigns (`{port}`, exported as `PORT`), its `[[dependency]]`s started and put
 //! behind fault proxies ([`harness`]), readiness awaited ([`ready`]), the `[load]` driven
-//! through `qualify-load` with the fault windows armed at the measured phase's start, a kill
+//! through `qualify-load` (in-process, or split over `qualify load-gen` processes:
+//! [`generators`]) with the fault windows armed at the measured phase's start, a kill
 //! and restart of the service under load with the acknowledged-writes check ([`writes`]), the
 //! behaviour under the fault judged ([`judge`]) against the `none` cell beside it ([`controls`])
 //! and what the claim expects, and the cell's verdict ([`verdict`]): one
@@ -20,6 +21,7 @@
 pub mod cell;
 pub mod controls;
 pub mod error;
+pub mod generators;
 pub mod harness;
 pub mod history;
 pub mod instance;

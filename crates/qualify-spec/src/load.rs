@@ -3,7 +3,9 @@
 //! loops); `rate`/`users` is a number or one placeholder naming a `kind = "load"` axis
 //! (`"{rps}"`). `duration` (default 10 s) is measured after `warmup` (default none);
 //! `timeout` (default 2 s) bounds each request; `max_in_flight` (default 256) bounds
-//! outstanding requests; `threads` (default 1) is how many event loops generate the load. Each `[[load.request]]` is HTTP/1.1 (`method`, `path`, `body`,
+//! outstanding requests; `threads` (default 1) is how many event loops generate the load; `generators` (default 1) how
+//! many generator processes share it (`rate / N` each, one merged report). Each
+//! `[[load.request]]` is HTTP/1.1 (`method`, `path`, `body`,
 //! `headers`, `expect_status`; default 200–399) or a TCP line protocol
 //! (`tcp = { send, expect }`), never both kinds in one load, chosen by `weight` (default 1).
 //!
@@ -28,6 +30,8 @@ use qualify_model::Value as AxisValue;
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 pub const DEFAULT_MAX_IN_FLIGHT: u32 = 256;
+/// The most generator processes one load is split over.
+pub const MAX_GENERATORS: i64 = 64;
 /// The largest `{pad:N}`: 16 MiB.
 pub const MAX_PAD: usize = 16 << 20;
 
@@ -122,6 +126,7 @@ pub(crate) struct RawLoad {
     timeout: Option<Spanned<Value>>,
     max_in_flight: Option<Spanned<i64>>,
     threads: Option<Spanned<i64>>,
+    generators: Option<Spanned<i64>>,
     #[serde(default)]
     request: Vec<Spanned<RawRequest>>,
 }
@@ -279,6 +284,17 @@ pub(crate) fn check(
         .as_ref()
         .and_then(|t| ck.positive(t, "load.threads"))
         .map_or(1, |t| u32::try_from(t).unwrap_or(u32::MAX));
+    let generators = raw.generators.as_ref().map_or(1, |g| match *g.get_ref() {
+        n @ 1..=MAX_GENERATORS => n as u32,
+        n => {
+            ck.error_help(
+                g.span(),
+                format!("load.generators must be between 1 and {MAX_GENERATORS}, found {n}"),
+                "generators = 1 runs the load in qualify's own process; generators = N (2 or more) splits it over N `qualify load-gen` processes, each offering rate / N",
+            );
+            1
+        }
+    });
 
     if raw.request.is_empty() {
         ck.error_help(
@@ -321,6 +337,7 @@ pub(crate) fn check(
             phases: Vec::new(),
             record_writes: false,
             threads,
+            generators,
         },
         amount,
     };

@@ -716,3 +716,19 @@ fn the_service_starter_is_valid_and_explains_every_key() {
         LoadRequestKind::Tcp { .. }
     ));
 }
+
+#[test]
+fn generators_default_to_one_and_zero_is_refused_where_written() {
+    let spec = parse(SERVICE).unwrap();
+    assert_eq!(spec.load.as_ref().unwrap().plan.generators, 1);
+    let two =
+        parse(&SERVICE.replace("rate = \"{rps}\"", "rate = \"{rps}\"\ngenerators = 2")).unwrap();
+    assert_eq!(two.load.as_ref().unwrap().plan.generators, 2);
+    single(
+        "rate = \"{rps}\"",
+        "rate = \"{rps}\"\ngenerators = 0",
+        "0\n",
+        "load.generators must be between 1 and 64, found 0",
+        "generators = 1 runs the load in qualify's own process",
+    );
+}

@@ -10,6 +10,7 @@ mod gate_signature;
 mod init_cmd;
 mod keygen_cmd;
 mod ledger_cmd;
+mod load_gen_cmd;
 mod probe_cmd;
 mod report_cmd;
 mod run_cmd;
@@ -54,6 +55,9 @@ enum Command {
     /// Per-node observation of multi-node cells (started by qualify's own job scripts).
     #[command(hide = true)]
     Agent(agent_cmd::AgentArgs),
+    /// One generator process of a split load (started by a service cell with `[load] generators`).
+    #[command(hide = true, name = "load-gen")]
+    LoadGen(load_gen_cmd::LoadGenArgs),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +79,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report_cmd::run(args),
         Command::Ledger(args) => ledger_cmd::run(args),
         Command::Agent(args) => agent_cmd::run(args),
+        Command::LoadGen(args) => load_gen_cmd::run(args),
     };
     done.unwrap_or_else(|e| error::report(&e))
 }

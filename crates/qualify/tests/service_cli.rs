@@ -400,3 +400,62 @@ fn a_boundary_search_on_a_load_axis_finds_the_capacity() {
     let probes = b["probes"].as_u64().expect("probes");
     assert!(probes <= 10, "{probes} probes: {b}");
 }
+
+#[test]
+fn a_load_split_over_two_generators_gives_the_same_verdict_and_one_merged_count() {
+    let d = scratch("generators");
+    let dir = d.0.as_path();
+    let spec = |generators: u32| {
+        service_spec("ok", "1", 200, 2, "").replace(
+            "max_in_flight = 32",
+            &format!("max_in_flight = 32\ngenerators = {generators}"),
+        )
+    };
+    let one = run(dir, &spec(1));
+    let two = run(dir, &spec(2));
+    let (c1, c2) = (one.cells()[0], two.cells()[0]);
+    assert_eq!(outcome(c1), "ok", "{}", one.context());
+    assert_eq!(outcome(c2), outcome(c1), "{}", two.context());
+    let (l1, l2) = (&c1["result"]["load"], &c2["result"]["load"]);
+    assert!(
+        l1.get("generators").is_none(),
+        "in-process: no generators key: {l1}"
+    );
+    let gens = l2["generators"]
+        .as_array()
+        .expect("per-generator summaries");
+    assert_eq!(gens.len(), 2, "{l2}");
+    let sent: u64 = gens.iter().map(|g| g["sent"].as_u64().unwrap()).sum();
+    assert_eq!(
+        l2["sent"].as_u64().unwrap(),
+        sent,
+        "merged sent is the sum: {l2}"
+    );
+    // 200/s for 2 s: each generator offers half of the one schedule.
+    assert_eq!(l2["offered_rate"], 200.0, "{l2}");
+    for (i, g) in gens.iter().enumerate() {
+        assert_eq!(g["index"], i as u64);
+        assert_eq!(g["offered_rate"], 100.0, "{g}");
+        assert!(g["sent"].as_u64().unwrap() >= 195, "{g}");
+        assert!(g["cpu_seconds"].as_f64().unwrap() > 0.0, "{g}");
+    }
+    assert_eq!(l2["sent"].as_u64(), l1["sent"].as_u64(), "{l1}\n{l2}");
+    // The merged histogram holds every answered request.
+    assert_eq!(
+        l2["latency"]["corrected"]["count"].as_u64(),
+        l2["completed"].as_u64(),
+        "{l2}"
+    );
+    let timeline: u64 = l2["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["sent"].as_u64().unwrap())
+        .sum();
+    assert_eq!(timeline, sent, "{l2}");
+    assert!(
+        two.stdout.contains("load generators") && two.stdout.contains("answered/s"),
+        "{}",
+        two.context()
+    );
+}

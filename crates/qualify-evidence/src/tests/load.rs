@@ -69,6 +69,7 @@ fn load(
             },
             cancelled: false,
             stopped_at_seconds: None,
+            generators: Vec::new(),
         }),
         slo,
         verdict: String::new(),

@@ -97,17 +97,89 @@ pub fn run(
     cancel: &AtomicBool,
     observer: &mut dyn FnMut(&Progress) -> Flow,
 ) -> Result<LoadReport, LoadError> {
+    run_placed(plan, target, Placement::default(), cancel, observer).map(|(report, _)| report)
+}
+
+/// Which part of a split load a process runs: generator `index` of `of` (see
+/// [`LoadPlan::generators`]). Open model: arrivals `index, index + of, …` of the plan's one
+/// schedule (so `rate / of`); closed model: its share of the users. Slots are shared the same
+/// way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    pub index: u32,
+    pub of: u32,
+}
+
+impl Share {
+    /// The whole load, in one process.
+    pub const WHOLE: Share = Share { index: 0, of: 1 };
+
+    /// This share's part of `total` (the first `total % of` shares get one more).
+    pub fn of_total(self, total: u32) -> u32 {
+        share(total, self.of.max(1), self.index)
+    }
+}
+
+/// Where and when a run's schedule is placed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Placement {
+    pub share: Share,
+    /// When the schedule (warmup first) starts (`None`: now). In the future: the run waits
+    /// for it, so generators given the same instant keep one schedule.
+    pub start: Option<Instant>,
+    /// Keep the histograms a split load's merge needs ([`Extras`]).
+    pub extras: bool,
+}
+
+impl Default for Placement {
+    fn default() -> Placement {
+        Placement {
+            share: Share::WHOLE,
+            start: None,
+            extras: false,
+        }
+    }
+}
+
+/// The histograms a report keeps only as summaries, encoded (for a split load's merge).
+#[derive(Debug, Default)]
+pub(crate) struct Extras {
+    pub uncorrected: String,
+    pub phases: Vec<qualify_model::load::PhaseHistograms>,
+}
+
+/// [`run`], placed: a share of a split load, from a given start.
+pub(crate) fn run_placed(
+    plan: &LoadPlan,
+    target: SocketAddr,
+    placement: Placement,
+    cancel: &AtomicBool,
+    observer: &mut dyn FnMut(&Progress) -> Flow,
+) -> Result<(LoadReport, Extras), LoadError> {
     let compiled = crate::plan::compile(plan)?;
     if tokio::runtime::Handle::try_current().is_ok() {
         return Err(LoadError::NestedRuntime);
     }
+    let part = placement.share;
+    if part.of == 0 || part.index >= part.of {
+        return Err(LoadError::Plan(format!(
+            "generator index {} of {}: the index must be below the count",
+            part.index, part.of
+        )));
+    }
     let (concurrency, connections) = match plan.model {
-        Model::Open { .. } => (plan.max_in_flight, u64::from(plan.max_in_flight)),
-        Model::Closed { users } => (users, u64::from(users)),
+        Model::Open { .. } => {
+            let slots = part.of_total(plan.max_in_flight).max(1);
+            (slots, u64::from(slots))
+        }
+        Model::Closed { users } => {
+            let users = part.of_total(users);
+            (users, u64::from(users))
+        }
     };
     let threads = plan.threads.clamp(1, concurrency.max(1));
     raise_file_limit(connections + 64 * u64::from(threads));
-    let start = Instant::now();
+    let start = placement.start.unwrap_or_else(Instant::now);
     let control = Arc::new(Control {
         start,
         measured_start: start + plan.warmup,
@@ -124,6 +196,7 @@ pub fn run(
         plan,
         compiled: &compiled,
         target,
+        share: part,
         threads,
         control: &control,
         cancel,
@@ -164,7 +237,15 @@ pub fn run(
         merged.cpu += part.cpu;
     }
     let cancelled = control.cancelled.load(Ordering::Relaxed);
-    Ok(report(plan, &control, merged, threads, cancelled, wall))
+    let extras = if placement.extras {
+        merged.rec.extras()
+    } else {
+        Extras::default()
+    };
+    Ok((
+        report(plan, &control, merged, part, threads, cancelled, wall),
+        extras,
+    ))
 }
 
 /// State shared by the generator's threads (atomics only).
@@ -220,6 +301,7 @@ struct Job<'a> {
     plan: &'a LoadPlan,
     compiled: &'a Compiled,
     target: SocketAddr,
+    share: Share,
     threads: u32,
     control: &'a Arc<Control>,
     cancel: &'a AtomicBool,
@@ -303,19 +385,26 @@ impl Job<'_> {
             plan.record_writes,
             LATE,
         )?;
+        // Arrival `i` of the plan's schedule belongs to generator `i mod of`, and within it
+        // to event loop `(i div of) mod threads`.
+        let of = u64::from(self.share.of);
         let work = match plan.model {
             Model::Open { rate } => Work::Open {
                 rate,
-                first: u64::from(k),
-                step: u64::from(self.threads),
+                first: u64::from(self.share.index) + of * u64::from(k),
+                step: of * u64::from(self.threads),
             },
             Model::Closed { users } => Work::Closed {
-                users: share(users, self.threads, k),
+                users: share(self.share.of_total(users), self.threads, k),
             },
         };
         let slots = match plan.model {
-            Model::Open { .. } => share(plan.max_in_flight, self.threads, k),
-            Model::Closed { users } => share(users, self.threads, k),
+            Model::Open { .. } => share(
+                self.share.of_total(plan.max_in_flight).max(1),
+                self.threads,
+                k,
+            ),
+            Model::Closed { users } => share(self.share.of_total(users), self.threads, k),
         };
         let shared = Rc::new(Shared {
             host: self.target.to_string(),
@@ -323,6 +412,7 @@ impl Job<'_> {
             target: self.target,
             timeout: plan.timeout,
             control: Arc::clone(control),
+            share: self.share,
             start: control.start,
             measured_start: control.measured_start,
             end: Cell::new(control.measured_start + plan.duration),
@@ -386,6 +476,7 @@ pub(crate) struct Shared {
     pub host: String,
     timeout: Duration,
     control: Arc<Control>,
+    share: Share,
     start: Instant,
     measured_start: Instant,
     /// When the schedule ends (moved earlier by a stop).
@@ -589,7 +680,9 @@ async fn user_loop(sh: Rc<Shared>) {
         if sh.stopping() || Instant::now() >= sh.end.get() {
             break;
         }
-        let seq = sh.control.next_seq.fetch_add(1, Ordering::Relaxed);
+        // Sequence numbers stay distinct across a split load's generators.
+        let seq = sh.control.next_seq.fetch_add(1, Ordering::Relaxed) * u64::from(sh.share.of)
+            + u64::from(sh.share.index);
         let now = Instant::now();
         sh.sent(seq, now, now);
         let ending = exchange(&sh, seq).await;
@@ -658,6 +751,7 @@ fn report(
     plan: &LoadPlan,
     control: &Control,
     mut part: Part,
+    share: Share,
     threads: u32,
     cancelled: bool,
     wall: f64,
@@ -680,8 +774,12 @@ fn report(
     let c = rec.counts;
     let lag = rec.schedule_lag();
     let (model, offered_rate, users) = match plan.model {
-        Model::Open { rate } => (ModelKind::Open, Some(rate), None),
-        Model::Closed { users } => (ModelKind::Closed, None, Some(users)),
+        Model::Open { rate } => (
+            ModelKind::Open,
+            Some(rate / f64::from(share.of.max(1))),
+            None,
+        ),
+        Model::Closed { users } => (ModelKind::Closed, None, Some(share.of_total(users))),
     };
     let late_fraction = if lag.dispatched > 0 {
         lag.late as f64 / lag.dispatched as f64
@@ -763,5 +861,6 @@ fn report(
         },
         cancelled,
         stopped_at_seconds,
+        generators: Vec::new(),
     }
 }

@@ -1,12 +1,14 @@
 //! The load vocabulary: a cell's load ([`LoadPlan`], what the spec's `[load]` is checked into),
 //! what a run measured ([`LoadReport`], the receipt's `load`), the sequence-number sets of the
-//! write record ([`SeqSet`]), the service's memory growth through the measured phase
+//! write record ([`SeqSet`]), what one generator process of a split load reports
+//! ([`GeneratorReport`]), the service's memory growth through the measured phase
 //! ([`Growth`]), and a service cell's `result.load` ([`ServiceLoad`]: the report with the
 //! cell's judgement of it). Plain data; `qualify-load` drives, records and judges.
 
 mod plan;
 mod report;
 mod seqset;
+mod split;
 
 use serde::{Deserialize, Serialize};
 
@@ -16,10 +18,12 @@ pub use plan::{
     HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, TcpRequest,
 };
 pub use report::{
-    ErrorClass, ErrorCounts, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency,
-    LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond, Writes,
+    ErrorClass, ErrorCounts, Generator, GeneratorSummary, HISTOGRAM_ENCODING, HISTOGRAM_UNIT,
+    Latency, LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond,
+    Writes,
 };
 pub use seqset::SeqSet;
+pub use split::{GeneratorReport, PhaseHistograms};
 
 /// The judgement on a series of samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -47,6 +47,13 @@ pub struct LoadPlan {
     /// says when that was not enough.
     #[serde(default = "one")]
     pub threads: u32,
+    /// Generator processes the load is split over (default 1: the engine runs in the cell's
+    /// own process). With N > 1 each is a `qualify load-gen` offering `rate / N` (open model:
+    /// every N-th arrival of the one schedule, so together they offer the plan's schedule) or
+    /// `users / N` (closed), with `max_in_flight / N` slots and `threads` event loops of its
+    /// own; their reports merge losslessly into one (`qualify_load::merge`).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub generators: u32,
 }
 
 /// Open: arrivals at `rate` per second, request `i` intended at `start + i / rate`, whatever
@@ -70,6 +77,10 @@ pub struct RequestTemplate {
 
 fn one() -> u32 {
     1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -148,6 +159,7 @@ impl LoadPlan {
             phases: Vec::new(),
             record_writes: false,
             threads: 1,
+            generators: 1,
         }
     }
 

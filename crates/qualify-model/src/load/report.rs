@@ -377,6 +377,33 @@ pub struct LoadReport {
     /// phase; negative: during the warmup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_at_seconds: Option<f64>,
+    /// With `[load] generators = N > 1`: each generator process's share, in index order (the
+    /// report itself is their lossless merge). Empty (and absent) for a load run in-process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub generators: Vec<GeneratorSummary>,
+}
+
+/// One generator process of a split load, as the merged report names it: what it sent and
+/// achieved, its own schedule lag and CPU, and whether it (not the service) limited the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorSummary {
+    /// 0-based, of `LoadReport::generators.len()`.
+    pub index: u32,
+    /// Its share of the offered rate (open model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_rate: Option<f64>,
+    pub sent: u64,
+    pub completed: u64,
+    /// Its answers per second during the measured phase.
+    pub achieved_rate: f64,
+    pub cpu_seconds: f64,
+    pub schedule_lag: ScheduleLag,
+    /// Seconds after the agreed start instant this generator's schedule began (0: on time).
+    #[serde(default)]
+    pub started_late_seconds: f64,
+    pub saturated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl LoadReport {

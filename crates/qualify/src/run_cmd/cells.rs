@@ -60,6 +60,8 @@ pub struct CellRunner<'a> {
     histories: PathBuf,
     /// The `none` cells measured so far: the noise floor of the faulted service cells.
     controls: qualify_service::Controls,
+    /// This binary, which a split load starts as `qualify load-gen` (`None`: unknown).
+    exe: Option<PathBuf>,
 }
 
 impl<'a> CellRunner<'a> {
@@ -73,6 +75,7 @@ impl<'a> CellRunner<'a> {
             setup_error: OnceLock::new(),
             histories: super::seal::receipt_dir(ctx).join("histories"),
             controls: qualify_service::Controls::new(),
+            exe: std::env::current_exe().ok(),
         }
     }
 
@@ -137,6 +140,7 @@ impl<'a> CellRunner<'a> {
             cancel: self.cancel,
             histories: Some(&self.histories),
             controls: &self.controls,
+            load_gen: self.exe.as_deref(),
         }
     }
 

@@ -86,6 +86,7 @@ pub fn summary(
     }
     failure_map(&mut s, record, &paint);
     under_faults(&mut s, record, &paint);
+    split_loads(&mut s, record, &paint);
     if !p.boundaries.is_empty() {
         let _ = writeln!(s, "\nboundaries:");
         for b in &p.boundaries {
@@ -198,6 +199,65 @@ fn under_faults(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &st
                     paint("31;1", "violated")
                 };
                 let _ = writeln!(s, "      objective {}: {held}", slo.describe_with_phase());
+            }
+        }
+    }
+}
+
+/// Per service cell whose load was split over generator processes: one line per generator
+/// (its share offered, sent, answered per second, schedule lag, CPU), a saturated one named
+/// with why.
+fn split_loads(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str) -> String) {
+    let cells: Vec<(&ev::Cell, &qualify_model::load::LoadReport)> = record
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let report = c.result.load.as_ref()?.report.as_ref()?;
+            (!report.generators.is_empty()).then_some((c, report))
+        })
+        .collect();
+    if cells.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "
+load generators (one merged verdict per cell):"
+    );
+    for (c, report) in cells.iter().take(MAX_FAULT_CELLS) {
+        let _ = writeln!(
+            s,
+            "  {}: {} generators, {} sent, {:.1} answered/s",
+            c.label(),
+            report.generators.len(),
+            report.sent,
+            report.achieved_rate
+        );
+        let _ = writeln!(
+            s,
+            "    {:>3}  {:>10}  {:>8}  {:>11}  {:>9}  {:>6}",
+            "#", "offered/s", "sent", "answered/s", "lag p99", "CPU s"
+        );
+        for g in &report.generators {
+            let lag = g
+                .schedule_lag
+                .p99
+                .map_or_else(|| "—".to_string(), |x| format!("{:.1} ms", x * 1e3));
+            let offered = g
+                .offered_rate
+                .map_or_else(|| "—".to_string(), |x| format!("{x:.1}"));
+            let _ = writeln!(
+                s,
+                "    {:>3}  {offered:>10}  {:>8}  {:>11.1}  {lag:>9}  {:>6.2}",
+                g.index, g.sent, g.achieved_rate, g.cpu_seconds
+            );
+            if g.saturated {
+                let why = g.detail.as_deref().unwrap_or("saturated");
+                let _ = writeln!(
+                    s,
+                    "         {}",
+                    paint("33;1", &format!("saturated: {why}"))
+                );
             }
         }
     }

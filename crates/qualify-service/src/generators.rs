@@ -1,0 +1,234 @@
+//! A split load on this machine (`[load] generators = N > 1`): [`run`] starts N `qualify
+//! load-gen` processes (the binary's hidden subcommand: the contract is in its doc), each
+//! offering its share of the plan from one start instant agreed ~[`LEAD`] ahead, drives the
+//! cell's observer on that schedule meanwhile (fault windows, the restart, a stop), and merges
+//! their reports losslessly (`qualify_load::merge`) into the one report the cell judges.
+//!
+//! The generators are qualify's own processes, not the artifact: they run unsandboxed in the
+//! calling thread's network namespace (a child inherits its forking thread's), are killed if
+//! that thread's process dies (`PR_SET_PDEATHSIG`) and when this module returns by any path,
+//! and their files live in a temporary directory removed afterwards.
+
+use std::fs::File;
+use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use qualify_load::{Flow, GeneratorReport, LoadPlan, LoadReport, Progress, TICK};
+
+/// How far ahead of now the generators' common start is set: time for N processes to start.
+pub const LEAD: Duration = Duration::from_millis(500);
+/// After the schedule and the last request's timeout, how long generators may take to write
+/// their reports before they are killed.
+pub const GRACE: Duration = Duration::from_secs(30);
+
+/// Why a split load produced no report.
+#[derive(Debug, thiserror::Error)]
+pub enum GeneratorsError {
+    #[error(
+        "[load] generators = {0} needs the qualify binary to start `qualify load-gen`, and this caller named none"
+    )]
+    NoExecutable(u32),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The plan could not be written for the generators (a bug in qualify).
+    #[error("serializing the load plan: {0}")]
+    Plan(serde_json::Error),
+    #[error("the generators' reports do not merge: {0}")]
+    Merge(#[from] qualify_load::MergeError),
+}
+
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> GeneratorsError {
+    let context = context.into();
+    move |source| GeneratorsError::Io { context, source }
+}
+
+/// The generator processes; every one still running is killed and reaped on drop.
+struct Generators {
+    children: Vec<(Child, Option<ExitStatus>)>,
+}
+
+impl Generators {
+    fn signal(&mut self, signal: libc::c_int) {
+        for (child, status) in &mut self.children {
+            if status.is_none() {
+                // SAFETY: kill(2) on the pid of a child not yet reaped (so not reused).
+                unsafe {
+                    libc::kill(child.id() as libc::pid_t, signal);
+                }
+            }
+        }
+    }
+
+    /// Reap those that ended; whether all have.
+    fn reap(&mut self) -> bool {
+        for (child, status) in &mut self.children {
+            if status.is_none()
+                && let Ok(Some(s)) = child.try_wait()
+            {
+                *status = Some(s);
+            }
+        }
+        self.children.iter().all(|(_, s)| s.is_some())
+    }
+
+    fn failed_early(&self) -> bool {
+        self.children
+            .iter()
+            .any(|(_, s)| s.is_some_and(|s| !s.success()))
+    }
+}
+
+impl Drop for Generators {
+    fn drop(&mut self) {
+        for (child, status) in &mut self.children {
+            if status.is_none() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+/// Run `plan` (with `plan.generators` > 1) against `target` as that many `exe load-gen`
+/// processes and return their merged report. `observer` is called every [`TICK`] as the
+/// in-process engine calls it (the counts in [`Progress`] are zero: the generators' live
+/// counts are not collected); `Flow::Stop` stops every generator's schedule (SIGUSR1),
+/// `cancel` cancels them (SIGTERM) — both still yield a report.
+pub fn run(
+    exe: Option<&Path>,
+    plan: &LoadPlan,
+    target: SocketAddr,
+    cancel: &AtomicBool,
+    observer: &mut dyn FnMut(&Progress) -> Flow,
+) -> Result<LoadReport, GeneratorsError> {
+    let n = plan.generators;
+    let exe = exe.ok_or(GeneratorsError::NoExecutable(n))?;
+    let dir = tempfile::Builder::new()
+        .prefix("qualify-generators-")
+        .tempdir()
+        .map_err(io("creating the generators' directory"))?;
+    let plan_path = dir.path().join("plan.json");
+    let json = serde_json::to_vec(plan).map_err(GeneratorsError::Plan)?;
+    std::fs::write(&plan_path, json).map_err(io(format!("writing {}", plan_path.display())))?;
+
+    let unix_now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let start = Instant::now() + LEAD;
+    let start_at = unix_now + LEAD.as_secs_f64();
+    let measured_start = start + plan.warmup;
+    let deadline = measured_start + plan.duration + plan.timeout + GRACE;
+
+    let out = |i: u32| dir.path().join(format!("generator-{i}.json"));
+    let err = |i: u32| dir.path().join(format!("generator-{i}.stderr"));
+    let mut gens = Generators {
+        children: Vec::new(),
+    };
+    for i in 0..n {
+        let stderr = File::create(err(i)).map_err(io("creating a generator's stderr file"))?;
+        let mut cmd = Command::new(exe);
+        cmd.arg("load-gen")
+            .arg("--plan")
+            .arg(&plan_path)
+            .arg("--target")
+            .arg(target.to_string())
+            .arg("--index")
+            .arg(i.to_string())
+            .arg("--of")
+            .arg(n.to_string())
+            .arg("--out")
+            .arg(out(i))
+            .arg("--start-at")
+            .arg(format!("{start_at:.6}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr);
+        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().map_err(io(format!(
+            "starting generator {i} of {n} ({} load-gen)",
+            exe.display()
+        )))?;
+        gens.children.push((child, None));
+    }
+
+    let (mut stopped, mut cancelled, mut killed) = (false, false, false);
+    while !gens.reap() {
+        let now = Instant::now();
+        if !cancelled && (cancel.load(Ordering::Relaxed) || gens.failed_early()) {
+            // Cancelled, or one generator failed: the merge cannot be whole, end the rest.
+            gens.signal(libc::SIGTERM);
+            cancelled = true;
+        } else if !killed && now > deadline {
+            gens.signal(libc::SIGKILL);
+            killed = true;
+        } else if !stopped && !cancelled {
+            let progress = Progress {
+                start,
+                measured_start,
+                elapsed: now.saturating_duration_since(start),
+                sent: 0,
+                completed: 0,
+                errors: 0,
+                in_flight: 0,
+            };
+            if observer(&progress) == Flow::Stop {
+                gens.signal(libc::SIGUSR1);
+                stopped = true;
+            }
+        }
+        std::thread::sleep(TICK);
+    }
+    let reports: Vec<GeneratorReport> = gens
+        .children
+        .iter()
+        .zip(0..n)
+        .map(|((_, status), i)| read_report(&out(i), &err(i), i, n, *status))
+        .collect();
+    Ok(qualify_load::merge(&reports)?)
+}
+
+/// Generator `i`'s report, or a failed one saying how it ended and the end of its stderr.
+fn read_report(
+    out: &PathBuf,
+    err: &Path,
+    i: u32,
+    n: u32,
+    status: Option<ExitStatus>,
+) -> GeneratorReport {
+    let read = std::fs::read_to_string(out)
+        .ok()
+        .and_then(|t| serde_json::from_str::<GeneratorReport>(&t).ok());
+    if let Some(r) = read {
+        return r;
+    }
+    let stderr = std::fs::read_to_string(err).unwrap_or_default();
+    let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    let how = status.map_or_else(|| "did not end".to_string(), |s| s.to_string());
+    GeneratorReport::failed(
+        i,
+        n,
+        format!(
+            "it {how} without a report{}",
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!("; stderr: {}", tail.join(" | "))
+            }
+        ),
+    )
+}
