@@ -66,6 +66,9 @@ pub enum GeneratorsError {
         #[source]
         source: std::io::Error,
     },
+    /// The plan could not be written for the generators (a bug in qualify).
+    #[error("serializing the load plan: {0}")]
+    Plan(serde_json::Error),
     #[error("the generators' reports do not merge: {0}")]
     Merge(#[from] qualify_load::MergeError),
     /// A generator's node fell silent: the load says nothing about the service.
@@ -152,24 +155,21 @@ pub fn run_placed(
 ) -> Result<LoadReport, GeneratorsError> {
     let n = plan.generators.max(1);
     let exe = exe.ok_or(GeneratorsError::NoExecutable(n))?;
-    let scratch;
-    let dir: &Path = match placed {
+    // Here: a temporary directory (removed on return); on a cluster: the shared state directory.
+    let (dir, _temporary) = match placed {
         Some(p) => {
             let d = p.state_dir.join("load");
             std::fs::create_dir_all(&d).map_err(io(format!("creating {}", d.display())))?;
-            scratch = PlacedDir(d);
-            &scratch.0
+            (d, None)
         }
         None => {
             let t = tempfile::Builder::new()
                 .prefix("qualify-generators-")
                 .tempdir()
                 .map_err(io("creating the generators' directory"))?;
-            scratch = PlacedDir(t.keep());
-            &scratch.0
+            (t.path().to_path_buf(), Some(t))
         }
     };
-    let _cleanup = placed.is_none().then(|| Cleanup(dir.to_path_buf()));
     let mut beats = placed.map(|p| {
         qualify_slurm::heartbeat::Watch::nodes(
             &p.state_dir,
@@ -177,10 +177,7 @@ pub fn run_placed(
         )
     });
     let plan_path = dir.join("plan.json");
-    let json = serde_json::to_vec(plan).map_err(|e| GeneratorsError::Io {
-        context: "serializing the load plan".into(),
-        source: std::io::Error::other(e),
-    })?;
+    let json = serde_json::to_vec(plan).map_err(GeneratorsError::Plan)?;
     std::fs::write(&plan_path, json).map_err(io(format!("writing {}", plan_path.display())))?;
 
     let unix_now = SystemTime::now()
@@ -338,16 +335,4 @@ fn read_report(
             }
         ),
     )
-}
-
-/// The directory a split load's files live in.
-struct PlacedDir(PathBuf);
-
-/// Removes a local split load's temporary directory.
-struct Cleanup(PathBuf);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

@@ -22,6 +22,7 @@
 pub mod cell;
 pub mod cluster;
 pub mod controls;
+pub mod error;
 pub mod generators;
 pub mod harness;
 pub mod history;
@@ -36,5 +37,6 @@ pub mod writes;
 pub use cell::ServiceCell;
 pub use cluster::Cluster;
 pub use controls::Controls;
+pub use error::ServiceError;
 pub use harness::Harness;
 pub use instance::{ServiceRun, free_port, with_port};

@@ -19,6 +19,15 @@ pub const BEAT_EVERY: Duration = Duration::from_millis(500);
 /// A node whose heartbeat has not changed for this long is lost.
 pub const SILENT_NODE: Duration = Duration::from_secs(5);
 
+/// The file naming the cell's root node (the one whose step starts the others': the service's
+/// node). When it falls silent, the others' steps die with it: it is the node named.
+pub const ROOT_FILE: &str = "service-node";
+
+/// Name `node` as the root of the cell beating in `dir`.
+pub fn write_root(dir: &Path, node: &str) -> std::io::Result<()> {
+    std::fs::write(dir.join(ROOT_FILE), node)
+}
+
 /// The heartbeat file of `node` in `dir`.
 pub fn beat_path(dir: &Path, node: &str) -> PathBuf {
     dir.join(format!("{node}.beat"))
@@ -140,12 +149,19 @@ impl Watch {
             }
         }
         self.seen.retain(|n, _| present.contains(n));
-        self.seen
+        let silent: Vec<(&String, Duration)> = self
+            .seen
             .iter()
             .map(|(n, (_, at))| (n, now.duration_since(*at)))
             .filter(|(_, d)| *d >= limit)
-            .max_by_key(|(_, d)| *d)
-            .map(|(n, d)| (n.clone(), d))
+            .collect();
+        // The root's silence explains the others' (their steps hang off it).
+        let root = std::fs::read_to_string(self.dir.join(ROOT_FILE)).ok();
+        silent
+            .iter()
+            .find(|(n, _)| root.as_deref().is_some_and(|r| r.trim() == n.as_str()))
+            .or_else(|| silent.iter().max_by_key(|(_, d)| *d))
+            .map(|(n, d)| ((*n).clone(), *d))
     }
 
     /// Whether `node` has beaten at least once (and not removed its beat since).
@@ -176,6 +192,14 @@ mod tests {
         assert_eq!(node, "node2");
         assert!(d >= limit);
         assert!(watch.has_seen("node1"));
+        // Two silent nodes, one of them the root: the root is named.
+        write_beat(&beat_path(dir.path(), "node3"), 1).unwrap();
+        write_root(dir.path(), "node3").unwrap();
+        std::thread::sleep(Duration::from_millis(1300));
+        assert_eq!(watch.silent(limit).map(|(n, _)| n), Some("node2".into()));
+        std::thread::sleep(Duration::from_millis(1300));
+        assert_eq!(watch.silent(limit).map(|(n, _)| n), Some("node3".into()));
+        std::fs::remove_file(beat_path(dir.path(), "node3")).unwrap();
         // node1, beating all along, is not silent; once it ends cleanly it is forgotten.
         std::fs::remove_file(beat_path(dir.path(), "node2")).unwrap();
         assert_eq!(watch.silent(limit), None);

@@ -190,8 +190,8 @@ pub fn service_cell(args: ServiceCellArgs) -> Result<ExitCode, CliError> {
             "the state directory must be writable and shared with the cell's nodes",
         )
     })?;
-    // Who is where, for whoever looks into the state directory (tests, a user debugging).
-    let _ = std::fs::write(args.cell.state_dir.join("service-node"), &s.node);
+    // The cell's root: the node named when it falls silent with the steps it started.
+    let _ = qualify_slurm::heartbeat::write_root(&args.cell.state_dir, &s.node);
     let nodes = qualify_nodes::hostlist::expand(
         &std::env::var("SLURM_JOB_NODELIST")
             .or_else(|_| std::env::var("SLURM_NODELIST"))
@@ -325,7 +325,7 @@ pub fn dependency_host(args: DependencyHostArgs) -> Result<ExitCode, CliError> {
         &args.cell.state_dir,
         std::slice::from_ref(&args.service_node),
     );
-    remote::host(harness, &dir, &ready, service, &s.cancel).map_err(fail)?;
+    remote::host(harness, &dir, &ready, service, &s.cancel).map_err(|e| fail(e.to_string()))?;
     Ok(ExitCode::SUCCESS)
 }
 

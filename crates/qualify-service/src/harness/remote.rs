@@ -23,7 +23,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use qualify_probe::CancelToken;
@@ -37,6 +37,53 @@ const POLL: Duration = Duration::from_millis(50);
 /// The longest the cell waits for a host to report what was injected, or that a process fault
 /// ran its course (beyond that it is reported as missing, not waited for).
 const ANSWER_WITHIN: Duration = Duration::from_secs(60);
+
+/// Why a dependency's host could not be started, was not ready, or could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no command to start the dependency's host")]
+    NoCommand,
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("its host wrote an unreadable {file}: {source}")]
+    Unreadable {
+        file: &'static str,
+        source: serde_json::Error,
+    },
+    #[error("cannot serialize {what}: {source}")]
+    Serialize {
+        what: &'static str,
+        source: serde_json::Error,
+    },
+    /// The host's own account of why it could not start the dependency.
+    #[error("its host could not start it: {0}")]
+    Host(String),
+    #[error("its host ended ({status}) before it was ready{tail}")]
+    Ended { status: ExitStatus, tail: String },
+    #[error("{0}")]
+    Lost(String),
+    #[error("its host did not say it was ready within {:.0} s", within.as_secs_f64())]
+    NotReady { within: Duration },
+    #[error("the run was stopping")]
+    Stopping,
+    #[error("the host ran no dependency")]
+    NoDependency,
+}
+
+fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> RemoteError + '_ {
+    move |source| RemoteError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
 
 /// `ready.json`: the host's answer once the dependency is ready.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -115,25 +162,23 @@ pub struct Launching {
 
 impl RemoteDependency {
     /// Start the host of `launch` (its exchange directory under `state_dir`).
-    pub fn launch(launch: &RemoteLaunch, state_dir: &Path) -> Result<Launching, String> {
+    pub fn launch(launch: &RemoteLaunch, state_dir: &Path) -> Result<Launching, RemoteError> {
         let dir = exchange_dir(state_dir, &launch.dependency);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let (program, args) = launch
-            .argv
-            .split_first()
-            .ok_or_else(|| "no command to start the dependency's host".to_string())?;
-        let out = std::fs::File::create(dir.join("host.out"))
-            .map_err(|e| format!("cannot create {}/host.out: {e}", dir.display()))?;
-        let err = std::fs::File::create(dir.join("host.err"))
-            .map_err(|e| format!("cannot create {}/host.err: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(write_err(&dir))?;
+        let (program, args) = launch.argv.split_first().ok_or(RemoteError::NoCommand)?;
+        let (out_path, err_path) = (dir.join("host.out"), dir.join("host.err"));
+        let out = std::fs::File::create(&out_path).map_err(write_err(&out_path))?;
+        let err = std::fs::File::create(&err_path).map_err(write_err(&err_path))?;
         let child = Command::new(program)
             .args(args)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .spawn()
-            .map_err(|e| format!("cannot run {program}: {e}"))?;
+            .map_err(|source| RemoteError::Spawn {
+                program: program.clone(),
+                source,
+            })?;
         Ok(Launching {
             name: launch.dependency.clone(),
             node: launch.node.clone(),
@@ -246,16 +291,15 @@ impl Launching {
         mut self,
         within: Duration,
         cancel: &CancelToken,
-    ) -> Result<RemoteDependency, String> {
+    ) -> Result<RemoteDependency, RemoteError> {
         let start = Instant::now();
         loop {
             if let Ok(text) = std::fs::read_to_string(self.dir.join("ready.json")) {
-                let ready: HostReady = serde_json::from_str(&text).map_err(|e| {
-                    format!(
-                        "the host of dependency `{}` wrote an unreadable ready.json: {e}",
-                        self.name
-                    )
-                })?;
+                let ready: HostReady =
+                    serde_json::from_str(&text).map_err(|source| RemoteError::Unreadable {
+                        file: "ready.json",
+                        source,
+                    })?;
                 return Ok(RemoteDependency {
                     name: self.name,
                     node: self.node,
@@ -267,27 +311,23 @@ impl Launching {
                 });
             }
             let why = if let Ok(text) = std::fs::read_to_string(self.dir.join("error")) {
-                Some(text)
+                Some(RemoteError::Host(text.trim().to_string()))
             } else if let Ok(Some(status)) = self.child.try_wait() {
                 // Its files may land just after it ended.
                 std::thread::sleep(Duration::from_millis(200));
                 if self.dir.join("ready.json").exists() {
                     continue;
                 }
-                Some(format!(
-                    "its host ended ({status}) before it was ready{}",
-                    super::last_lines(&read(&self.dir.join("host.err")))
-                ))
+                Some(RemoteError::Ended {
+                    status,
+                    tail: super::last_lines(&read(&self.dir.join("host.err"))),
+                })
             } else if let Some((node, d)) = self.watch.silent(SILENT_NODE) {
-                Some(silent_detail(&node, &self.name, d))
+                Some(RemoteError::Lost(silent_detail(&node, &self.name, d)))
             } else if start.elapsed() > within {
-                Some(format!(
-                    "its host on {} did not say it was ready within {:.0} s",
-                    self.node,
-                    within.as_secs_f64()
-                ))
+                Some(RemoteError::NotReady { within })
             } else if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                Some("the run was stopping".into())
+                Some(RemoteError::Stopping)
             } else {
                 None
             };
@@ -333,10 +373,13 @@ pub fn host(
     ready: &HostReady,
     mut service: Watch,
     cancel: &CancelToken,
-) -> Result<(), String> {
-    let text = serde_json::to_string(ready).map_err(|e| e.to_string())?;
-    write_atomic(&dir.join("ready.json"), &text)
-        .map_err(|e| format!("cannot write {}/ready.json: {e}", dir.display()))?;
+) -> Result<(), RemoteError> {
+    let text = serde_json::to_string(ready).map_err(|source| RemoteError::Serialize {
+        what: "ready.json",
+        source,
+    })?;
+    let path = dir.join("ready.json");
+    write_atomic(&path, &text).map_err(write_err(&path))?;
     let (mut armed, mut frozen, mut settled) = (false, false, false);
     let stopped_early = loop {
         if cancel.load(std::sync::atomic::Ordering::Relaxed) {
@@ -370,9 +413,12 @@ pub fn host(
         return Ok(());
     }
     let Some(one) = injected.pop() else {
-        return Err("the host ran no dependency".into());
+        return Err(RemoteError::NoDependency);
     };
-    let text = serde_json::to_string(&one).map_err(|e| e.to_string())?;
-    write_atomic(&dir.join("injected.json"), &text)
-        .map_err(|e| format!("cannot write {}/injected.json: {e}", dir.display()))
+    let text = serde_json::to_string(&one).map_err(|source| RemoteError::Serialize {
+        what: "injected.json",
+        source,
+    })?;
+    let path = dir.join("injected.json");
+    write_atomic(&path, &text).map_err(write_err(&path))
 }

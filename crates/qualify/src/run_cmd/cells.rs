@@ -14,11 +14,16 @@ use std::sync::atomic::Ordering;
 use qualify_perf::Sample;
 use qualify_plan::Params;
 use qualify_probe::{CancelToken, Outcome, ProbeError, ProbeResult, ProbeSpec};
+use qualify_service::ServiceError;
 use qualify_slurm::SlurmExecutor;
 use qualify_spec::Spec;
 
 use super::Context;
 use super::rounds::{Dispatch, RoundExecutor};
+use crate::error::CliError;
+
+/// What a run that stopped because a cell could not start says first.
+const NOT_PROBED: &str = "a cell could not be probed";
 
 /// Where cells run.
 pub enum Executor {
@@ -47,9 +52,10 @@ pub struct CellRunner<'a> {
     repeat: u64,
     cancel: &'a CancelToken,
     executor: &'a Executor,
-    /// The first probe that could not start at all (command not found, backend missing): it
-    /// stops the run, which then fails with this error.
-    setup_error: OnceLock<ProbeError>,
+    /// The first probe or service cell that could not start at all (command not found,
+    /// backend missing, a dependency never ready): it stops the run, which then fails with
+    /// this error.
+    setup_error: OnceLock<CliError>,
     /// Where service cells keep their write histories: `histories` beside the receipt.
     histories: PathBuf,
     /// The `none` cells measured so far: the noise floor of the faulted service cells.
@@ -77,16 +83,18 @@ impl<'a> CellRunner<'a> {
         }
     }
 
-    /// The probe that could not start, if one did not.
-    pub fn into_setup_error(self) -> Option<ProbeError> {
+    /// The cell that could not start, if one did not.
+    pub fn into_setup_error(self) -> Option<CliError> {
         self.setup_error.into_inner()
     }
 
     fn run_local(&self, params: &Params, probe: &ProbeSpec) -> ProbeResult {
         let result = if self.spec.service.is_some() {
             self.service_locally(params)
+                .map_err(|e| CliError::service(NOT_PROBED, e))
         } else {
             self.probe_locally(probe)
+                .map_err(|e| CliError::probe(NOT_PROBED, e))
         };
         match result {
             Ok(mut r) => {
@@ -105,7 +113,7 @@ impl<'a> CellRunner<'a> {
     /// A service cell: started, loaded, judged and stopped once per run. With `[performance]`
     /// this is round 1 (its run in `runs`; the later rounds add theirs through
     /// [`RoundExecutor::probe_once`]); otherwise `--repeat` runs combined as for batch cells.
-    fn service_locally(&self, params: &Params) -> Result<ProbeResult, ProbeError> {
+    fn service_locally(&self, params: &Params) -> Result<ProbeResult, ServiceError> {
         let cell = self.service_cell();
         if self.spec.performance.is_some() {
             let mut r = cell.run(params)?;
@@ -116,19 +124,17 @@ impl<'a> CellRunner<'a> {
         if repeat == 1 {
             return cell.run(params);
         }
-        let mut runs = Vec::with_capacity(repeat);
-        for _ in 0..repeat {
-            let r = cell.run(params)?;
-            let stop = r.outcome == Outcome::Interrupted;
-            runs.push(r);
-            if stop {
-                break;
-            }
+        let first = cell.run(params)?;
+        let mut runs = vec![first.clone()];
+        while runs.len() < repeat
+            && runs
+                .last()
+                .is_some_and(|r| r.outcome != Outcome::Interrupted)
+        {
+            runs.push(cell.run(params)?);
         }
-        ProbeResult::combine(runs).ok_or_else(|| ProbeError::Io {
-            context: "a service cell ran no run".into(),
-            source: std::io::Error::other("no runs"),
-        })
+        // `combine` has no result only for no run; `runs` holds the first at least.
+        Ok(ProbeResult::combine(runs).unwrap_or(first))
     }
 
     fn service_cell(&self) -> qualify_service::ServiceCell<'_> {
@@ -180,9 +186,12 @@ impl RoundExecutor for CellRunner<'_> {
         match self.executor {
             Executor::Local => {
                 let once = if self.spec.service.is_some() {
-                    self.service_cell().run(params)
+                    self.service_cell()
+                        .run(params)
+                        .map_err(|e| CliError::service(NOT_PROBED, e))
                 } else {
                     qualify_probe::probe(&probe, self.cancel)
+                        .map_err(|e| CliError::probe(NOT_PROBED, e))
                 };
                 once.unwrap_or_else(|e| {
                     let _ = self.setup_error.set(e);
@@ -346,12 +355,12 @@ fn served(outcome: Outcome) -> bool {
 /// The service metrics ([`qualify_spec::SERVICE_METRICS`]) of a run's load report
 /// (`result.load`), each computed as the `[[slo]]` evaluation computes it, and the names of
 /// those the run could not measure (nothing answered: no latency).
-fn service_metrics(run: &ProbeResult) -> Result<ServiceMeasures, String> {
+fn service_metrics(run: &ProbeResult) -> Result<ServiceMeasures, NoLoadReport> {
     let Some(load) = &run.load else {
-        return Err("no load report (result.load) to measure the service metrics from".into());
+        return Err(NoLoadReport::Missing);
     };
     let Some(report) = &load.report else {
-        return Err("the load report (result.load) holds no measurement".into());
+        return Err(NoLoadReport::Empty);
     };
     let mut values = Vec::new();
     let mut missing = Vec::new();
@@ -369,6 +378,16 @@ fn service_metrics(run: &ProbeResult) -> Result<ServiceMeasures, String> {
         }
     }
     Ok(ServiceMeasures { values, missing })
+}
+
+/// Why a service run has no service metrics (a problem of the cell's measurement, in its
+/// record).
+#[derive(Debug, thiserror::Error)]
+enum NoLoadReport {
+    #[error("no load report (result.load) to measure the service metrics from")]
+    Missing,
+    #[error("the load report (result.load) holds no measurement")]
+    Empty,
 }
 
 /// A run's service metrics: the measured ones, and the names of those it could not measure.

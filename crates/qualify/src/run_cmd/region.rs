@@ -81,7 +81,7 @@ pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<
         )));
     }
     if let Some(e) = runner.into_setup_error() {
-        return Err(CliError::probe("a cell could not be probed", e));
+        return Err(e);
     }
     Ok(Region {
         planned,
