@@ -1,9 +1,10 @@
 //! Service cells on a three-node Slurm cluster (`ci/slurm-up.sh --nodes 3`: nodes in network
 //! namespaces on a private bridge): `examples/cluster` — a service on one node, its Redis on
 //! another (`[[dependency]] node = "own"`, the fault proxy on that node's address) — judged as
-//! locally, a fault on the remote Redis judged as the same spec's local run judges it, two load
-//! generators on the other nodes merged into one verdict, and a node killed mid-cell (the
-//! service's, the dependency's, the generator's) reported `interrupted`, naming it.
+//! locally, faults on the remote Redis (a blackhole, a kill) judged as the same spec's local run
+//! judges them, two load generators on the other nodes merged into one verdict, and a node
+//! killed mid-cell (the service's, the dependency's, the generator's) reported `interrupted`,
+//! naming it.
 //!
 //! Without a cluster of at least three nodes and redis-server these tests print why they skip
 //! and pass; `QUALIFY_REQUIRE_SLURM_NODES=3` / `QUALIFY_REQUIRE_REDIS=1` (CI) make that a
@@ -117,7 +118,8 @@ fn spec(load: u32, extra: &str) -> String {
     )
 }
 
-/// A blackhole on the cache from 1 s to 2.5 s of the load; failing fast is expected.
+/// A blackhole on the cache (a wire fault, the proxy on the cache's node) and a kill of it (a
+/// process fault, done there) from 1 s to 2.5 s of the load; failing fast is expected.
 const BLACKHOLE: &str = r#"
 [faults]
 window = ["1s", "2.5s"]
@@ -127,8 +129,8 @@ recover_within = "1s"
 name = "cache_fault"
 kind = "fault"
 dependency = "cache"
-values = ["blackhole"]
-expect = { blackhole = ["fails_fast"] }
+values = ["blackhole", "kill"]
+expect = { blackhole = ["fails_fast"], kill = ["fails_fast"] }
 "#;
 
 fn run(dir: &Path, spec: &str, executor: &str) -> common::Receipted {
@@ -176,30 +178,48 @@ fn a_service_on_one_node_serves_through_its_redis_on_another_over_the_bridge() {
 }
 
 #[test]
-fn a_blackhole_on_the_remote_redis_is_judged_as_the_same_spec_locally() {
+fn a_blackhole_and_a_kill_of_the_remote_redis_are_judged_as_the_same_spec_locally() {
     let Some(_) = cluster() else { return };
     let _cluster = shared();
     let text = spec(4, BLACKHOLE);
-    let local_dir = scratch("blackhole-local");
+    let local_dir = scratch("faults-local");
     let local = run(&local_dir, &text, "local");
-    let dir = scratch("blackhole");
+    let dir = scratch("faults");
     let remote = run(&dir, &text, "slurm");
-    let (l, r) = (result(&local), result(&remote));
-    assert!(r["evidence"]["cluster"].is_object(), "{r}");
-    assert_eq!(
-        outcome(r),
-        outcome(l),
-        "local:\n{l}\n\nslurm:\n{r}\n{}",
-        remote.context()
-    );
-    assert_eq!(outcome(r), "ok", "fails fast, as expected: {r}");
-    let behaviour = |r: &Value| r["faults"][0]["behaviour"]["verdict"].clone();
-    assert_eq!(behaviour(r), "fails_fast", "{r}");
-    assert_eq!(behaviour(r), behaviour(l));
-    // The proxy on the cache's node saw the window.
-    let during = &r["faults"][0]["phases"]["during"];
-    assert!(during["requests"].as_u64().unwrap_or(0) > 0, "{during}");
     assert_eq!(remote.code, local.code, "{}", remote.context());
+    let cell = |out: &common::Receipted, fault: &str| -> Value {
+        out.cells()
+            .iter()
+            .find(|c| c["params"]["cache_fault"] == fault)
+            .map(|c| c["result"].clone())
+            .unwrap_or_else(|| panic!("no {fault} cell\n{}", out.context()))
+    };
+    for fault in ["blackhole", "kill"] {
+        let (l, r) = (cell(&local, fault), cell(&remote, fault));
+        assert!(r["evidence"]["cluster"].is_object(), "{r}");
+        assert_eq!(
+            outcome(&r),
+            outcome(&l),
+            "{fault}: local:\n{l}\n\nslurm:\n{r}"
+        );
+        assert_eq!(outcome(&r), "ok", "{fault} fails fast, as expected: {r}");
+        let behaviour = |r: &Value| r["faults"][0]["behaviour"]["verdict"].clone();
+        assert_eq!(behaviour(&r), "fails_fast", "{fault}: {r}");
+        assert_eq!(behaviour(&r), behaviour(&l), "{fault}");
+        // The proxy on the cache's node saw the window.
+        let during = &r["faults"][0]["phases"]["during"];
+        assert!(
+            during["requests"].as_u64().unwrap_or(0) > 0,
+            "{fault}: {during}"
+        );
+    }
+    // The kill was done on the cache's node: killed, started again, ready again.
+    let process = &cell(&remote, "kill")["faults"][0]["process"];
+    assert_eq!(process["action"], "kill", "{process}");
+    assert!(
+        process["ready_at_seconds"].as_f64().is_some(),
+        "ready again: {process}"
+    );
 }
 
 #[test]
