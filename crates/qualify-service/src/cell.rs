@@ -109,12 +109,18 @@ impl ServiceCell<'_> {
             .and_then(|l| l.plan_for(params))
             .map_or(1, |p| p.generators);
         let cluster_evidence = self.cluster.map(|c| {
-            c.evidence(
+            let e = c.evidence(
                 port,
                 &harness.endpoints(),
                 &harness.remote_endpoints(),
                 generators,
-            )
+            );
+            // Beside the heartbeats: whoever ends the cell for a lost node names the parts too.
+            let _ = std::fs::write(
+                c.state_dir.join(qualify_slurm::heartbeat::EVIDENCE_FILE),
+                e.to_string(),
+            );
+            e
         });
         probe.env.push(("PORT".into(), port.to_string().into()));
         // Where to listen: loopback here, the node's address on a cluster.
@@ -162,10 +168,23 @@ impl ServiceCell<'_> {
             if run.ended() {
                 let mut r = run.stop(service.stop.signal_number, service.stop.grace)?;
                 r.detail = format!("exited before it was ready: {}", r.detail);
+                if let Some(e) = &cluster_evidence {
+                    attach_cluster(&mut r.evidence, e.clone());
+                }
                 return Ok(r);
             }
             let mut r = run.stop(service.stop.signal_number, service.stop.grace)?;
-            let detail = format!("never ready: {why}");
+            if let Some(e) = &cluster_evidence {
+                attach_cluster(&mut r.evidence, e.clone());
+            }
+            let hint = match self.cluster {
+                Some(c) => format!(
+                    " (on {} the service must listen on $HOST:$PORT, {addr}, not on loopback)",
+                    c.node
+                ),
+                None => String::new(),
+            };
+            let detail = format!("never ready: {why}{hint}");
             r.load = Some(ServiceLoad::without_load(detail.clone()));
             r.outcome = Outcome::Unavailable;
             r.detail = detail;

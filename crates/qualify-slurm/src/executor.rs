@@ -556,6 +556,13 @@ impl Worker {
                 r.outcome = qualify_model::Outcome::Interrupted;
                 r.detail = why;
                 r.evidence["lost_node"] = serde_json::json!(node);
+                let placed = f.files.nodes.join(crate::heartbeat::EVIDENCE_FILE);
+                if let Some(cluster) = std::fs::read(&placed)
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                {
+                    r.evidence["cluster"] = cluster;
+                }
                 let _ = f.reply.send(r);
             }
         }

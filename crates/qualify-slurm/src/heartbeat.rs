@@ -23,6 +23,10 @@ pub const SILENT_NODE: Duration = Duration::from_secs(5);
 /// node). When it falls silent, the others' steps die with it: it is the node named.
 pub const ROOT_FILE: &str = "service-node";
 
+/// Where the cell keeps its `evidence.cluster` (which node runs what) once its parts started,
+/// for the executor to attach to a cell it ends for a lost node.
+pub const EVIDENCE_FILE: &str = "cluster.json";
+
 /// Name `node` as the root of the cell beating in `dir`.
 pub fn write_root(dir: &Path, node: &str) -> std::io::Result<()> {
     std::fs::write(dir.join(ROOT_FILE), node)

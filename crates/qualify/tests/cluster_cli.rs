@@ -439,6 +439,11 @@ fn killed_node_interrupts(role: &str, name: &str) {
         after_kill < Duration::from_secs(u64::from(load)),
         "a lost node ends the cell in seconds, not at the load's end ({after_kill:?})"
     );
+    // Whoever ended the cell, the receipt says which node ran what.
+    assert!(
+        r["evidence"]["cluster"]["service"]["node"].is_string(),
+        "{r}"
+    );
     let tested = &out.receipt["predicate"]["tested"];
     assert_eq!(tested["cells_completed"], 0, "{tested}");
 }
