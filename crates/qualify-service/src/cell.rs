@@ -132,7 +132,7 @@ impl ServiceCell<'_> {
         let plan = self.plan(params);
         let mut instances = Instances::new(run, probe, addr);
         let mut measured = None;
-        let report = match &plan {
+        let mut report = match &plan {
             Some(plan) => {
                 let recovery = spec.recovery.as_ref();
                 let mut observer = |p: &qualify_load::Progress| {
@@ -164,6 +164,10 @@ impl ServiceCell<'_> {
             None => None,
         };
         let load_ended = Instant::now();
+        // A ramp: the offered rate of the first second whose requests broke an objective.
+        if let Some(shape) = report.as_mut().and_then(|r| r.shape.as_mut()) {
+            qualify_load::slo::judge_seconds(&spec.slos, shape);
+        }
         let restart = instances.restart_seen(measured);
         let alive = !instances.ended();
         // A dependency's process fault runs its course first (started again and ready), unless
