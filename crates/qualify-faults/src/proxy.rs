@@ -486,7 +486,7 @@ async fn serve(
                         unpark(&mut active, &mut parked)
                     };
                     if let Err(e) = result {
-                        shared.lock().errors.push(e);
+                        shared.lock().errors.push(e.to_string());
                     }
                 }
                 let _ = state_tx.send(phase);
@@ -555,20 +555,30 @@ async fn accept(listener: &Option<TcpListener>) -> io::Result<(TcpStream, Socket
     }
 }
 
+/// Why the `down` fault could not park or unpark the proxy's listener: recorded in the
+/// proxy's errors (the receipt's fault record), the cell goes on.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DownError {
+    #[error("down: could not stop listening at the window's start: {0}")]
+    Park(io::Error),
+    #[error(
+        "down: could not listen again at the window's end: {0}; the dependency stayed unreachable"
+    )]
+    Unpark(io::Error),
+}
+
 /// `down` starts: stop listening but keep the port bound, so connects are refused meanwhile.
 fn park(
     active: &mut Option<TcpListener>,
     parked: &mut Option<std::net::TcpListener>,
-) -> Result<(), String> {
+) -> Result<(), DownError> {
     let Some(listener) = active.take() else {
         return Ok(());
     };
-    let listener = listener
-        .into_std()
-        .map_err(|e| format!("down: could not stop listening at the window's start: {e}"))?;
+    let listener = listener.into_std().map_err(DownError::Park)?;
     let result = SockRef::from(&listener)
         .shutdown(std::net::Shutdown::Read)
-        .map_err(|e| format!("down: could not stop listening at the window's start: {e}"));
+        .map_err(DownError::Park);
     *parked = Some(listener);
     result
 }
@@ -577,17 +587,14 @@ fn park(
 fn unpark(
     active: &mut Option<TcpListener>,
     parked: &mut Option<std::net::TcpListener>,
-) -> Result<(), String> {
+) -> Result<(), DownError> {
     let Some(listener) = parked.take() else {
         return Ok(());
     };
-    let fail = |e: io::Error| {
-        format!(
-            "down: could not listen again at the window's end: {e}; the dependency stayed unreachable"
-        )
-    };
-    SockRef::from(&listener).listen(BACKLOG).map_err(fail)?;
-    *active = Some(TcpListener::from_std(listener).map_err(fail)?);
+    SockRef::from(&listener)
+        .listen(BACKLOG)
+        .map_err(DownError::Unpark)?;
+    *active = Some(TcpListener::from_std(listener).map_err(DownError::Unpark)?);
     Ok(())
 }
 

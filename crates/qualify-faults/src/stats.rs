@@ -186,7 +186,7 @@ pub(crate) struct NetnsCounter {
 
 impl NetnsCounter {
     /// The counter of thread `tid`'s namespace, or why it cannot be read.
-    pub fn of_thread(tid: i64) -> Result<NetnsCounter, String> {
+    pub fn of_thread(tid: i64) -> Result<NetnsCounter, CounterError> {
         let path = std::path::PathBuf::from(format!("/proc/self/task/{tid}/net/snmp"));
         let last = read_attempt_fails(&path)?;
         Ok(NetnsCounter { path, last })
@@ -202,18 +202,40 @@ impl NetnsCounter {
 }
 
 /// `AttemptFails` from the two `Tcp:` lines (names, values) of a `net/snmp` file.
-fn read_attempt_fails(path: &std::path::Path) -> Result<u64, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn read_attempt_fails(path: &std::path::Path) -> Result<u64, CounterError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CounterError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut tcp = text.lines().filter(|l| l.starts_with("Tcp:"));
     let (Some(names), Some(values)) = (tcp.next(), tcp.next()) else {
-        return Err(format!("{}: no Tcp lines", path.display()));
+        return Err(CounterError::NoTcpLines {
+            path: path.to_path_buf(),
+        });
     };
     names
         .split_whitespace()
         .zip(values.split_whitespace())
         .find(|(n, _)| *n == "AttemptFails")
         .and_then(|(_, v)| v.parse().ok())
-        .ok_or_else(|| format!("{}: no Tcp AttemptFails", path.display()))
+        .ok_or_else(|| CounterError::NoAttemptFails {
+            path: path.to_path_buf(),
+        })
+}
+
+/// Why a namespace's failed-connect counter cannot be read (the proxy then says failed
+/// connects are not counted).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CounterError {
+    #[error("{}: {source}", path.display())]
+    Unreadable {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: no Tcp lines", path.display())]
+    NoTcpLines { path: std::path::PathBuf },
+    #[error("{}: no Tcp AttemptFails", path.display())]
+    NoAttemptFails { path: std::path::PathBuf },
 }
 
 #[derive(Debug)]
@@ -509,11 +531,12 @@ mod tests {
             "Ip: Forwarding DefaultTTL\nIp: 1 64\nTcp: RtoAlgorithm RtoMin ActiveOpens AttemptFails\nTcp: 1 200 17 5\n",
         )
         .unwrap();
-        assert_eq!(read_attempt_fails(&path), Ok(5));
+        assert_eq!(read_attempt_fails(&path).ok(), Some(5));
         std::fs::write(&path, "Tcp: RtoAlgorithm\nTcp: 1\n").unwrap();
         assert!(
             read_attempt_fails(&path)
                 .unwrap_err()
+                .to_string()
                 .contains("no Tcp AttemptFails")
         );
         std::fs::remove_dir_all(&dir).unwrap();

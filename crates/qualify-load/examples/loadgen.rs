@@ -27,6 +27,8 @@ fn main() -> ExitCode {
     }
 }
 
+// A `String` error on purpose: this driver prints its one message and exits 2; nothing
+// matches on it (the library's errors it reports are typed, `LoadError`).
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [plan, target, slos @ ..] = args.as_slice() else {
@@ -68,6 +70,7 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
+// The message `run` prints (see there).
 fn parse_slo(text: &str) -> Result<Slo, String> {
     let mut parts = text.split(':');
     let (Some(metric), Some(bound), Some(limit), None) =

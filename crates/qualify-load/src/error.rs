@@ -16,4 +16,19 @@ pub enum LoadError {
         "the load generator runs its own event loop on the calling thread and cannot be started from inside an async runtime; call it from a plain thread"
     )]
     NestedRuntime,
+    /// A generator thread panicked: its part of the load is lost, so no report is made.
+    #[error(
+        "a load generator thread panicked; no load report was made (a bug in qualify: please report it)"
+    )]
+    GeneratorPanicked,
+    /// No generator thread returned anything.
+    #[error(
+        "no load generator thread ran; no load report was made (a bug in qualify: please report it)"
+    )]
+    NoGenerator,
+    /// The event loop ended with requests still holding its recorder.
+    #[error(
+        "the load generator's event loop ended with tasks still holding the recorder; no load report was made (a bug in qualify: please report it)"
+    )]
+    TasksOutlivedLoop,
 }

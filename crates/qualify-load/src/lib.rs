@@ -39,8 +39,8 @@ pub use plan::{
 pub use qualify_model::fault::Phase;
 pub use qualify_model::load::{GeneratorReport, GeneratorSummary, PhaseHistograms};
 pub use report::{
-    ErrorClass, ErrorCounts, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency,
-    LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond, Writes,
-    corrected_histogram, decode_histogram, encode_histogram, summary_of,
+    ErrorClass, ErrorCounts, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, HistogramError,
+    Latency, LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond,
+    Writes, corrected_histogram, decode_histogram, encode_histogram, summary_of,
 };
 pub use seqset::SeqSet;

@@ -94,10 +94,10 @@ impl Sum {
         if text.trim().is_empty() {
             return Ok(());
         }
-        let h = decode_histogram(text).map_err(|detail| MergeError::Histogram {
+        let h = decode_histogram(text).map_err(|e| MergeError::Histogram {
             index,
             what,
-            detail,
+            detail: e.to_string(),
         })?;
         let acc =
             match &mut self.0 {

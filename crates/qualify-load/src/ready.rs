@@ -82,7 +82,7 @@ pub fn wait_ready(
         attempts += 1;
         match attempt(check, target, remaining.clamp(MIN_ATTEMPT, ATTEMPT)) {
             Ok(()) => return Ok(start.elapsed()),
-            Err(seen) => last = seen,
+            Err(seen) => last = seen.to_string(),
         }
         // Pause (in short steps, so a cancel is seen), never past the deadline.
         let until = (Instant::now() + pause).min(deadline);
@@ -97,8 +97,26 @@ pub fn wait_ready(
     }
 }
 
-fn attempt(check: &ReadyCheck, target: SocketAddr, limit: Duration) -> Result<(), String> {
-    let mut stream = TcpStream::connect_timeout(&target, limit).map_err(|e| e.to_string())?;
+/// What one readiness attempt saw instead of an answer that says ready (the `last` of
+/// [`NotReady`]).
+#[derive(Debug, thiserror::Error)]
+enum AttemptError {
+    #[error("{0}")]
+    Connect(std::io::Error),
+    #[error("writing the request: {0}")]
+    Write(std::io::Error),
+    #[error("reading the answer: {0}")]
+    Read(std::io::Error),
+    #[error("HTTP {code} on {path}")]
+    Status { code: u16, path: String },
+    #[error("the connection closed without an answer to GET {path}")]
+    Closed { path: String },
+    #[error("not an HTTP answer: {line:?}")]
+    NotHttp { line: String },
+}
+
+fn attempt(check: &ReadyCheck, target: SocketAddr, limit: Duration) -> Result<(), AttemptError> {
+    let mut stream = TcpStream::connect_timeout(&target, limit).map_err(AttemptError::Connect)?;
     let ReadyCheck::Http { path } = check else {
         return Ok(());
     };
@@ -109,14 +127,14 @@ fn attempt(check: &ReadyCheck, target: SocketAddr, limit: Duration) -> Result<()
     );
     stream
         .write_all(request.as_bytes())
-        .map_err(|e| format!("writing the request: {e}"))?;
+        .map_err(AttemptError::Write)?;
     let mut head = [0u8; 64];
     let mut len = 0;
     while len < 12 {
         match stream.read(&mut head[len..]) {
             Ok(0) => break,
             Ok(n) => len += n,
-            Err(e) => return Err(format!("reading the answer: {e}")),
+            Err(e) => return Err(AttemptError::Read(e)),
         }
     }
     let line = String::from_utf8_lossy(&head[..len]);
@@ -126,14 +144,14 @@ fn attempt(check: &ReadyCheck, target: SocketAddr, limit: Duration) -> Result<()
         .and_then(|code| code.parse::<u16>().ok());
     match status {
         Some(code) if (200..300).contains(&code) => Ok(()),
-        Some(code) => Err(format!("HTTP {code} on {path}")),
-        None if len == 0 => Err(format!(
-            "the connection closed without an answer to GET {path}"
-        )),
-        None => Err(format!(
-            "not an HTTP answer: {:?}",
-            line.lines().next().unwrap_or("")
-        )),
+        Some(code) => Err(AttemptError::Status {
+            code,
+            path: path.clone(),
+        }),
+        None if len == 0 => Err(AttemptError::Closed { path: path.clone() }),
+        None => Err(AttemptError::NotHttp {
+            line: line.lines().next().unwrap_or("").to_string(),
+        }),
     }
 }
 

@@ -30,7 +30,7 @@ pub fn summary_of(h: &Histogram<u64>) -> LatencySummary {
 }
 
 /// A report's corrected histogram, decoded (values in microseconds).
-pub fn corrected_histogram(report: &LoadReport) -> Result<Histogram<u64>, String> {
+pub fn corrected_histogram(report: &LoadReport) -> Result<Histogram<u64>, HistogramError> {
     decode_histogram(&report.latency.corrected_histogram)
 }
 
@@ -46,13 +46,22 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
 }
 
 /// The inverse of [`encode_histogram`] (also reads plain V2).
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, HistogramError> {
     let bytes = STANDARD
         .decode(text.trim())
-        .map_err(|e| format!("histogram is not base64: {e}"))?;
+        .map_err(HistogramError::NotBase64)?;
     Deserializer::new()
         .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("histogram is not HdrHistogram V2: {e:?}"))
+        .map_err(HistogramError::NotV2)
+}
+
+/// Why a report's histogram text does not decode (a receipt edited or cut short).
+#[derive(Debug, thiserror::Error)]
+pub enum HistogramError {
+    #[error("histogram is not base64: {0}")]
+    NotBase64(base64::DecodeError),
+    #[error("histogram is not HdrHistogram V2: {0:?}")]
+    NotV2(hdrhistogram::serialization::DeserializeError),
 }
 
 #[cfg(test)]
@@ -75,9 +84,15 @@ mod tests {
         assert!(
             decode_histogram("not base64!")
                 .unwrap_err()
+                .to_string()
                 .contains("base64")
         );
-        assert!(decode_histogram("AAAA").unwrap_err().contains("V2"));
+        assert!(
+            decode_histogram("AAAA")
+                .unwrap_err()
+                .to_string()
+                .contains("V2")
+        );
     }
 
     #[test]

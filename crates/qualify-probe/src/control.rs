@@ -135,9 +135,9 @@ impl Control {
     /// group, listing the members again until no new one appears (a process forked meanwhile
     /// gets it too). Returns how many processes it was sent to. SIGSTOP marks the tree held (no stall
     /// verdict while it is), SIGCONT releases it.
-    pub fn signal_tree(&self, signal: i32) -> std::io::Result<usize> {
+    pub fn signal_tree(&self, signal: i32) -> Result<usize, SignalError> {
         let sig = nix::sys::signal::Signal::try_from(signal)
-            .map_err(|e| std::io::Error::other(format!("signal {signal}: {e}")))?;
+            .map_err(|source| SignalError::Unknown { signal, source })?;
         let (pid, members) = match self.state.lock() {
             Ok(mut s) => {
                 // Held before the signal lands, so no sample of the stopped tree is judged.
@@ -149,9 +149,7 @@ impl Control {
             Err(_) => (None, None),
         };
         let (Some(main), Some(members)) = (pid, members) else {
-            return Err(std::io::Error::other(
-                "the program has not started (or has ended): nothing to signal",
-            ));
+            return Err(SignalError::NotRunning);
         };
         let mut sent: HashSet<i32> = HashSet::new();
         for round in 0..50 {
@@ -232,4 +230,17 @@ impl Stopping {
     pub fn deadline(&self) -> Instant {
         self.sent + self.grace
     }
+}
+/// Why [`Control::signal_tree`] sent nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum SignalError {
+    /// Not a signal this system knows.
+    #[error("signal {signal}: {source}")]
+    Unknown {
+        signal: i32,
+        source: nix::errno::Errno,
+    },
+    /// The tree is not there to signal.
+    #[error("the program has not started (or has ended): nothing to signal")]
+    NotRunning,
 }

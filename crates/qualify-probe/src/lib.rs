@@ -45,7 +45,7 @@ use std::sync::atomic::AtomicBool;
 
 pub use backend::BackendChoice;
 pub use classify::{is_crash_signal, signal_name};
-pub use control::{Control, TreeCounts};
+pub use control::{Control, SignalError, TreeCounts};
 pub use limits::{Limits, Progress, format_bytes, parse_cpus, parse_duration, parse_size};
 pub use observe::{Membership, NodeState, NodeWatch, Observation, Selector, Stuck};
 pub use result::{Enforcement, Flag, Outcome, ProbeResult, Strength, TimeoutKind};

@@ -16,6 +16,8 @@ use qualify_model::fault::KilledInstance;
 use qualify_model::load::{Growth, ServiceLoad};
 use qualify_model::{Flag, Outcome, Params, SloPhase, SloResult};
 use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeResult};
+
+use crate::error::ServiceError;
 use qualify_spec::Spec;
 
 use crate::controls::Controls;
@@ -52,13 +54,10 @@ pub struct ServiceCell<'a> {
 impl ServiceCell<'_> {
     /// Start, await, load, judge and stop the service of the cell at `params` — with its
     /// dependencies behind fault proxies and a kill-and-restart when the spec has them.
-    pub fn run(&self, params: &Params) -> Result<ProbeResult, ProbeError> {
+    pub fn run(&self, params: &Params) -> Result<ProbeResult, ServiceError> {
         let spec = self.spec;
         let Some(service) = &spec.service else {
-            return Err(ProbeError::Io {
-                context: "a service cell needs [service]".into(),
-                source: std::io::Error::other("not a service spec"),
-            });
+            return Err(ServiceError::NotAService);
         };
         // This machine: a loopback port, reached at a loopback address.
         let port = match service.port {
@@ -87,10 +86,10 @@ impl ServiceCell<'_> {
                 Err(source) => {
                     let _ = harness.finish();
                     let _ = run.abort();
-                    return Err(ProbeError::Io {
+                    return Err(ServiceError::Probe(ProbeError::Io {
                         context: "joining the service's network namespace".into(),
                         source,
-                    });
+                    }));
                 }
             },
             None => None,
@@ -151,15 +150,12 @@ impl ServiceCell<'_> {
                 };
                 let ran = if plan.generators > 1 {
                     generators::run(self.load_gen, plan, addr, self.cancel, &mut observer)
-                        .map_err(|e| e.to_string())
+                        .map_err(|source| ServiceError::Generators { addr, source })
                 } else {
                     qualify_load::run(plan, addr, self.cancel, &mut observer)
-                        .map_err(|e| e.to_string())
+                        .map_err(|source| ServiceError::Load { addr, source })
                 };
-                Some(ran.map_err(|e| ProbeError::Io {
-                    context: format!("the load on {addr} could not run"),
-                    source: std::io::Error::other(e),
-                })?)
+                Some(ran?)
             }
             None => None,
         };

@@ -38,6 +38,9 @@ pub enum GeneratorsError {
         #[source]
         source: std::io::Error,
     },
+    /// The plan could not be written for the generators (a bug in qualify).
+    #[error("serializing the load plan: {0}")]
+    Plan(serde_json::Error),
     #[error("the generators' reports do not merge: {0}")]
     Merge(#[from] qualify_load::MergeError),
 }
@@ -113,10 +116,7 @@ pub fn run(
         .tempdir()
         .map_err(io("creating the generators' directory"))?;
     let plan_path = dir.path().join("plan.json");
-    let json = serde_json::to_vec(plan).map_err(|e| GeneratorsError::Io {
-        context: "serializing the load plan".into(),
-        source: std::io::Error::other(e),
-    })?;
+    let json = serde_json::to_vec(plan).map_err(GeneratorsError::Plan)?;
     std::fs::write(&plan_path, json).map_err(io(format!("writing {}", plan_path.display())))?;
 
     let unix_now = SystemTime::now()

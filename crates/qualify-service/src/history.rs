@@ -15,19 +15,27 @@ use qualify_probe::{BackendChoice, CancelToken};
 use qualify_spec::template::Overlay;
 use qualify_spec::{CommandLine, HISTORY_PLACEHOLDER, Spec};
 
+use crate::error::HistoryError;
+
 /// The checker's deadline.
 const CHECKER_TIMEOUT: f64 = 60.0;
 
 /// Write `text` as `<dir>/<sha256>.jsonl` (`dir` is the receipt directory's `histories`); the
 /// record names it relative to the receipt's directory.
-pub fn write(dir: &Path, text: &str) -> Result<(HistoryFile, PathBuf), String> {
+pub fn write(dir: &Path, text: &str) -> Result<(HistoryFile, PathBuf), HistoryError> {
     let sha = qualify_model::sha256_hex(text.as_bytes());
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|source| HistoryError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let path = dir.join(format!("{sha}.jsonl"));
     let tmp = dir.join(format!("{sha}.jsonl.partial"));
     std::fs::write(&tmp, text)
         .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        .map_err(|source| HistoryError::Write {
+            path: path.clone(),
+            source,
+        })?;
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

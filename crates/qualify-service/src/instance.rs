@@ -12,6 +12,8 @@ use qualify_load::ready::{ReadyCheck as LoadReady, wait_ready};
 use qualify_model::{Params, Value};
 use qualify_probe::netns::Netns;
 use qualify_probe::{CancelToken, Control, ProbeError, ProbeResult, ProbeSpec};
+
+use crate::error::ServiceError;
 use qualify_spec::ReadyCheck;
 
 use crate::judge::RestartSeen;
@@ -66,7 +68,7 @@ impl ServiceRun {
 
     /// Ask the service to stop with `signal`; after `grace` the probe kills the tree and flags
     /// `slow_shutdown`. Then wait for the probe's result.
-    pub fn stop(mut self, signal: i32, grace: Duration) -> Result<ProbeResult, ProbeError> {
+    pub fn stop(mut self, signal: i32, grace: Duration) -> Result<ProbeResult, ServiceError> {
         if !self.ended() {
             self.control.request_stop(signal, grace);
         }
@@ -74,29 +76,24 @@ impl ServiceRun {
     }
 
     /// Wait for the result of an instance already asked to stop.
-    pub fn stop_now(mut self) -> Result<ProbeResult, ProbeError> {
+    pub fn stop_now(mut self) -> Result<ProbeResult, ServiceError> {
         self.join()
     }
 
     /// Kill the tree now (qualify is stopping), then wait for the result.
-    pub fn abort(mut self) -> Result<ProbeResult, ProbeError> {
+    pub fn abort(mut self) -> Result<ProbeResult, ServiceError> {
         self.cancel.store(true, Ordering::SeqCst);
         self.join()
     }
 
-    fn join(&mut self) -> Result<ProbeResult, ProbeError> {
+    fn join(&mut self) -> Result<ProbeResult, ServiceError> {
         let Some(thread) = self.thread.take() else {
-            return Err(ProbeError::Io {
-                context: "the service's probe was already collected".into(),
-                source: std::io::Error::other("joined twice"),
-            });
+            return Err(ServiceError::AlreadyCollected);
         };
-        thread.join().unwrap_or_else(|_| {
-            Err(ProbeError::Io {
-                context: "the service's probe thread panicked".into(),
-                source: std::io::Error::other("panic"),
-            })
-        })
+        thread
+            .join()
+            .map_err(|_| ServiceError::ProbeThreadPanicked)?
+            .map_err(ServiceError::Probe)
     }
 }
 
@@ -245,7 +242,7 @@ impl Instances {
         mut self,
         signal: i32,
         grace: Duration,
-    ) -> Result<(ProbeResult, Option<ProbeResult>), ProbeError> {
+    ) -> Result<(ProbeResult, Option<ProbeResult>), ServiceError> {
         self.settle();
         let first = self.killed.take().map(ServiceRun::stop_now).transpose()?;
         let r = match self.current.take() {
@@ -255,7 +252,7 @@ impl Instances {
         Ok((r, first))
     }
 
-    pub(crate) fn abort(mut self) -> Result<(ProbeResult, Option<ProbeResult>), ProbeError> {
+    pub(crate) fn abort(mut self) -> Result<(ProbeResult, Option<ProbeResult>), ServiceError> {
         self.settle();
         let first = self.killed.take().map(ServiceRun::abort).transpose()?;
         let r = match self.current.take() {
@@ -266,9 +263,6 @@ impl Instances {
     }
 }
 
-fn never_started() -> ProbeError {
-    ProbeError::Io {
-        context: "the restarted service never started".into(),
-        source: std::io::Error::other("no instance"),
-    }
+fn never_started() -> ServiceError {
+    ServiceError::NeverStarted
 }

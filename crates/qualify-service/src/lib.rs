@@ -20,6 +20,7 @@
 
 pub mod cell;
 pub mod controls;
+pub mod error;
 pub mod generators;
 pub mod harness;
 pub mod history;
@@ -33,5 +34,6 @@ pub mod writes;
 
 pub use cell::ServiceCell;
 pub use controls::Controls;
+pub use error::ServiceError;
 pub use harness::Harness;
 pub use instance::{ServiceRun, free_port, with_port};

@@ -12,6 +12,7 @@ use qualify_probe::netns::Netns;
 use qualify_probe::{BackendChoice, CancelToken};
 use qualify_spec::{CommandLine, ReadyCheck, Spec};
 
+use crate::error::NotReady;
 use crate::instance::ServiceRun;
 use crate::network::helper_network;
 
@@ -24,7 +25,7 @@ pub(crate) fn await_ready(
     check: &ReadyCheck,
     bound: &Params,
     within: Duration,
-) -> Result<(), String> {
+) -> Result<(), NotReady> {
     // The readiness poll stops when the service ends or qualify stops.
     let stop = Arc::new(AtomicBool::new(false));
     let watcher = {
@@ -47,10 +48,10 @@ pub(crate) fn await_ready(
             &stop,
         )
         .map(|_| ())
-        .map_err(|e| e.to_string()),
+        .map_err(NotReady::from),
         ReadyCheck::Tcp => wait_ready(&LoadReady::Tcp, run.addr, within, &stop)
             .map(|_| ())
-            .map_err(|e| e.to_string()),
+            .map_err(NotReady::from),
         ReadyCheck::Command(command) => ready_command(
             spec,
             backend,
@@ -78,7 +79,7 @@ fn ready_command(
     within: Duration,
     stop: &AtomicBool,
     netns: Option<&Arc<Netns>>,
-) -> Result<(), String> {
+) -> Result<(), NotReady> {
     let start = Instant::now();
     let argv: Vec<std::ffi::OsString> = command
         .render(bound)
@@ -90,10 +91,10 @@ fn ready_command(
     let mut pause = Duration::from_millis(20);
     while start.elapsed() < within {
         if stop.load(Ordering::SeqCst) {
-            return Err(format!(
-                "stopped waiting after {:.1} s; last: {last}",
-                start.elapsed().as_secs_f64()
-            ));
+            return Err(NotReady::Stopped {
+                waited: start.elapsed(),
+                last,
+            });
         }
         let mut probe = spec.command_probe(argv.clone(), backend);
         probe.sandbox.network = helper_network(netns);
@@ -102,7 +103,7 @@ fn ready_command(
             .max(Duration::from_millis(100));
         probe.limits.timeout_seconds = remaining.as_secs_f64().min(10.0);
         probe.limits.stall_seconds = probe.limits.timeout_seconds / 2.0;
-        let r = qualify_probe::probe(&probe, cancel).map_err(|e| e.to_string())?;
+        let r = qualify_probe::probe(&probe, cancel)?;
         if r.outcome == Outcome::Ok {
             return Ok(());
         }
@@ -110,8 +111,5 @@ fn ready_command(
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(250));
     }
-    Err(format!(
-        "not ready after {:.1} s; last: {last}",
-        within.as_secs_f64()
-    ))
+    Err(NotReady::TimedOut { within, last })
 }

@@ -24,10 +24,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use qualify_faults::SetCheck;
-use qualify_load::template::Template;
+use qualify_load::template::{Template, TemplateError};
 use qualify_load::{
     HttpClient, HttpRequest, LoadError, LoadReport, RequestKind, TcpRequest, Writes,
 };
+
+use crate::error::{ReadError, ReaderError};
 
 /// Ids past the last attempted one that are read too: present there means never attempted.
 const BEYOND: u64 = 32;
@@ -40,22 +42,24 @@ const READ_PAUSE: Duration = Duration::from_millis(100);
 /// Reads one write back.
 pub trait ReadBack: Send {
     /// Whether write `seq` is present; `Err` when it could not be read.
-    fn present(&mut self, seq: u64) -> Result<bool, String>;
+    fn present(&mut self, seq: u64) -> Result<bool, ReadError>;
 }
 
 impl<R: ReadBack + ?Sized> ReadBack for Box<R> {
-    fn present(&mut self, seq: u64) -> Result<bool, String> {
+    fn present(&mut self, seq: u64) -> Result<bool, ReadError> {
         (**self).present(seq)
     }
 }
 
 /// A reader for the spec's `read` request at `addr`, of its protocol.
-pub fn reader(addr: SocketAddr, read: &RequestKind) -> Result<Box<dyn ReadBack>, String> {
+pub fn reader(addr: SocketAddr, read: &RequestKind) -> Result<Box<dyn ReadBack>, ReaderError> {
     match read {
         RequestKind::Http(r) => HttpReadBack::new(addr, r)
             .map(|r| Box::new(r) as Box<dyn ReadBack>)
-            .map_err(|e| e.to_string()),
-        RequestKind::Tcp(r) => TcpReadBack::new(addr, r).map(|r| Box::new(r) as Box<dyn ReadBack>),
+            .map_err(ReaderError::from),
+        RequestKind::Tcp(r) => TcpReadBack::new(addr, r)
+            .map(|r| Box::new(r) as Box<dyn ReadBack>)
+            .map_err(ReaderError::from),
     }
 }
 
@@ -82,13 +86,13 @@ impl HttpReadBack {
 }
 
 impl ReadBack for HttpReadBack {
-    fn present(&mut self, seq: u64) -> Result<bool, String> {
-        let status = self.client.status(seq).map_err(|e| e.to_string())?;
+    fn present(&mut self, seq: u64) -> Result<bool, ReadError> {
+        let status = self.client.status(seq)?;
         if self.expect.contains(&status) {
             return Ok(true);
         }
         if status >= 500 {
-            return Err(format!("HTTP {status}"));
+            return Err(ReadError::ServerError(status));
         }
         Ok(self.expect.is_empty() && (200..300).contains(&status))
     }
@@ -105,11 +109,11 @@ pub struct TcpReadBack {
 }
 
 impl TcpReadBack {
-    pub fn new(addr: SocketAddr, read: &TcpRequest) -> Result<TcpReadBack, String> {
+    pub fn new(addr: SocketAddr, read: &TcpRequest) -> Result<TcpReadBack, TemplateError> {
         Ok(TcpReadBack {
             addr,
-            send: Template::parse(&read.send).map_err(|e| e.to_string())?,
-            expect: Template::parse(&read.expect).map_err(|e| e.to_string())?,
+            send: Template::parse(&read.send)?,
+            expect: Template::parse(&read.expect)?,
             conn: None,
             connections: 0,
         })
@@ -120,34 +124,34 @@ impl TcpReadBack {
         self.connections
     }
 
-    fn connect(&mut self) -> Result<BufReader<TcpStream>, String> {
-        let stream = TcpStream::connect_timeout(&self.addr, READ_TIMEOUT)
-            .map_err(|e| format!("connect: {e}"))?;
+    fn connect(&mut self) -> Result<BufReader<TcpStream>, ReadError> {
+        let stream =
+            TcpStream::connect_timeout(&self.addr, READ_TIMEOUT).map_err(ReadError::Connect)?;
         let _ = stream.set_nodelay(true);
         stream
             .set_read_timeout(Some(READ_TIMEOUT))
             .and_then(|()| stream.set_write_timeout(Some(READ_TIMEOUT)))
-            .map_err(|e| e.to_string())?;
+            .map_err(ReadError::Timeouts)?;
         self.connections += 1;
         Ok(BufReader::new(stream))
     }
 
-    fn exchange(&mut self, seq: u64) -> Result<bool, String> {
+    fn exchange(&mut self, seq: u64) -> Result<bool, ReadError> {
         let mut conn = match self.conn.take() {
             Some(c) => c,
             None => self.connect()?,
         };
         conn.get_mut()
             .write_all(&self.send.render(seq))
-            .map_err(|e| format!("write: {e}"))?;
+            .map_err(ReadError::Write)?;
         let mut line = Vec::with_capacity(64);
         match conn.read_until(b'\n', &mut line) {
-            Ok(0) => return Err("the connection closed before a reply".into()),
+            Ok(0) => return Err(ReadError::ClosedBeforeReply),
             Ok(_) if line.last() != Some(&b'\n') => {
-                return Err("the connection closed in the middle of a reply".into());
+                return Err(ReadError::ClosedInReply);
             }
             Ok(_) => {}
-            Err(e) => return Err(format!("read: {e}")),
+            Err(e) => return Err(ReadError::Read(e)),
         }
         while matches!(line.last(), Some(b'\n' | b'\r')) {
             line.pop();
@@ -158,7 +162,9 @@ impl TcpReadBack {
             || line.starts_with(b"SERVER_ERROR")
             || line.starts_with(b"CLIENT_ERROR")
         {
-            Err(format!("error reply {}", String::from_utf8_lossy(&line)))
+            Err(ReadError::ErrorReply(
+                String::from_utf8_lossy(&line).into_owned(),
+            ))
         } else if let Some(len) = line
             .strip_prefix(b"$")
             .and_then(|n| std::str::from_utf8(n).ok())
@@ -169,8 +175,7 @@ impl TcpReadBack {
                 Err(_) => Ok(false),
                 Ok(len) => {
                     let mut payload = vec![0u8; len + 2];
-                    conn.read_exact(&mut payload)
-                        .map_err(|e| format!("read: {e}"))?;
+                    conn.read_exact(&mut payload).map_err(ReadError::Read)?;
                     payload.truncate(len);
                     Ok(payload.starts_with(&expect))
                 }
@@ -186,7 +191,7 @@ impl TcpReadBack {
 }
 
 impl ReadBack for TcpReadBack {
-    fn present(&mut self, seq: u64) -> Result<bool, String> {
+    fn present(&mut self, seq: u64) -> Result<bool, ReadError> {
         let reused = self.conn.is_some();
         match self.exchange(seq) {
             // A kept connection the service closed meanwhile: once more on a fresh one.

@@ -76,7 +76,7 @@ pub enum SlurmError {
     #[error(
         "no Slurm controller answers (`scontrol ping`: {0}); start one (ci/slurm-up.sh for a single-node cluster), or run locally with --executor local"
     )]
-    NoController(String),
+    NoController(#[from] PingError),
     #[error("cannot create the Slurm run directory {path}: {source}")]
     RunDir {
         path: PathBuf,
@@ -84,8 +84,19 @@ pub enum SlurmError {
     },
 }
 
+/// Why `scontrol ping` did not say a controller is up.
+#[derive(Debug, thiserror::Error)]
+pub enum PingError {
+    /// It answered, but not `is UP`: its first line (`Slurmctld(primary) at vm is DOWN`).
+    #[error("{0}")]
+    Down(String),
+    /// `scontrol` could not be run (Slurm's client tools are not installed, or not on PATH).
+    #[error("cannot run scontrol: {0}")]
+    NoScontrol(std::io::Error),
+}
+
 /// Whether a Slurm controller answers `scontrol ping` (Err: why not).
-pub fn controller_answers() -> Result<(), String> {
+pub fn controller_answers() -> Result<(), PingError> {
     match Command::new("scontrol").arg("ping").output() {
         Ok(out) if String::from_utf8_lossy(&out.stdout).contains("is UP") => Ok(()),
         Ok(out) => {
@@ -96,9 +107,9 @@ pub fn controller_answers() -> Result<(), String> {
                 String::from_utf8_lossy(&out.stderr)
             );
             let first = text.lines().map(str::trim).find(|l| !l.is_empty());
-            Err(first.unwrap_or("no answer").to_string())
+            Err(PingError::Down(first.unwrap_or("no answer").to_string()))
         }
-        Err(e) => Err(format!("cannot run scontrol: {e}")),
+        Err(e) => Err(PingError::NoScontrol(e)),
     }
 }
 
@@ -118,7 +129,7 @@ impl SlurmExecutor {
     /// Check that a controller answers, create the run directory and start the thread.
     /// `cancel`, once set, cancels every job of the run and ends all waiting cells `interrupted`.
     pub fn start(config: SlurmConfig, cancel: Arc<AtomicBool>) -> Result<Self, SlurmError> {
-        controller_answers().map_err(SlurmError::NoController)?;
+        controller_answers()?;
         std::fs::create_dir_all(&config.run_dir).map_err(|source| SlurmError::RunDir {
             path: config.run_dir.clone(),
             source,

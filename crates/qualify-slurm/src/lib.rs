@@ -15,6 +15,6 @@ pub mod job;
 pub mod lease;
 pub mod state;
 
-pub use executor::{SlurmConfig, SlurmError, SlurmExecutor, controller_answers};
+pub use executor::{PingError, SlurmConfig, SlurmError, SlurmExecutor, controller_answers};
 pub use job::{CellJob, Resources, Topology};
 pub use state::{JobState, SlurmVerdict, never_starts, reconcile};

@@ -55,8 +55,8 @@ pub use load::{
 };
 pub use performance::{
     BUILTIN_METRICS, Better, DEFAULT_MAX_REPEAT, DEFAULT_PRECISION, Estimator, ExpectRule,
-    MIN_ROUNDS, PerfExpect, PerfMetric, PerfReference, Performance, Repeat, SERVICE_METRICS,
-    is_service_metric,
+    MIN_ROUNDS, MetricError, PerfExpect, PerfMetric, PerfReference, Performance, Repeat,
+    SERVICE_METRICS, is_service_metric,
 };
 pub use qualify_model::Fault;
 pub use qualify_model::fault::Verdict;

@@ -125,27 +125,47 @@ pub struct PerfMetric {
 impl PerfMetric {
     /// The metric's value in a run's stdout: the capture group of the last match, as a number.
     /// Errors say what was not found, for the cell's record.
-    pub fn extract(&self, stdout: &str) -> Result<f64, String> {
-        let re = regex::Regex::new(&self.regex)
-            .map_err(|e| format!("metric `{}`: invalid regex: {e}", self.name))?;
+    pub fn extract(&self, stdout: &str) -> Result<f64, MetricError> {
+        let re = regex::Regex::new(&self.regex).map_err(|source| MetricError::InvalidRegex {
+            metric: self.name.clone(),
+            source,
+        })?;
         let Some(caps) = re.captures_iter(stdout).last() else {
-            return Err(format!(
-                "metric `{}`: regex `{}` matched nothing in stdout",
-                self.name, self.regex
-            ));
+            return Err(MetricError::NoMatch {
+                metric: self.name.clone(),
+                regex: self.regex.clone(),
+            });
         };
         let text = caps.get(1).map_or("", |m| m.as_str());
         text.trim()
             .parse::<f64>()
             .ok()
             .filter(|v| v.is_finite())
-            .ok_or_else(|| {
-                format!(
-                    "metric `{}`: captured `{text}` is not a number (regex `{}`)",
-                    self.name, self.regex
-                )
+            .ok_or_else(|| MetricError::NotANumber {
+                metric: self.name.clone(),
+                captured: text.to_string(),
+                regex: self.regex.clone(),
             })
     }
+}
+
+/// Why a `[[performance.metric]]` has no value in a run's stdout (an error of the cell, never
+/// a zero): the metric, its regex and what it found.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricError {
+    #[error("metric `{metric}`: invalid regex: {source}")]
+    InvalidRegex {
+        metric: String,
+        source: regex::Error,
+    },
+    #[error("metric `{metric}`: regex `{regex}` matched nothing in stdout")]
+    NoMatch { metric: String, regex: String },
+    #[error("metric `{metric}`: captured `{captured}` is not a number (regex `{regex}`)")]
+    NotANumber {
+        metric: String,
+        captured: String,
+        regex: String,
+    },
 }
 
 /// `[[performance.expect]]`.
@@ -830,10 +850,11 @@ upper = 0.1
             p.references[0].params.iter().next().map(|(k, _)| k),
             Some("n")
         );
-        assert_eq!(p.metrics[0].extract("x\nGFLOP/s: 12.5\n"), Ok(12.5));
+        assert_eq!(p.metrics[0].extract("x\nGFLOP/s: 12.5\n").ok(), Some(12.5));
         let missing = p.metrics[0]
             .extract("nothing here")
             .err()
+            .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(missing.contains("matched nothing"), "{missing}");
         // No [performance] at all.

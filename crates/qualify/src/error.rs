@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use qualify_probe::ProbeError;
+use qualify_service::ServiceError;
 use qualify_spec::SpecError;
 
 /// The exit statuses scripts rely on.
@@ -49,6 +50,12 @@ pub enum CliError {
     Probe {
         context: Option<String>,
         source: ProbeError,
+    },
+    /// A service cell could not be run at all (its command, a dependency, its load).
+    #[error("{}{source}", prefix(context))]
+    Service {
+        context: Option<String>,
+        source: ServiceError,
     },
     /// The spec's build command did not end `ok`.
     #[error(
@@ -125,6 +132,14 @@ impl CliError {
     /// A probe that could not start, with what qualify was starting.
     pub fn probe(context: impl Into<String>, source: ProbeError) -> CliError {
         CliError::Probe {
+            context: Some(context.into()),
+            source,
+        }
+    }
+
+    /// A service cell that could not be run, after `context`.
+    pub fn service(context: impl Into<String>, source: ServiceError) -> CliError {
+        CliError::Service {
             context: Some(context.into()),
             source,
         }

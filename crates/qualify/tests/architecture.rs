@@ -346,3 +346,172 @@ fn every_source_file_starts_by_saying_what_it_owns() {
         missing.join("\n")
     );
 }
+
+/// Where a `Result<_, String>` or `io::Error::other(` outside tests is the right thing: file
+/// (under `crates/`), what it holds, and why. Everything else is a `thiserror` enum of the
+/// owning crate, with the context a user acts on.
+const STRING_ERRORS_ALLOWED: [(&str, &str, &str); 0] = [];
+
+/// The code of a source file without its `#[cfg(test)]` items (a `mod … { … }` block, or the
+/// item on the next line) and without comments: each kept line with its number.
+fn non_test_code(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((n, line)) = lines.next() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("#[cfg(test)]") {
+            // Skip the attributed item: up to its `;`, or its balanced `{ … }`.
+            let mut depth = 0i64;
+            let mut opened = false;
+            for (_, l) in lines.by_ref() {
+                let code = l.split("//").next().unwrap_or("");
+                depth += code.matches('{').count() as i64 - code.matches('}').count() as i64;
+                opened |= code.contains('{');
+                if (opened && depth <= 0) || (!opened && code.trim_end().ends_with(';')) {
+                    break;
+                }
+            }
+            continue;
+        }
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        out.push((n + 1, line.split(" //").next().unwrap_or(line).to_string()));
+    }
+    out
+}
+
+/// The top-level arguments of the generic list that starts right after `Result<` in `text`
+/// (`->` and `=>` are not brackets), or `None` when it does not close.
+fn generic_args(text: &str) -> Option<Vec<String>> {
+    let mut depth = 0i64;
+    let mut args = vec![String::new()];
+    let mut prev = ' ';
+    for c in text.chars() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' if prev == '-' || prev == '=' => {}
+            '>' | ')' | ']' if depth == 0 => {
+                // A trailing comma leaves an empty last argument.
+                args.retain(|a| !a.trim().is_empty());
+                return Some(args);
+            }
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(String::new());
+                prev = c;
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(last) = args.last_mut() {
+            last.push(c);
+        }
+        prev = c;
+    }
+    None
+}
+
+#[test]
+fn errors_are_types_outside_tests() {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(root().join("crates"))
+        .expect("crates/")
+        .flatten()
+    {
+        let src = e.path().join("src");
+        if src.is_dir() {
+            rust_files(&src, &mut files);
+        }
+    }
+    assert!(files.len() > 50, "found only {} files", files.len());
+    let crates_dir = root().join("crates");
+    let mut found = Vec::new();
+    let mut allowed_seen = BTreeSet::new();
+    for f in &files {
+        let within_src = f
+            .components()
+            .skip_while(|c| c.as_os_str() != "src")
+            .collect::<PathBuf>();
+        if is_test_file(&within_src) {
+            continue;
+        }
+        let name = f
+            .strip_prefix(&crates_dir)
+            .unwrap_or(f)
+            .display()
+            .to_string();
+        let text = std::fs::read_to_string(f).expect("read source");
+        let code = non_test_code(&text);
+        // Joined, so a signature rustfmt split over lines is read whole; each line's start
+        // offset maps a hit back to its line number.
+        let mut joined = String::new();
+        let mut starts = Vec::new();
+        for (n, line) in &code {
+            starts.push((joined.len(), *n));
+            joined.push_str(line);
+            joined.push('\n');
+        }
+        let line_of = |offset: usize| {
+            starts
+                .iter()
+                .take_while(|(start, _)| *start <= offset)
+                .last()
+                .map_or(0, |(_, n)| *n)
+        };
+        let mut hits = Vec::new();
+        for (at, _) in joined.match_indices("Result<") {
+            let Some(args) = generic_args(&joined[at + "Result<".len()..]) else {
+                continue;
+            };
+            if args.len() >= 2 && args.last().is_some_and(|e| e.trim() == "String") {
+                hits.push((at, "Result<…, String>"));
+            }
+        }
+        for (at, _) in joined.match_indices("io::Error::other(") {
+            hits.push((at, "io::Error::other("));
+        }
+        for (at, what) in hits {
+            let n = line_of(at);
+            match STRING_ERRORS_ALLOWED
+                .iter()
+                .find(|(file, pattern, _)| *file == name && *pattern == what)
+            {
+                Some(allowed) => {
+                    allowed_seen.insert(*allowed);
+                }
+                None => found.push(format!("crates/{name}:{n}: {what}")),
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "an error outside tests is a String or a made-up io::Error: give the owning crate a \
+         thiserror enum whose variants carry what a user acts on (which file, value, process, \
+         port, and the fix), or allow it in STRING_ERRORS_ALLOWED with the reason:\n{}",
+        found.join("\n")
+    );
+    let stale: Vec<_> = STRING_ERRORS_ALLOWED
+        .iter()
+        .filter(|a| !allowed_seen.contains(*a))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "STRING_ERRORS_ALLOWED names sites that are gone; remove them: {stale:?}"
+    );
+}
+
+#[test]
+fn the_string_error_scan_reads_split_signatures_and_skips_tests() {
+    let text = "//! m\nfn a() -> Result<\n    Vec<(u8, u16)>,\n    String,\n> {\n}\nfn b() -> Result<BTreeMap<u32, String>, D::Error> {}\nfn c() -> io::Result<String> {}\nfn d(f: impl Fn() -> u8) -> Result<u8, E> {}\n#[cfg(test)]\nmod tests {\n    fn e() -> Result<(), String> {}\n}\n// fn f() -> Result<(), String>\n";
+    let code = non_test_code(text);
+    let joined: String = code.iter().map(|(_, l)| format!("{l}\n")).collect();
+    let strings: Vec<Vec<String>> = joined
+        .match_indices("Result<")
+        .filter_map(|(at, _)| generic_args(&joined[at + 7..]))
+        .filter(|args| args.len() >= 2 && args.last().is_some_and(|e| e.trim() == "String"))
+        .collect();
+    assert_eq!(strings.len(), 1, "{strings:?}");
+    assert_eq!(strings[0][0].trim(), "Vec<(u8, u16)>");
+    assert!(code.iter().all(|(_, l)| !l.contains("fn e")));
+}

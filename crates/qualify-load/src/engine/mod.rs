@@ -225,11 +225,7 @@ pub(crate) fn run_placed(
         let mut results = vec![job.worker(0, Some(observer))];
         for spawned in others {
             results.push(match spawned {
-                Ok(handle) => handle.join().unwrap_or_else(|_| {
-                    Err(LoadError::Runtime(io::Error::other(
-                        "a load generator thread panicked",
-                    )))
-                }),
+                Ok(handle) => handle.join().unwrap_or(Err(LoadError::GeneratorPanicked)),
                 Err(e) => Err(LoadError::Runtime(e)),
             });
         }
@@ -238,9 +234,7 @@ pub(crate) fn run_placed(
     .into_iter();
     let wall = start.elapsed().as_secs_f64();
     let Some(first) = results.next() else {
-        return Err(LoadError::Runtime(io::Error::other(
-            "no generator thread ran",
-        )));
+        return Err(LoadError::NoGenerator);
     };
     let mut merged = first?;
     for result in results {
@@ -464,9 +458,7 @@ impl Job<'_> {
         drop(runtime);
         let cpu = thread_cpu().saturating_sub(cpu_before).as_secs_f64();
         let Ok(shared) = Rc::try_unwrap(shared) else {
-            return Err(LoadError::Runtime(io::Error::other(
-                "the event loop ended with tasks still holding the recorder",
-            )));
+            return Err(LoadError::TasksOutlivedLoop);
         };
         let mut rec = shared.rec.into_inner();
         if let Some(at) = shared.stopped_at.get() {

@@ -741,14 +741,13 @@ impl<'a> Parser<'a> {
                     if value.is_empty() {
                         return err(part.clone(), FaultErrorKind::EmptyArgument { name });
                     }
-                    let j =
-                        parse_duration(&self.text[value.clone()]).map_err(|reason| FaultError {
-                            span: value.clone(),
-                            kind: FaultErrorKind::BadDuration {
-                                text: self.text[value.clone()].to_string(),
-                                reason,
-                            },
-                        })?;
+                    let j = parse_duration(&self.text[value.clone()]).map_err(|e| FaultError {
+                        span: value.clone(),
+                        kind: FaultErrorKind::BadDuration {
+                            text: self.text[value.clone()].to_string(),
+                            reason: e.reason,
+                        },
+                    })?;
                     if j > latency {
                         return err(part.clone(), FaultErrorKind::JitterExceedsLatency);
                     }
@@ -772,11 +771,11 @@ impl<'a> Parser<'a> {
                     return err(span, FaultErrorKind::EmptyArgument { name });
                 }
                 let text = &self.text[span.clone()];
-                let bytes_per_second = parse_rate(text).map_err(|reason| FaultError {
+                let bytes_per_second = parse_rate(text).map_err(|e| FaultError {
                     span,
                     kind: FaultErrorKind::BadRate {
                         text: text.to_string(),
-                        reason,
+                        reason: e.reason,
                     },
                 })?;
                 Ok(FaultKind::Bandwidth { bytes_per_second })
@@ -898,11 +897,11 @@ impl<'a> Parser<'a> {
                 return err(part.clone(), FaultErrorKind::EmptyArgument { name });
             }
             let text = &self.text[value.clone()];
-            let d = parse_duration(text).map_err(|reason| FaultError {
+            let d = parse_duration(text).map_err(|e| FaultError {
                 span: value.clone(),
                 kind: FaultErrorKind::BadDuration {
                     text: text.to_string(),
-                    reason,
+                    reason: e.reason,
                 },
             })?;
             if d.subsec_nanos() != 0 {
@@ -955,11 +954,11 @@ impl<'a> Parser<'a> {
             return err(span.clone(), FaultErrorKind::EmptyArgument { name });
         }
         let text = &self.text[span.clone()];
-        let d = parse_duration(text).map_err(|reason| FaultError {
+        let d = parse_duration(text).map_err(|e| FaultError {
             span: span.clone(),
             kind: FaultErrorKind::BadDuration {
                 text: text.to_string(),
-                reason,
+                reason: e.reason,
             },
         })?;
         if d.is_zero() {
@@ -1030,14 +1029,14 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// A duration inside a fault value: the spec's one grammar ([`crate::units`]), a unit
 /// always required (`200ms`, `1.5s`, `500us`).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    units::parse_duration(text).map_err(|e| e.reason)
+pub fn parse_duration(text: &str) -> Result<Duration, units::UnitError> {
+    units::parse_duration(text)
 }
 
 /// `16KiB/s`, `500B/s`, `1.5MB/s` → bytes per second (at least 1): the spec's one size
 /// grammar per second ([`crate::units`]).
-pub fn parse_rate(text: &str) -> Result<u64, String> {
-    units::parse_rate(text).map_err(|e| e.reason)
+pub fn parse_rate(text: &str) -> Result<u64, units::UnitError> {
+    units::parse_rate(text)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::parse::ParseError;
 use serde::{Deserialize, Serialize};
 
 /// How a service behaved under a fault. Exact strings in the receipt; `qualify_faults::behaviour`
@@ -107,16 +108,22 @@ impl fmt::Display for Verdict {
 }
 
 impl FromStr for Verdict {
-    type Err = String;
+    type Err = ParseError;
 
-    fn from_str(s: &str) -> Result<Verdict, String> {
+    /// `unknown behaviour \`hang\`; expected one of: …` lists the expectable behaviours only
+    /// (`control` parses, but no claim can expect it).
+    fn from_str(s: &str) -> Result<Verdict, ParseError> {
         Verdict::ALL
             .into_iter()
             .find(|v| v.as_str() == s)
             .ok_or_else(|| {
-                format!(
-                    "unknown behaviour `{s}`; expected one of: {}",
-                    Verdict::expectable_names()
+                ParseError::new(
+                    "behaviour",
+                    s,
+                    Verdict::ALL
+                        .into_iter()
+                        .filter(|v| v.is_fault_behaviour())
+                        .map(Verdict::as_str),
                 )
             })
     }
@@ -142,7 +149,7 @@ mod tests {
             assert_eq!(v.as_str().parse::<Verdict>(), Ok(v));
             assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
         }
-        let err = "hang".parse::<Verdict>().unwrap_err();
+        let err = "hang".parse::<Verdict>().unwrap_err().to_string();
         assert!(err.contains("unknown behaviour `hang`"), "{err}");
         assert!(err.contains("hangs") && err.contains("fails_fast"), "{err}");
         assert!(!err.contains("control"), "control is not expectable: {err}");

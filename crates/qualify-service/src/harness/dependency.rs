@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use qualify_model::{Outcome, Params};
 use qualify_probe::netns::Netns;
 use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeSpec};
+
+use crate::error::NotReady;
 use qualify_spec::{Dependency, ReadyCheck, Spec};
 
 use crate::instance::ServiceRun;
@@ -139,13 +141,10 @@ impl ReadyWait {
     }
 
     /// Wait until the dependency is ready; `Err` says why not.
-    pub(crate) fn wait(&self, cancel: &CancelToken) -> Result<(), String> {
+    pub(crate) fn wait(&self, cancel: &CancelToken) -> Result<(), NotReady> {
         // The check runs where the proxy will connect from: inside the cell's namespace.
         let _inside = match &self.netns {
-            Some(n) => Some(
-                n.enter()
-                    .map_err(|e| format!("cannot join the service's network namespace: {e}"))?,
-            ),
+            Some(n) => Some(n.enter().map_err(NotReady::Namespace)?),
             None => None,
         };
         match &self.check {
@@ -156,7 +155,7 @@ impl ReadyWait {
                 cancel,
             )
             .map(|_| ())
-            .map_err(|e| e.to_string()),
+            .map_err(NotReady::from),
             Wait::Tcp => qualify_load::ready::wait_ready(
                 &qualify_load::ready::ReadyCheck::Tcp,
                 self.addr,
@@ -164,7 +163,7 @@ impl ReadyWait {
                 cancel,
             )
             .map(|_| ())
-            .map_err(|e| e.to_string()),
+            .map_err(NotReady::from),
             Wait::Command(probe, command) => {
                 let start = Instant::now();
                 let mut last = String::from("not run");
@@ -172,14 +171,14 @@ impl ReadyWait {
                     match qualify_probe::probe(probe, cancel) {
                         Ok(r) if r.outcome == Outcome::Ok => return Ok(()),
                         Ok(r) => last = format!("`{command}` ended {}", r.outcome),
-                        Err(e) => return Err(e.to_string()),
+                        Err(e) => return Err(NotReady::Probe(e)),
                     }
                     std::thread::sleep(Duration::from_millis(100));
                 }
-                Err(format!(
-                    "not ready after {:.1} s; last: {last}",
-                    self.within.as_secs_f64()
-                ))
+                Err(NotReady::TimedOut {
+                    within: self.within,
+                    last,
+                })
             }
         }
     }

@@ -25,20 +25,14 @@ use qualify_faults::{Fault, Proxy, ProxyConfig, ProxyStats};
 use qualify_model::Params;
 use qualify_model::fault::{ProcessRecord, Window};
 use qualify_probe::netns::Netns;
-use qualify_probe::{BackendChoice, CancelToken, ProbeError};
+use qualify_probe::{BackendChoice, CancelToken};
 use qualify_spec::{DependencySource, Protocol, Spec};
 
+use crate::error::ServiceError;
 use crate::instance::free_port;
 use process::{DependencyProcesses, LocalDependency, Nemesis, StopWith};
 
 pub(crate) use dependency::last_lines;
-
-fn setup_error(context: String, why: impl std::fmt::Display) -> ProbeError {
-    ProbeError::Io {
-        context,
-        source: std::io::Error::other(why.to_string()),
-    }
-}
 
 /// One dependency of a cell while it runs.
 pub struct DependencyRun {
@@ -88,7 +82,7 @@ impl Harness {
         backend: BackendChoice,
         cancel: &CancelToken,
         netns: Option<&Arc<Netns>>,
-    ) -> Result<Harness, ProbeError> {
+    ) -> Result<Harness, ServiceError> {
         let window = spec.faults.as_ref().map(|f| f.window()).unwrap_or_default();
         let faults = spec.faults_for(params);
         let mut harness = Harness {
@@ -107,11 +101,9 @@ impl Harness {
                 .to_socket_addrs()
                 .ok()
                 .and_then(|mut a| a.next())
-                .ok_or_else(|| {
-                    setup_error(
-                        format!("dependency `{}`", dep.name),
-                        format!("cannot resolve {upstream}"),
-                    )
+                .ok_or_else(|| ServiceError::Unresolved {
+                    dependency: dep.name.clone(),
+                    upstream: upstream.to_string(),
                 })?;
             let bound = dependency::bind_port(params, dep_port);
             let ready = dependency::ReadyWait::new(dep, addr, &bound, spec, backend, netns);
@@ -123,22 +115,26 @@ impl Harness {
                     let run = dependency::start(&dep.name, probe.clone(), addr, netns)?;
                     let stop = (dep.stop.signal_number, dep.stop.grace);
                     let mut local = LocalDependency::new(&dep.name, run, probe, netns, ready, stop);
-                    if let Err(why) = local.ready_wait().wait(cancel) {
+                    if let Err(reason) = local.ready_wait().wait(cancel) {
                         let tail = local.abort().map(|r| r.stderr_tail).unwrap_or_default();
-                        return Err(setup_error(
-                            format!("dependency `{}` at {addr} was not ready", dep.name),
-                            format!("{why}{}", last_lines(&tail)),
-                        ));
+                        return Err(ServiceError::DependencyNotReady {
+                            dependency: dep.name.clone(),
+                            addr,
+                            reason: Box::new(reason),
+                            tail: last_lines(&tail),
+                        });
                     }
                     let boxed: Box<dyn DependencyProcesses> = Box::new(local);
                     (Some(Arc::new(Mutex::new(boxed))), Some(dir))
                 }
                 DependencySource::Upstream { .. } => {
-                    if let Err(why) = ready.wait(cancel) {
-                        return Err(setup_error(
-                            format!("dependency `{}` at {addr} was not ready", dep.name),
-                            why,
-                        ));
+                    if let Err(reason) = ready.wait(cancel) {
+                        return Err(ServiceError::DependencyNotReady {
+                            dependency: dep.name.clone(),
+                            addr,
+                            reason: Box::new(reason),
+                            tail: String::new(),
+                        });
                     }
                     (None, None)
                 }
@@ -163,7 +159,10 @@ impl Harness {
                 }
                 None => Proxy::start(config),
             }
-            .map_err(|e| setup_error(format!("the fault proxy for `{}`", dep.name), e))?;
+            .map_err(|source| ServiceError::Proxy {
+                dependency: dep.name.clone(),
+                source,
+            })?;
             harness.deps.push(DependencyRun {
                 name: dep.name.clone(),
                 dep_port,

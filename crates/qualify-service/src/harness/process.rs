@@ -27,6 +27,7 @@ use qualify_probe::netns::Netns;
 use qualify_probe::{CancelToken, ProbeResult, ProbeSpec};
 
 use super::dependency::{self, ReadyWait};
+use crate::error::{DependencyError, NotReady};
 use crate::instance::ServiceRun;
 
 /// How long a killed tree may take to be gone.
@@ -35,14 +36,14 @@ const GONE_WITHIN: Duration = Duration::from_secs(5);
 /// What a process fault does to a dependency's processes, wherever they run.
 pub trait DependencyProcesses: Send {
     /// Send `signal` to every process of the dependency at once; how many it reached.
-    fn signal_all(&mut self, signal: i32) -> Result<usize, String>;
+    fn signal_all(&mut self, signal: i32) -> Result<usize, DependencyError>;
     /// Wait up to `within` for the running instance to be gone; how it ended (`None`: still
     /// running at the deadline).
-    fn wait_gone(&mut self, within: Duration) -> Result<Option<KilledInstance>, String>;
+    fn wait_gone(&mut self, within: Duration) -> Result<Option<KilledInstance>, DependencyError>;
     /// Start it again: the same command, in the same data directory, on the same port.
-    fn start_again(&mut self) -> Result<(), String>;
+    fn start_again(&mut self) -> Result<(), DependencyError>;
     /// Wait until its ready check passes (within its `ready.within`).
-    fn await_ready(&mut self, cancel: &CancelToken) -> Result<(), String>;
+    fn await_ready(&mut self, cancel: &CancelToken) -> Result<(), DependencyError>;
     /// The cell is over: continue it if it is stopped, then stop it with its `stop` signal
     /// and grace (killed after it).
     fn finish(&mut self);
@@ -101,15 +102,18 @@ fn ended(r: &ProbeResult) -> KilledInstance {
 }
 
 impl DependencyProcesses for LocalDependency {
-    fn signal_all(&mut self, signal: i32) -> Result<usize, String> {
+    fn signal_all(&mut self, signal: i32) -> Result<usize, DependencyError> {
         let run = self
             .run
             .as_ref()
-            .ok_or_else(|| format!("dependency `{}` is not running", self.name))?;
+            .ok_or_else(|| DependencyError::NotRunning(self.name.clone()))?;
         let n = run
             .control
             .signal_tree(signal)
-            .map_err(|e| format!("dependency `{}`: {e}", self.name))?;
+            .map_err(|source| DependencyError::Signal {
+                dependency: self.name.clone(),
+                source,
+            })?;
         if signal == libc::SIGSTOP {
             self.held = true;
         } else if signal == libc::SIGCONT {
@@ -118,9 +122,9 @@ impl DependencyProcesses for LocalDependency {
         Ok(n)
     }
 
-    fn wait_gone(&mut self, within: Duration) -> Result<Option<KilledInstance>, String> {
+    fn wait_gone(&mut self, within: Duration) -> Result<Option<KilledInstance>, DependencyError> {
         let Some(run) = self.run.as_ref() else {
-            return Err(format!("dependency `{}` is not running", self.name));
+            return Err(DependencyError::NotRunning(self.name.clone()));
         };
         let deadline = Instant::now() + within;
         while !run.ended() {
@@ -129,15 +133,21 @@ impl DependencyProcesses for LocalDependency {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        let run = self.run.take().ok_or("no instance")?;
+        let run = self
+            .run
+            .take()
+            .ok_or_else(|| DependencyError::NotRunning(self.name.clone()))?;
         run.stop_now()
             .map(|r| Some(ended(&r)))
-            .map_err(|e| format!("dependency `{}`: {e}", self.name))
+            .map_err(|e| DependencyError::Collect {
+                dependency: self.name.clone(),
+                source: Box::new(e),
+            })
     }
 
-    fn start_again(&mut self) -> Result<(), String> {
+    fn start_again(&mut self) -> Result<(), DependencyError> {
         if self.run.is_some() {
-            return Err(format!("dependency `{}` is still running", self.name));
+            return Err(DependencyError::StillRunning(self.name.clone()));
         }
         let run = dependency::start(
             &self.name,
@@ -145,15 +155,15 @@ impl DependencyProcesses for LocalDependency {
             self.addr,
             self.netns.as_ref(),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(DependencyError::Start)?;
         self.run = Some(run);
         self.held = false;
         Ok(())
     }
 
-    fn await_ready(&mut self, cancel: &CancelToken) -> Result<(), String> {
+    fn await_ready(&mut self, cancel: &CancelToken) -> Result<(), DependencyError> {
         let Some(run) = &self.run else {
-            return Err(format!("dependency `{}` is not running", self.name));
+            return Err(DependencyError::NotRunning(self.name.clone()));
         };
         // Stop waiting when it ends (it could not start on its data) or qualify stops.
         let stop: CancelToken = Arc::new(AtomicBool::new(false));
@@ -173,8 +183,8 @@ impl DependencyProcesses for LocalDependency {
             r
         });
         match r {
-            Err(e) if run.ended() => Err(format!("it ended before it was ready ({e})")),
-            other => other,
+            Err(e) if run.ended() => Err(DependencyError::NotReady(NotReady::Ended(Box::new(e)))),
+            other => other.map_err(DependencyError::NotReady),
         }
     }
 
@@ -291,7 +301,7 @@ fn drive(
     match p.signal_all(number) {
         Ok(n) => rec.processes = n as u64,
         Err(e) => {
-            rec.errors.push(e);
+            rec.errors.push(e.to_string());
             return rec;
         }
     }
@@ -306,7 +316,7 @@ fn drive(
                     rec.resumed_at_seconds = Some(at());
                     rec.ready_at_seconds = rec.resumed_at_seconds;
                 }
-                Err(e) => rec.errors.push(e),
+                Err(e) => rec.errors.push(e.to_string()),
             }
             return rec;
         }
@@ -327,7 +337,7 @@ fn drive(
                 return rec;
             }
             Err(e) => {
-                rec.errors.push(e);
+                rec.errors.push(e.to_string());
                 return rec;
             }
         },
@@ -355,13 +365,13 @@ fn drive(
                             return rec;
                         }
                         Err(e) => {
-                            rec.errors.push(e);
+                            rec.errors.push(e.to_string());
                             return rec;
                         }
                     }
                 }
                 Err(e) => {
-                    rec.errors.push(e);
+                    rec.errors.push(e.to_string());
                     return rec;
                 }
             }
@@ -402,11 +412,14 @@ mod tests {
     struct Recorded(Arc<Mutex<Calls>>);
 
     impl DependencyProcesses for Recorded {
-        fn signal_all(&mut self, signal: i32) -> Result<usize, String> {
+        fn signal_all(&mut self, signal: i32) -> Result<usize, DependencyError> {
             self.0.lock().unwrap().log.push(format!("signal {signal}"));
             Ok(2)
         }
-        fn wait_gone(&mut self, _within: Duration) -> Result<Option<KilledInstance>, String> {
+        fn wait_gone(
+            &mut self,
+            _within: Duration,
+        ) -> Result<Option<KilledInstance>, DependencyError> {
             let mut c = self.0.lock().unwrap();
             c.log.push("wait_gone".into());
             if c.gone_after > 0 {
@@ -418,11 +431,11 @@ mod tests {
                 detail: "killed".into(),
             }))
         }
-        fn start_again(&mut self) -> Result<(), String> {
+        fn start_again(&mut self) -> Result<(), DependencyError> {
             self.0.lock().unwrap().log.push("start".into());
             Ok(())
         }
-        fn await_ready(&mut self, _cancel: &CancelToken) -> Result<(), String> {
+        fn await_ready(&mut self, _cancel: &CancelToken) -> Result<(), DependencyError> {
             self.0.lock().unwrap().log.push("ready".into());
             Ok(())
         }

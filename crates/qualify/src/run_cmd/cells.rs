@@ -2,7 +2,7 @@
 //! spec from the spec, warmups, repeats, the local topology flag) on one of two executors —
 //! this machine or Slurm — and what is measured of it afterwards ([`measure`]). With
 //! `[performance]` a cell's first probe is its warmups and one measured run (round 1); the
-//! later rounds (`rounds.rs`) add one run each through [`CellRunner::probe_once`]. The planner and
+//! later rounds (`rounds.rs`) add one run each through [`RoundExecutor::probe_once`]. The planner and
 //! the controls call it through `qualify_plan::CellRunner`. A new kind of cell (a service under
 //! load) plugs in here: its own way to run and its own measurements, on the same executors.
 
@@ -14,10 +14,16 @@ use std::sync::atomic::Ordering;
 use qualify_perf::Sample;
 use qualify_plan::Params;
 use qualify_probe::{CancelToken, Outcome, ProbeError, ProbeResult, ProbeSpec};
+use qualify_service::ServiceError;
 use qualify_slurm::SlurmExecutor;
 use qualify_spec::Spec;
 
 use super::Context;
+use super::rounds::{Dispatch, RoundExecutor};
+use crate::error::CliError;
+
+/// What a run that stopped because a cell could not start says first.
+const NOT_PROBED: &str = "a cell could not be probed";
 
 /// Where cells run.
 pub enum Executor {
@@ -25,6 +31,17 @@ pub enum Executor {
     Local,
     /// As Slurm jobs (each runs `qualify probe` on a compute node).
     Slurm(SlurmExecutor),
+}
+
+impl Executor {
+    /// How this executor runs the cells of a round (and of the plan): one at a time here, or
+    /// all submitted at once to Slurm.
+    pub fn dispatch(&self) -> Dispatch {
+        match self {
+            Executor::Local => Dispatch::Here,
+            Executor::Slurm(_) => Dispatch::Batch,
+        }
+    }
 }
 
 /// Probes the plan's cells (and the ledger's controls) on one executor.
@@ -35,9 +52,10 @@ pub struct CellRunner<'a> {
     repeat: u64,
     cancel: &'a CancelToken,
     executor: &'a Executor,
-    /// The first probe that could not start at all (command not found, backend missing): it
-    /// stops the run, which then fails with this error.
-    setup_error: OnceLock<ProbeError>,
+    /// The first probe or service cell that could not start at all (command not found,
+    /// backend missing, a dependency never ready): it stops the run, which then fails with
+    /// this error.
+    setup_error: OnceLock<CliError>,
     /// Where service cells keep their write histories: `histories` beside the receipt.
     histories: PathBuf,
     /// The `none` cells measured so far: the noise floor of the faulted service cells.
@@ -61,16 +79,18 @@ impl<'a> CellRunner<'a> {
         }
     }
 
-    /// The probe that could not start, if one did not.
-    pub fn into_setup_error(self) -> Option<ProbeError> {
+    /// The cell that could not start, if one did not.
+    pub fn into_setup_error(self) -> Option<CliError> {
         self.setup_error.into_inner()
     }
 
     fn run_local(&self, params: &Params, probe: &ProbeSpec) -> ProbeResult {
         let result = if self.spec.service.is_some() {
             self.service_locally(params)
+                .map_err(|e| CliError::service(NOT_PROBED, e))
         } else {
             self.probe_locally(probe)
+                .map_err(|e| CliError::probe(NOT_PROBED, e))
         };
         match result {
             Ok(mut r) => {
@@ -88,8 +108,8 @@ impl<'a> CellRunner<'a> {
 
     /// A service cell: started, loaded, judged and stopped once per run. With `[performance]`
     /// this is round 1 (its run in `runs`; the later rounds add theirs through
-    /// [`CellRunner::probe_once`]); otherwise `--repeat` runs combined as for batch cells.
-    fn service_locally(&self, params: &Params) -> Result<ProbeResult, ProbeError> {
+    /// [`RoundExecutor::probe_once`]); otherwise `--repeat` runs combined as for batch cells.
+    fn service_locally(&self, params: &Params) -> Result<ProbeResult, ServiceError> {
         let cell = self.service_cell();
         if self.spec.performance.is_some() {
             let mut r = cell.run(params)?;
@@ -100,19 +120,17 @@ impl<'a> CellRunner<'a> {
         if repeat == 1 {
             return cell.run(params);
         }
-        let mut runs = Vec::with_capacity(repeat);
-        for _ in 0..repeat {
-            let r = cell.run(params)?;
-            let stop = r.outcome == Outcome::Interrupted;
-            runs.push(r);
-            if stop {
-                break;
-            }
+        let first = cell.run(params)?;
+        let mut runs = vec![first.clone()];
+        while runs.len() < repeat
+            && runs
+                .last()
+                .is_some_and(|r| r.outcome != Outcome::Interrupted)
+        {
+            runs.push(cell.run(params)?);
         }
-        ProbeResult::combine(runs).ok_or_else(|| ProbeError::Io {
-            context: "a service cell ran no run".into(),
-            source: std::io::Error::other("no runs"),
-        })
+        // `combine` has no result only for no run; `runs` holds the first at least.
+        Ok(ProbeResult::combine(runs).unwrap_or(first))
     }
 
     fn service_cell(&self) -> qualify_service::ServiceCell<'_> {
@@ -150,18 +168,25 @@ impl<'a> CellRunner<'a> {
     }
 }
 
-impl CellRunner<'_> {
+impl RoundExecutor for CellRunner<'_> {
+    fn dispatch(&self) -> Dispatch {
+        self.executor.dispatch()
+    }
+
     /// One more measured run of a cell (a later round of `[performance]`): no warmup, one run,
     /// on the same executor (under Slurm: one job). A probe that cannot start stops the run as
     /// in [`qualify_plan::CellRunner::run`].
-    pub fn probe_once(&self, params: &Params) -> ProbeResult {
+    fn probe_once(&self, params: &Params) -> ProbeResult {
         let probe = self.spec.cell_probe(params, self.backend);
         match self.executor {
             Executor::Local => {
                 let once = if self.spec.service.is_some() {
-                    self.service_cell().run(params)
+                    self.service_cell()
+                        .run(params)
+                        .map_err(|e| CliError::service(NOT_PROBED, e))
                 } else {
                     qualify_probe::probe(&probe, self.cancel)
+                        .map_err(|e| CliError::probe(NOT_PROBED, e))
                 };
                 once.unwrap_or_else(|e| {
                     let _ = self.setup_error.set(e);
@@ -301,12 +326,12 @@ fn served(outcome: Outcome) -> bool {
 /// The service metrics ([`qualify_spec::SERVICE_METRICS`]) of a run's load report
 /// (`result.load`), each computed as the `[[slo]]` evaluation computes it, and the names of
 /// those the run could not measure (nothing answered: no latency).
-fn service_metrics(run: &ProbeResult) -> Result<ServiceMeasures, String> {
+fn service_metrics(run: &ProbeResult) -> Result<ServiceMeasures, NoLoadReport> {
     let Some(load) = &run.load else {
-        return Err("no load report (result.load) to measure the service metrics from".into());
+        return Err(NoLoadReport::Missing);
     };
     let Some(report) = &load.report else {
-        return Err("the load report (result.load) holds no measurement".into());
+        return Err(NoLoadReport::Empty);
     };
     let mut values = Vec::new();
     let mut missing = Vec::new();
@@ -324,6 +349,16 @@ fn service_metrics(run: &ProbeResult) -> Result<ServiceMeasures, String> {
         }
     }
     Ok(ServiceMeasures { values, missing })
+}
+
+/// Why a service run has no service metrics (a problem of the cell's measurement, in its
+/// record).
+#[derive(Debug, thiserror::Error)]
+enum NoLoadReport {
+    #[error("no load report (result.load) to measure the service metrics from")]
+    Missing,
+    #[error("the load report (result.load) holds no measurement")]
+    Empty,
 }
 
 /// A run's service metrics: the measured ones, and the names of those it could not measure.

@@ -16,6 +16,7 @@ use super::Context;
 use super::cells::{CellRunner, Executor};
 use super::checks::Next;
 use super::controls::Controls;
+use super::rounds::{Dispatch, RoundExecutor};
 use crate::error::CliError;
 
 /// Cells in flight at once under Slurm (each waits on its own thread for its job).
@@ -58,7 +59,7 @@ pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<
     };
     // A measuring run has the machine to itself among qualify runs, and says who else ran.
     let measuring =
-        matches!(executor, Executor::Local) && (spec.performance.is_some() || ctx.repeat() > 1);
+        executor.dispatch() == Dispatch::Here && (spec.performance.is_some() || ctx.repeat() > 1);
     let measurement = if measuring {
         let held = super::lock::hold(
             ctx,
@@ -70,7 +71,7 @@ pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<
         None
     };
     let runner = CellRunner::new(ctx, &executor);
-    let (execution, mut rounds) = execute(ctx, &the_plan, planned, &runner, controls, &executor);
+    let (execution, mut rounds) = execute(ctx, &the_plan, planned, &runner, controls);
     if let Some((held, watcher)) = measurement {
         let share = watcher.finish(true);
         drop(held);
@@ -86,7 +87,7 @@ pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<
         )));
     }
     if let Some(e) = runner.into_setup_error() {
-        return Err(CliError::probe("a cell could not be probed", e));
+        return Err(e);
     }
     Ok(Region {
         planned,
@@ -101,22 +102,23 @@ fn execute(
     planned: usize,
     runner: &CellRunner<'_>,
     controls: &mut Controls,
-    executor: &Executor,
 ) -> (plan::Execution, Option<qualify_perf::Rounds>) {
     let bar = progress_bar(ctx.args.json, planned);
-    let slurm = matches!(executor, Executor::Slurm(_));
+    let dispatch = runner.dispatch();
     // Under Slurm the scheduler owns the cores: every cell is submitted at once.
-    let (jobs, cores) = if slurm {
-        (SLURM_IN_FLIGHT, SLURM_IN_FLIGHT)
-    } else {
-        (ctx.args.jobs as usize, qualify_probe::allowed_cpus())
+    let (jobs, cores) = match dispatch {
+        Dispatch::Batch => (SLURM_IN_FLIGHT, SLURM_IN_FLIGHT),
+        Dispatch::Here => (ctx.args.jobs as usize, qualify_probe::allowed_cpus()),
     };
     let demand = cpu_demand(ctx.spec);
     let progress_bar = bar.clone();
     let opts = plan::ExecuteOptions::new()
         .jobs(jobs)
         .cores(cores)
-        .demand(move |p: &plan::Params| if slurm { 1 } else { demand(p) })
+        .demand(move |p: &plan::Params| match dispatch {
+            Dispatch::Batch => 1,
+            Dispatch::Here => demand(p),
+        })
         .cancel(ctx.cancel.clone())
         .on_progress(move |ev| match ev {
             plan::ProgressEvent::Started {
@@ -153,7 +155,7 @@ fn execute(
         execution.cells.len(),
         started.elapsed().as_secs_f64()
     ));
-    let rounds = super::rounds::run(ctx, runner, executor, &mut execution, started);
+    let rounds = super::rounds::run(ctx, runner, &mut execution, started);
     (execution, rounds)
 }
 
