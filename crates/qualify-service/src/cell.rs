@@ -131,6 +131,8 @@ impl ServiceCell<'_> {
         let plan = self.plan(params);
         let mut instances = Instances::new(run, probe, addr);
         let mut measured = None;
+        // A generator process of a split load that failed mid-run: the cell is not evidence.
+        let mut generator_failed = None;
         let mut report = match &plan {
             Some(plan) => {
                 let recovery = spec.recovery.as_ref();
@@ -149,13 +151,21 @@ impl ServiceCell<'_> {
                     }
                 };
                 let ran = if plan.generators > 1 {
-                    generators::run(self.load_gen, plan, addr, self.cancel, &mut observer)
-                        .map_err(|source| ServiceError::Generators { addr, source })
+                    match generators::run(self.load_gen, plan, addr, self.cancel, &mut observer) {
+                        Err(generators::GeneratorsError::Merge(e)) => {
+                            generator_failed = Some(e.to_string());
+                            Ok(None)
+                        }
+                        other => other
+                            .map(Some)
+                            .map_err(|source| ServiceError::Generators { addr, source }),
+                    }
                 } else {
                     qualify_load::run(plan, addr, self.cancel, &mut observer)
+                        .map(Some)
                         .map_err(|source| ServiceError::Load { addr, source })
                 };
-                Some(ran?)
+                ran?
             }
             None => None,
         };
@@ -197,6 +207,16 @@ impl ServiceCell<'_> {
         if self.cancelled() {
             r.outcome = Outcome::Interrupted;
             r.detail = "not probed to the end: the run was stopping".into();
+            return Ok(r);
+        }
+        if let Some(why) = generator_failed {
+            // The service's own end (a crash, …) stands; a live service was not examined.
+            let detail = format!("not evidence about the service: the split load failed ({why})");
+            if alive {
+                r.outcome = Outcome::Interrupted;
+                r.detail = detail.clone();
+            }
+            r.load = Some(ServiceLoad::without_load(detail));
             return Ok(r);
         }
 

@@ -527,3 +527,59 @@ fn a_ramp_through_the_capacity_reports_the_rate_at_which_objectives_first_failed
         }
     }
 }
+
+#[test]
+fn a_generator_killed_mid_run_makes_the_cell_interrupted_and_is_named() {
+    let d = scratch("generator-killed");
+    let dir = d.0.as_path();
+    let spec = service_spec("ok", "1", 50, 6, "")
+        .replace("max_in_flight = 32", "max_in_flight = 32\ngenerators = 2");
+    std::fs::write(dir.join("qualify.toml"), spec).unwrap();
+    let mut qualify = Command::new(QUALIFY)
+        .current_dir(dir)
+        .args(["run", "qualify.toml", "--no-ledger", "--receipt", "r.json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run qualify");
+    let is_load_gen = |pid: u32| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+            c.split(|b| *b == 0).any(|a| a == b"load-gen")
+                && c.split(|b| *b == 0).any(|a| a == b"1")
+        })
+    };
+    let started = std::time::Instant::now();
+    let victim = loop {
+        let second = common::descendants(qualify.id())
+            .into_iter()
+            .map(|(p, _)| p)
+            .find(|p| is_load_gen(*p));
+        if let Some(p) = second {
+            break p;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "no generator started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // Mid-schedule: the load has run a second or two of its six.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: kill(2) on a process of the run this test started.
+    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    let status = qualify.wait().unwrap();
+    let receipt: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let c = &receipt["predicate"]["cells"][0];
+    assert_eq!(outcome(c), "interrupted", "{c}");
+    let detail = c["result"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the split load failed") && detail.contains("generator 1 of 2"),
+        "{detail}"
+    );
+    assert_ne!(
+        status.code(),
+        Some(0),
+        "an interrupted cell supports no claim"
+    );
+}
