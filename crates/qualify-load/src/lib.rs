@@ -23,6 +23,7 @@ mod plan;
 pub mod ready;
 mod record;
 mod report;
+pub mod schedule;
 mod seqset;
 pub mod slo;
 pub mod template;

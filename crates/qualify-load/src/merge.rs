@@ -9,7 +9,8 @@
 //! rates (offered, achieved, throughput) sum; a timeline second's counts sum, but its `p99`
 //! is the largest of the generators' p99s for that second (no per-second histogram is
 //! kept: an upper bound); the schedule lag keeps the worst generator's quantiles beside the
-//! summed dispatch counts. The merge is saturated when any generator was — or began its
+//! summed dispatch counts; a staged load's seconds (by intended start) add their counts,
+//! offered rates and latency histograms exactly. The merge is saturated when any generator was — or began its
 //! schedule more than [`LATE_START`] after the agreed start — and its detail names which.
 
 use std::collections::BTreeMap;
@@ -58,6 +59,7 @@ pub fn run_share(
         report: Some(report),
         uncorrected_histogram: extras.uncorrected,
         phases: extras.phases,
+        second_histograms: extras.seconds,
         error: None,
     })
 }
@@ -193,6 +195,7 @@ pub fn merge(reports: &[GeneratorReport]) -> Result<LoadReport, MergeError> {
     let mut corrected = Sum::default();
     let mut uncorrected = Sum::default();
     let mut phase_sums: BTreeMap<usize, [Sum; 4]> = BTreeMap::new();
+    let mut second_sums: BTreeMap<usize, Sum> = BTreeMap::new();
     let mut lag = ScheduleLag::default();
     let mut generator = Generator {
         threads: 0,
@@ -260,6 +263,25 @@ pub fn merge(reports: &[GeneratorReport]) -> Result<LoadReport, MergeError> {
             mine.completed += row.completed;
             mine.errors += row.errors;
             mine.p99 = max_opt(mine.p99, row.p99);
+            mine.offered = sum_opt(mine.offered, row.offered);
+        }
+        if let Some(shape) = &r.shape {
+            for (n, sec) in shape.seconds.iter().enumerate() {
+                let text = g.second_histograms.get(n).map_or("", String::as_str);
+                second_sums
+                    .entry(n)
+                    .or_default()
+                    .add(text, i, "per-second latency")?;
+                if k > 0
+                    && let Some(mine) = out.shape.as_mut().and_then(|s| s.seconds.get_mut(n))
+                {
+                    mine.offered_rate += sec.offered_rate;
+                    mine.sent += sec.sent;
+                    mine.answered += sec.answered;
+                    mine.errors += sec.errors;
+                    mine.dropped += sec.dropped;
+                }
+            }
         }
         for (n, p) in r.phases.iter().enumerate() {
             let sums = phase_sums.entry(n).or_default();
@@ -329,6 +351,13 @@ pub fn merge(reports: &[GeneratorReport]) -> Result<LoadReport, MergeError> {
             p.fast_error_histogram = sums[2].encoded("");
             p.ended_latency = sums[3].summary();
             p.ended_histogram = sums[3].encoded("");
+        }
+    }
+    if let Some(shape) = &mut out.shape {
+        for (n, sum) in second_sums {
+            if let Some(sec) = shape.seconds.get_mut(n) {
+                sec.latency = sum.summary();
+            }
         }
     }
     out.latency = Latency {

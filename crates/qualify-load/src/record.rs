@@ -134,6 +134,33 @@ pub(crate) struct Recorder {
     lag_late: u64,
     late: Duration,
     pub connections: u64,
+    /// A staged load: per second of intended start (measured phase), its counts and the
+    /// corrected latency of its answers (`None`: not kept).
+    starts: Option<Vec<StartSecond>>,
+    /// An empty histogram of the rows' kind (two significant digits, growing with the
+    /// values seen: a few KiB per second).
+    start_template: Option<Histogram<u64>>,
+}
+
+/// One second of intended starts.
+struct StartSecond {
+    sent: u64,
+    answered: u64,
+    errors: u64,
+    dropped: u64,
+    latency: Histogram<u64>,
+}
+
+impl StartSecond {
+    fn new(template: &Histogram<u64>) -> StartSecond {
+        StartSecond {
+            sent: 0,
+            answered: 0,
+            errors: 0,
+            dropped: 0,
+            latency: template.clone(),
+        }
+    }
 }
 
 impl Recorder {
@@ -181,7 +208,55 @@ impl Recorder {
             lag_late: 0,
             late,
             connections: 0,
+            starts: None,
+            start_template: None,
         })
+    }
+
+    /// Keep statistics per second of intended start (a staged load's `shape.seconds`).
+    pub fn keep_start_seconds(&mut self) -> Result<(), LoadError> {
+        let template = Histogram::new(2)
+            .map_err(|e| LoadError::Plan(format!("per-second latency histogram: {e:?}")))?;
+        self.start_template = Some(template);
+        self.starts.get_or_insert_with(Vec::new);
+        Ok(())
+    }
+
+    /// The row of the second `intended` falls in (measured), if rows are kept.
+    fn start_row(&mut self, intended: Instant) -> Option<&mut StartSecond> {
+        let starts = self.starts.as_mut()?;
+        let template = self.start_template.as_ref()?;
+        let index = intended
+            .checked_duration_since(self.measured_start)?
+            .as_secs() as usize;
+        while starts.len() <= index {
+            starts.push(StartSecond::new(template));
+        }
+        starts.get_mut(index)
+    }
+
+    /// The rows per second of intended start, `seconds` of them at least (offered rates are
+    /// the caller's to fill).
+    pub fn start_seconds(&self, seconds: usize) -> Vec<qualify_model::load::ShapeSecond> {
+        let Some(starts) = &self.starts else {
+            return Vec::new();
+        };
+        (0..seconds.max(starts.len()))
+            .map(|i| {
+                let mut row = qualify_model::load::ShapeSecond {
+                    second: i as u32,
+                    ..Default::default()
+                };
+                if let Some(s) = starts.get(i) {
+                    row.sent = s.sent;
+                    row.answered = s.answered;
+                    row.errors = s.errors;
+                    row.dropped = s.dropped;
+                    row.latency = crate::report::summary_of(&s.latency);
+                }
+                row
+            })
+            .collect()
     }
 
     /// The measured phase ends at `end` (a stop).
@@ -222,6 +297,9 @@ impl Recorder {
         }
         self.counts.sent += 1;
         self.row(now).1.sent += 1;
+        if let Some(s) = self.start_row(intended) {
+            s.sent += 1;
+        }
         for p in self.phases_of(intended) {
             p.counts.sent += 1;
             p.peak_in_flight = p.peak_in_flight.max(in_flight);
@@ -260,6 +338,14 @@ impl Recorder {
         self.counts.end(&ending);
         let corrected = micros(now.saturating_duration_since(intended));
         let uncorrected = micros(now.saturating_duration_since(sent_at));
+        if let Some(s) = self.start_row(intended) {
+            s.errors += u64::from(ending.error.is_some());
+            if ending.answered {
+                s.answered += 1;
+                // Auto-resizing: `record` grows the range (`saturating_record` would clamp).
+                let _ = s.latency.record(corrected);
+            }
+        }
         if ending.answered {
             self.corrected.saturating_record(corrected);
             self.uncorrected.saturating_record(uncorrected);
@@ -315,6 +401,9 @@ impl Recorder {
             return;
         }
         self.counts.dropped += 1;
+        if let Some(s) = self.start_row(intended) {
+            s.dropped += 1;
+        }
         for p in self.phases_of(intended) {
             p.counts.dropped += 1;
         }
@@ -390,6 +479,22 @@ impl Recorder {
         self.lag_dispatched += other.lag_dispatched;
         self.lag_late += other.lag_late;
         self.connections += other.connections;
+        if let (Some(mine), Some(theirs), Some(template)) =
+            (&mut self.starts, other.starts, &self.start_template)
+        {
+            for (k, theirs) in theirs.into_iter().enumerate() {
+                if mine.len() <= k {
+                    mine.push(StartSecond::new(template));
+                }
+                let m = &mut mine[k];
+                m.sent += theirs.sent;
+                m.answered += theirs.answered;
+                m.errors += theirs.errors;
+                m.dropped += theirs.dropped;
+                // Both auto-resizing: adding cannot fail.
+                let _ = m.latency.add(&theirs.latency);
+            }
+        }
     }
 
     /// The timeline, rows closed.
@@ -411,6 +516,12 @@ impl Recorder {
                     corrected: encoded(&p.corrected),
                     uncorrected: encoded(&p.uncorrected),
                 })
+                .collect(),
+            seconds: self
+                .starts
+                .iter()
+                .flatten()
+                .map(|s| encoded(&s.latency))
                 .collect(),
         }
     }

@@ -185,6 +185,7 @@ pub(crate) mod tests_support {
             cancelled: false,
             stopped_at_seconds: None,
             generators: Vec::new(),
+            shape: None,
         }
     }
 }

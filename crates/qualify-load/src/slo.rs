@@ -8,6 +8,7 @@
 use qualify_model::{BoundKind, Slo, SloMetric, SloPhase};
 
 use crate::report::LoadReport;
+use qualify_model::load::LoadShape;
 
 /// The implicit error-rate limit.
 pub const DEFAULT_ERROR_RATE: f64 = 0.01;
@@ -71,6 +72,84 @@ pub fn evaluate_fault(slos: &[Slo], window: &LoadReport) -> Vec<SloResult> {
         .filter(|s| s.phase == SloPhase::Fault)
         .map(|s| judge(s, window, false, SloPhase::Fault))
         .collect()
+}
+
+/// A staged load's first failing second, written into `shape` (`first_failed_at_rate`,
+/// `first_failed_second`, `first_failed_because`; all `None` when every second held): seconds
+/// by the intended start of their requests, in order, skipping those that offered nothing. A
+/// second fails when any of its arrivals was dropped; when its failed / sent requests exceed
+/// a steady `error_rate` objective (the implicit 1% without one); or when a steady latency
+/// objective's quantile of its answered requests' corrected latency breaks the limit.
+/// Throughput and `dropped_rate` objectives are not judged per second (a ramp's low start is
+/// not a throughput failure; a drop fails the second by itself).
+pub fn judge_seconds(slos: &[Slo], shape: &mut LoadShape) {
+    let steady: Vec<&Slo> = slos.iter().filter(|s| s.phase != SloPhase::Fault).collect();
+    let implicit = Slo {
+        metric: SloMetric::ErrorRate,
+        bound: BoundKind::Max,
+        limit: DEFAULT_ERROR_RATE,
+        phase: SloPhase::WholeRun,
+    };
+    let mut error_slos: Vec<&Slo> = steady
+        .iter()
+        .copied()
+        .filter(|s| s.metric == SloMetric::ErrorRate)
+        .collect();
+    if error_slos.is_empty() {
+        error_slos.push(&implicit);
+    }
+    let failed = shape.seconds.iter().find_map(|sec| {
+        if sec.sent + sec.dropped == 0 {
+            return None;
+        }
+        if sec.dropped > 0 {
+            return Some((
+                sec,
+                format!(
+                    "{} of its arrivals dropped (no free slot before the schedule ended)",
+                    sec.dropped
+                ),
+            ));
+        }
+        if sec.sent > 0 {
+            let rate = sec.errors as f64 / sec.sent as f64;
+            if let Some(slo) = error_slos.iter().find(|s| !s.bound.holds(rate, s.limit)) {
+                return Some((
+                    sec,
+                    format!(
+                        "error_rate {} of its requests ({} of {}) breaks {} {}",
+                        format_value(SloMetric::ErrorRate, rate),
+                        sec.errors,
+                        sec.sent,
+                        slo.bound,
+                        format_value(SloMetric::ErrorRate, slo.limit)
+                    ),
+                ));
+            }
+        }
+        steady.iter().find_map(|slo| {
+            let v = sec.latency.at(slo.metric.quantile()?)?;
+            (!slo.bound.holds(v, slo.limit)).then(|| {
+                (
+                    sec,
+                    format!(
+                        "{} {} of its answers breaks {} {}",
+                        slo.metric,
+                        format_value(slo.metric, v),
+                        slo.bound,
+                        format_value(slo.metric, slo.limit)
+                    ),
+                )
+            })
+        })
+    });
+    let (rate, second, because) = match failed {
+        Some((sec, why)) => (Some(sec.offered_rate), Some(sec.second), Some(why)),
+        None => (None, None, None),
+    };
+    shape.first_failed_at_rate = rate;
+    shape.first_failed_second = second;
+    shape.first_failed_because = because;
 }
 
 #[cfg(test)]
@@ -179,5 +258,84 @@ mod tests {
         assert_eq!(format_value(SloMetric::LatencyP50, 0.000_042), "0.042 ms");
         assert_eq!(format_value(SloMetric::DroppedRate, 0.125), "12.5%");
         assert_eq!(format_value(SloMetric::Throughput, 812.4), "812/s");
+    }
+
+    fn ramp_second(
+        second: u32,
+        rate: f64,
+        p99: f64,
+        errors: u64,
+    ) -> qualify_model::load::ShapeSecond {
+        qualify_model::load::ShapeSecond {
+            second,
+            offered_rate: rate,
+            sent: rate as u64,
+            answered: rate as u64 - errors,
+            errors,
+            dropped: 0,
+            latency: crate::report::LatencySummary {
+                count: rate as u64,
+                p50: Some(p99 / 4.0),
+                p90: Some(p99 / 2.0),
+                p99: Some(p99),
+                p999: Some(p99),
+                max: Some(p99),
+                mean: Some(p99 / 4.0),
+            },
+        }
+    }
+
+    fn shape(seconds: Vec<qualify_model::load::ShapeSecond>) -> LoadShape {
+        LoadShape {
+            stages: Vec::new(),
+            start_rate: 0.0,
+            arrivals: Default::default(),
+            seconds,
+            first_failed_at_rate: None,
+            first_failed_second: None,
+            first_failed_because: None,
+        }
+    }
+
+    #[test]
+    fn a_ramp_fails_at_the_first_second_that_breaks_an_objective() {
+        let p99 = [slo(SloMetric::LatencyP99, BoundKind::Max, 0.1)];
+        let mut s = shape(vec![
+            ramp_second(0, 0.0, 0.0, 0),
+            ramp_second(1, 100.0, 0.01, 0),
+            ramp_second(2, 200.0, 0.05, 0),
+            ramp_second(3, 300.0, 0.4, 0),
+            ramp_second(4, 400.0, 0.02, 0),
+        ]);
+        s.seconds[0].sent = 0;
+        judge_seconds(&p99, &mut s);
+        assert_eq!(s.first_failed_at_rate, Some(300.0));
+        assert_eq!(s.first_failed_second, Some(3));
+        assert_eq!(
+            s.first_failed_because.as_deref(),
+            Some("latency_p99 400 ms of its answers breaks max 100 ms")
+        );
+        // Errors: the implicit 1% without an error objective, the declared one with it.
+        s.seconds[2].errors = 3;
+        judge_seconds(&p99, &mut s);
+        assert_eq!(
+            s.first_failed_second,
+            Some(2),
+            "{:?}",
+            s.first_failed_because
+        );
+        let lenient = [p99[0], slo(SloMetric::ErrorRate, BoundKind::Max, 0.05)];
+        judge_seconds(&lenient, &mut s);
+        assert_eq!(s.first_failed_second, Some(3));
+        // A drop fails its second by itself; a fault-window objective is not judged here.
+        s.seconds[1].dropped = 1;
+        judge_seconds(&lenient, &mut s);
+        assert_eq!(s.first_failed_at_rate, Some(100.0));
+        let mut window = p99[0];
+        window.phase = SloPhase::Fault;
+        let mut ok = shape(vec![ramp_second(0, 50.0, 0.4, 0)]);
+        judge_seconds(&[window], &mut ok);
+        assert_eq!(ok.first_failed_at_rate, None);
+        assert_eq!(ok.first_failed_because, None);
     }
 }

@@ -240,6 +240,49 @@ fn service(m: &mut String, v: &View) {
     if rows.len() > MAX_SERVICE {
         let _ = writeln!(m, "\n… and {} more.", rows.len() - MAX_SERVICE);
     }
+    let shaped: Vec<&view::ServiceRow> = rows.iter().filter(|r| r.shape.is_some()).collect();
+    if !shaped.is_empty() {
+        m.push_str("\nLoad shapes (a ramp's seconds judged by the requests each offered):\n\n");
+        for r in shaped.iter().take(MAX_SERVICE) {
+            if let Some(shape) = &r.shape {
+                let verdict = shape
+                    .first_failed_text()
+                    .map_or_else(String::new, |t| format!(": {t}"));
+                let _ = writeln!(m, "- {}: {}{verdict}", r.name(), shape.describe());
+            }
+        }
+    }
+    for r in rows
+        .iter()
+        .filter(|r| !r.generators.is_empty())
+        .take(MAX_SERVICE)
+    {
+        let _ = writeln!(
+            m,
+            "\nLoad generators of {} (one merged verdict):\n\n| generator | offered | sent | answered | lag p99 | CPU | saturated |\n|---|---|---|---|---|---|---|",
+            md_cell(r.name())
+        );
+        for g in &r.generators {
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {} req/s | {} | {} s | {} |",
+                g.index,
+                g.offered_rate
+                    .map_or_else(|| "—".to_string(), |x| format!("{} req/s", num(x))),
+                g.sent,
+                num(g.achieved_rate),
+                g.schedule_lag
+                    .p99
+                    .map_or_else(|| "—".to_string(), view::duration),
+                num(g.cpu_seconds),
+                md_cell(&match (&g.saturated, &g.detail) {
+                    (true, Some(d)) => format!("yes: {d}"),
+                    (true, None) => "yes".to_string(),
+                    _ => "no".to_string(),
+                }),
+            );
+        }
+    }
 }
 
 fn faults(m: &mut String, v: &View) {

@@ -198,7 +198,9 @@ impl ServiceCell<'_> {
         let mut instances = Instances::new(run, probe, addr);
         let mut measured = None;
         let mut lost_generator: Option<String> = None;
-        let report = match &plan {
+        // A generator process of a split load that failed mid-run: the cell is not evidence.
+        let mut generator_failed = None;
+        let mut report = match &plan {
             Some(plan) => {
                 let recovery = spec.recovery.as_ref();
                 let mut observer = |p: &qualify_load::Progress| {
@@ -231,6 +233,10 @@ impl ServiceCell<'_> {
                             lost_generator = Some(why);
                             Ok(None)
                         }
+                        Err(generators::GeneratorsError::Merge(e)) => {
+                            generator_failed = Some(e.to_string());
+                            Ok(None)
+                        }
                         other => other
                             .map(Some)
                             .map_err(|source| ServiceError::Generators { addr, source }),
@@ -245,6 +251,10 @@ impl ServiceCell<'_> {
             None => None,
         };
         let load_ended = Instant::now();
+        // A ramp: the offered rate of the first second whose requests broke an objective.
+        if let Some(shape) = report.as_mut().and_then(|r| r.shape.as_mut()) {
+            qualify_load::slo::judge_seconds(&spec.slos, shape);
+        }
         let restart = instances.restart_seen(measured);
         let alive = !instances.ended();
         // A dependency's process fault runs its course first (started again and ready), unless
@@ -299,6 +309,16 @@ impl ServiceCell<'_> {
                     r.detail.clone(),
                 )
             });
+            return Ok(r);
+        }
+        if let Some(why) = generator_failed {
+            // The service's own end (a crash, …) stands; a live service was not examined.
+            let detail = format!("not evidence about the service: the split load failed ({why})");
+            if alive {
+                r.outcome = Outcome::Interrupted;
+                r.detail = detail.clone();
+            }
+            r.load = Some(ServiceLoad::without_load(detail));
             return Ok(r);
         }
 

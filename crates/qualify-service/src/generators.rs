@@ -322,12 +322,15 @@ fn read_report(
     let stderr = std::fs::read_to_string(err).unwrap_or_default();
     let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
-    let how = status.map_or_else(|| "did not end".to_string(), |s| s.to_string());
+    let how = status.map_or_else(
+        || "it never ended".to_string(),
+        |s| format!("it ended ({s})"),
+    );
     GeneratorReport::failed(
         i,
         n,
         format!(
-            "it {how} without a report{}",
+            "{how} without a report{}",
             if tail.is_empty() {
                 String::new()
             } else {

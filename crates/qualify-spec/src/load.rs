@@ -4,7 +4,10 @@
 //! (`"{rps}"`). `duration` (default 10 s) is measured after `warmup` (default none);
 //! `timeout` (default 2 s) bounds each request; `max_in_flight` (default 256) bounds
 //! outstanding requests; `threads` (default 1) is how many event loops generate the load; `generators` (default 1) how
-//! many generator processes share it (`rate / N` each, one merged report). Each
+//! many generator processes share it (`rate / N` each, one merged report). Instead of `rate`
+//! and `duration`, `stages = [{ rate, for }, …]` ramps the arrival rate linearly from stage to
+//! stage (from `start_rate`, default 0); `arrivals` is `uniform` (default) or `poisson`
+//! (exponential gaps from `seed`, default [`DEFAULT_SEED`]). Each
 //! `[[load.request]]` is HTTP/1.1 (`method`, `path`, `body`,
 //! `headers`, `expect_status`; default 200–399) or a TCP line protocol
 //! (`tcp = { send, expect }`), never both kinds in one load, chosen by `weight` (default 1).
@@ -18,7 +21,9 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::time::Duration;
 
-use qualify_model::load::{HttpRequest, LoadPlan, Model, RequestKind, RequestTemplate, TcpRequest};
+use qualify_model::load::{
+    Arrivals, HttpRequest, LoadPlan, Model, RequestKind, RequestTemplate, Stage, TcpRequest,
+};
 use serde::{Deserialize, Serialize};
 use toml::{Spanned, Value};
 
@@ -127,8 +132,20 @@ pub(crate) struct RawLoad {
     max_in_flight: Option<Spanned<i64>>,
     threads: Option<Spanned<i64>>,
     generators: Option<Spanned<i64>>,
+    stages: Option<Spanned<Vec<Spanned<RawStage>>>>,
+    start_rate: Option<Spanned<Value>>,
+    arrivals: Option<Spanned<String>>,
+    seed: Option<Spanned<i64>>,
     #[serde(default)]
     request: Vec<Spanned<RawRequest>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStage {
+    rate: Spanned<Value>,
+    #[serde(rename = "for")]
+    duration: Spanned<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -214,7 +231,15 @@ pub(crate) fn check(
             }
         },
     };
+    let stages = raw
+        .stages
+        .as_ref()
+        .map(|st| check_stages(st, &raw, model, ck));
     let amount = match (&raw.rate, &raw.users, model) {
+        _ if stages.is_some() && raw.users.is_none() => stages.as_ref().and_then(|(stages, _)| {
+            let peak = stages.iter().map(|s| s.rate).fold(0.0, f64::max);
+            (peak > 0.0).then_some(Amount::Fixed(peak))
+        }),
         (Some(_), Some(users), _) => {
             ck.error_help(
                 users.span(),
@@ -256,16 +281,23 @@ pub(crate) fn check(
     };
 
     amount_use.failed = amount.is_none();
-    let duration = raw
-        .duration
-        .as_ref()
-        .and_then(|d| ck.duration(d))
-        .unwrap_or(DEFAULT_DURATION);
+    let (stages, staged_duration) = stages.unwrap_or_default();
+    let duration = match staged_duration {
+        Some(d) => d,
+        None => raw
+            .duration
+            .as_ref()
+            .and_then(|d| ck.duration(d))
+            .unwrap_or(DEFAULT_DURATION),
+    };
     let warmup = raw
         .warmup
         .as_ref()
+        .filter(|_| stages.is_empty())
         .and_then(|w| zero_or_duration(w, ck))
         .unwrap_or(Duration::ZERO);
+    let start_rate = start_rate(&raw, !stages.is_empty(), ck);
+    let arrivals = arrivals(&raw, model, ck);
     let timeout = raw
         .timeout
         .as_ref()
@@ -338,10 +370,186 @@ pub(crate) fn check(
             record_writes: false,
             threads,
             generators,
+            stages,
+            start_rate,
+            arrivals,
         },
         amount,
     };
     (load, amount_use)
+}
+
+/// The seed Poisson arrivals use when `[load] seed` is not given.
+pub const DEFAULT_SEED: u64 = 1;
+
+/// `stages = [{ rate, for }, …]`: each rate a positive number, each `for` a duration; never
+/// with a fixed `rate`, `duration` or `warmup`, nor the closed model. The stages and their
+/// total duration (`None` when a stage's duration was wrong).
+fn check_stages(
+    stages: &Spanned<Vec<Spanned<RawStage>>>,
+    raw: &RawLoad,
+    model: LoadModel,
+    ck: &mut Checker<'_>,
+) -> (Vec<Stage>, Option<Duration>) {
+    let conflicts = [
+        (
+            raw.rate.as_ref().map(Spanned::span),
+            "[load] takes stages or a fixed rate, not both",
+            "stages set the arrival rate second by second (from start_rate, default 0): remove rate, or remove stages for a constant rate",
+        ),
+        (
+            raw.duration.as_ref().map(Spanned::span),
+            "[load] stages set the duration (the sum of their `for`): remove duration",
+            "lengthen or add a stage instead",
+        ),
+        (
+            raw.warmup.as_ref().map(Spanned::span),
+            "[load] stages take no warmup: every stage is measured",
+            "remove warmup; to warm up, start with a stage at a low rate (its seconds are measured too)",
+        ),
+    ];
+    for (at, message, help) in conflicts {
+        if let Some(at) = at {
+            ck.error_help(at, message, help);
+        }
+    }
+    if model == LoadModel::Closed {
+        ck.error_help(
+            stages.span(),
+            "stages ramp an arrival rate: they need the open model, but model = \"closed\"",
+            "remove model = \"closed\" (the open model is the default), or remove stages",
+        );
+    }
+    if stages.get_ref().is_empty() {
+        ck.error_help(
+            stages.span(),
+            "[load] stages is empty",
+            "give one or more stages: stages = [{ rate = 100, for = \"10s\" }, { rate = 800, for = \"30s\" }]",
+        );
+        return (Vec::new(), None);
+    }
+    let mut out = Vec::new();
+    let mut total = Some(Duration::ZERO);
+    for (k, stage) in stages.get_ref().iter().enumerate() {
+        let stage = stage.get_ref();
+        let rate = match stage.rate.get_ref() {
+            Value::Integer(n) if *n > 0 => Some(*n as f64),
+            Value::Float(x) if x.is_finite() && *x > 0.0 => Some(*x),
+            other => {
+                ck.error_help(
+                    stage.rate.span(),
+                    format!(
+                        "load.stages[{k}].rate must be a positive number of arrivals per second, found {}",
+                        describe_value(other)
+                    ),
+                    "each stage ramps to its rate = N (> 0); to ramp down to nothing, end on a small rate and shorten the last stage",
+                );
+                None
+            }
+        };
+        let duration = ck.duration(&stage.duration);
+        total = match (total, duration) {
+            (Some(t), Some(d)) => Some(t + d),
+            _ => None,
+        };
+        if let (Some(rate), Some(duration)) = (rate, duration) {
+            out.push(Stage { rate, duration });
+        }
+    }
+    (out, total)
+}
+
+fn describe_value(v: &Value) -> String {
+    match v {
+        Value::Integer(n) => n.to_string(),
+        Value::Float(x) => x.to_string(),
+        other => describe(other).to_string(),
+    }
+}
+
+/// `start_rate`: a number ≥ 0 the first stage ramps from (default 0); only with stages.
+fn start_rate(raw: &RawLoad, staged: bool, ck: &mut Checker<'_>) -> f64 {
+    let Some(v) = &raw.start_rate else {
+        return 0.0;
+    };
+    if !staged {
+        ck.error_help(
+            v.span(),
+            "load.start_rate is where the first stage ramps from, but there are no stages",
+            "add stages = [{ rate = …, for = \"…\" }], or remove start_rate",
+        );
+        return 0.0;
+    }
+    match v.get_ref() {
+        Value::Integer(n) if *n >= 0 => *n as f64,
+        Value::Float(x) if x.is_finite() && *x >= 0.0 => *x,
+        other => {
+            ck.error_help(
+                v.span(),
+                format!(
+                    "load.start_rate must be a number ≥ 0 (arrivals per second), found {}",
+                    describe_value(other)
+                ),
+                "start_rate = 0 (the default) ramps the first stage up from nothing",
+            );
+            0.0
+        }
+    }
+}
+
+/// `arrivals = "uniform" | "poisson"` (open model) and `seed` (Poisson only).
+fn arrivals(raw: &RawLoad, model: LoadModel, ck: &mut Checker<'_>) -> Arrivals {
+    let kind = raw
+        .arrivals
+        .as_ref()
+        .map(|a| (a.get_ref().as_str(), a.span()));
+    let poisson = match kind {
+        None | Some(("uniform", _)) => false,
+        Some(("poisson", _)) => true,
+        Some((other, at)) => {
+            ck.error_help(
+                at,
+                format!("unknown arrivals `{other}`"),
+                "expected \"uniform\" (evenly spaced at the current rate, the default) or \"poisson\" (exponential gaps, seeded)",
+            );
+            false
+        }
+    };
+    if let (Some(a), LoadModel::Closed) = (&raw.arrivals, model) {
+        ck.error_help(
+            a.span(),
+            "arrivals space the open model's arrivals, but model = \"closed\"",
+            "remove arrivals: closed-model users send when their previous request ended",
+        );
+        return Arrivals::Uniform;
+    }
+    let seed = match &raw.seed {
+        None => DEFAULT_SEED,
+        Some(s) if !poisson => {
+            ck.error_help(
+                s.span(),
+                "load.seed draws Poisson arrivals, but arrivals are uniform",
+                "set arrivals = \"poisson\", or remove seed",
+            );
+            DEFAULT_SEED
+        }
+        Some(s) => match u64::try_from(*s.get_ref()) {
+            Ok(n) => n,
+            Err(_) => {
+                ck.error_help(
+                    s.span(),
+                    format!("load.seed must be an integer ≥ 0, found {}", s.get_ref()),
+                    "any seed ≥ 0 gives reproducible arrivals; the report records it",
+                );
+                DEFAULT_SEED
+            }
+        },
+    };
+    if poisson {
+        Arrivals::Poisson { seed }
+    } else {
+        Arrivals::Uniform
+    }
 }
 
 /// A warmup or an offset: zero (`0`, `"0s"`) or a duration.

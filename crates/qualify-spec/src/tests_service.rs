@@ -732,3 +732,128 @@ fn generators_default_to_one_and_zero_is_refused_where_written() {
         "generators = 1 runs the load in qualify's own process",
     );
 }
+
+/// `SERVICE` with a ramp instead of the `rps` axis.
+fn staged(load: &str) -> String {
+    SERVICE.replace("rate = \"{rps}\"", load).replace(
+        "\n[[axis]]\nname = \"rps\"\nkind = \"load\"\nvalues = [50, 200]\n",
+        "",
+    )
+}
+
+#[test]
+fn stages_ramp_the_rate_and_poisson_arrivals_are_seeded() {
+    let spec = parse(&staged(
+        "stages = [{ rate = 100, for = \"10s\" }, { rate = 800.5, for = \"30s\" }]\narrivals = \"poisson\"\nseed = 7",
+    ))
+    .unwrap();
+    let plan = &spec.load.as_ref().unwrap().plan;
+    assert_eq!(plan.stages.len(), 2);
+    assert_eq!(plan.stages[1].rate, 800.5);
+    assert_eq!(plan.stages[0].duration, Duration::from_secs(10));
+    assert_eq!(
+        plan.duration,
+        Duration::from_secs(40),
+        "the sum of the stages"
+    );
+    assert_eq!(plan.start_rate, 0.0);
+    assert_eq!(plan.rate(), Some(800.5), "the peak");
+    assert_eq!(
+        plan.arrivals,
+        qualify_model::load::Arrivals::Poisson { seed: 7 }
+    );
+    let spec = parse(&staged(
+        "stages = [{ rate = 5, for = \"1s\" }]\nstart_rate = 5\narrivals = \"poisson\"",
+    ))
+    .unwrap();
+    let plan = &spec.load.as_ref().unwrap().plan;
+    assert_eq!(plan.start_rate, 5.0);
+    assert_eq!(
+        plan.arrivals,
+        qualify_model::load::Arrivals::Poisson { seed: 1 },
+        "the default seed"
+    );
+    let plain = parse(SERVICE).unwrap();
+    assert!(plain.load.as_ref().unwrap().plan.arrivals.is_uniform());
+}
+
+#[test]
+fn stage_mistakes_are_refused_where_written() {
+    let cases = [
+        (
+            "stages = [{ rate = 100, for = \"1s\" }]\nrate = 5",
+            "5\n",
+            "[load] takes stages or a fixed rate, not both",
+            "remove rate",
+        ),
+        (
+            "stages = [{ rate = 100, for = \"1s\" }]\nduration = \"3s\"",
+            "\"3s\"",
+            "[load] stages set the duration",
+            "add a stage",
+        ),
+        (
+            "stages = [{ rate = 100, for = \"1s\" }]\nwarmup = \"1s\"",
+            "\"1s\"\n",
+            "[load] stages take no warmup",
+            "start with a stage at a low rate",
+        ),
+        (
+            "stages = []",
+            "[]",
+            "[load] stages is empty",
+            "give one or more stages",
+        ),
+        (
+            "stages = [{ rate = 10, for = \"1s\" }, { rate = 0, for = \"1s\" }]",
+            "0, for = \"1s\" }]",
+            "load.stages[1].rate must be a positive number of arrivals per second, found 0",
+            "rate = N (> 0)",
+        ),
+        (
+            "stages = [{ rate = -3, for = \"1s\" }]",
+            "-3",
+            "load.stages[0].rate must be a positive number",
+            "rate = N (> 0)",
+        ),
+        (
+            "stages = [{ rate = 10, for = \"1s\" }]\narrivals = \"bursty\"",
+            "\"bursty\"",
+            "unknown arrivals `bursty`",
+            "\"poisson\"",
+        ),
+        (
+            "stages = [{ rate = 10, for = \"1s\" }]\nseed = 3",
+            "3\n",
+            "load.seed draws Poisson arrivals, but arrivals are uniform",
+            "arrivals = \"poisson\"",
+        ),
+    ];
+    for (load, needle, message, help) in cases {
+        let text = staged(load);
+        let errors = match parse(&text) {
+            Ok(_) => panic!("{load} should be refused"),
+            Err(e) => e,
+        };
+        assert_eq!(errors.len(), 1, "{load}: {errors:#?}");
+        let prefix = at(&text, needle, 0);
+        assert!(
+            errors[0].starts_with(&format!("{prefix}{message}")),
+            "expected `{prefix}{message}…`, got:\n{}",
+            errors[0]
+        );
+        assert!(
+            errors[0].contains(help),
+            "{load}: help lacks `{help}`:\n{}",
+            errors[0]
+        );
+    }
+    let text = SERVICE.replace("rate = \"{rps}\"", "rate = \"{rps}\"\nstart_rate = 3");
+    let errors = parse(&text).unwrap_err();
+    assert!(
+        errors[0].contains(
+            "load.start_rate is where the first stage ramps from, but there are no stages"
+        ),
+        "{errors:#?}"
+    );
+}

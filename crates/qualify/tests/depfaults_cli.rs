@@ -57,8 +57,29 @@ fn have_postgres() -> bool {
 }
 
 /// Run `spec` of the example directory `example` (copied into a fresh directory): exit code,
-/// the run's output, the receipt and the directory.
+/// the run's output, the receipt and the directory. A run in which a cell's load generator was
+/// the bottleneck (the cell says it is no evidence about the service: a busy machine) is run
+/// once more, as a user would.
 fn run_example(example: &str, spec: &str) -> (i32, String, Value, common::TestDir) {
+    let first = run_example_once(example, spec);
+    let saturated = first.2["predicate"]["cells"]
+        .as_array()
+        .is_some_and(|cells| {
+            cells.iter().any(|c| {
+                c["result"]["outcome"] == "interrupted"
+                    && c["result"]["detail"]
+                        .as_str()
+                        .is_some_and(|d| d.contains("the load generator was the bottleneck"))
+            })
+        });
+    if !saturated {
+        return first;
+    }
+    eprintln!("{spec}: a load generator was the bottleneck on this busy machine; running it again");
+    run_example_once(example, spec)
+}
+
+fn run_example_once(example: &str, spec: &str) -> (i32, String, Value, common::TestDir) {
     let _one_at_a_time = common::cpu_heavy();
     let d = common::test_dir("depfaults_cli", &spec.replace('.', "-"));
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))

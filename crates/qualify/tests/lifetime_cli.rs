@@ -547,6 +547,83 @@ path = "/x/{{seq}}"
     }
 }
 
+/// Whether `pid` runs `qualify load-gen` (a split load's generator process).
+fn is_load_gen(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == b"load-gen"))
+}
+
+#[test]
+fn run_killed_during_a_split_load_takes_its_generator_processes_with_it() {
+    let py = common::py("service.py");
+    let dir: TestDir = common::test_dir("lifetime", "generators");
+    let spec = format!(
+        r#"[artifact]
+name = "svc"
+command = ["python3", "{py}", "{{port}}", "ok", "1"]
+
+[claim]
+level = "trial"
+
+[limits]
+timeout = "120s"
+
+[service]
+ready = {{ http = "/", within = "20s" }}
+stop = {{ signal = "SIGTERM", grace = "1s" }}
+
+[load]
+rate = 40
+duration = "60s"
+timeout = "1s"
+generators = 2
+
+[[load.request]]
+path = "/x/{{seq}}"
+"#
+    );
+    std::fs::write(dir.join("qualify.toml"), spec).unwrap();
+    let mut child = start(
+        &dir,
+        &[
+            "run",
+            "qualify.toml",
+            "--no-ledger",
+            "--receipt",
+            "receipt.json",
+        ],
+        Guard::On,
+    );
+    let qualify = child.id();
+    let tree = tree_when(&dir, qualify, "two load generators", |t| {
+        t.iter().filter(|(p, _)| is_load_gen(*p)).count() == 2
+    });
+    let generators: Vec<(u32, String)> = tree
+        .iter()
+        .filter(|(p, _)| is_load_gen(*p))
+        .cloned()
+        .collect();
+    // Let them load a moment, so the kill lands mid-schedule.
+    std::thread::sleep(Duration::from_millis(500));
+    let at = sigkill(&mut child);
+    let (left, took) = survivors(&generators, at);
+    eprintln!(
+        "split load: {} generator(s) gone {took:?} after qualify's SIGKILL",
+        generators.len()
+    );
+    let (rest, _) = survivors(&tree, at);
+    clean_up(&rest, qualify);
+    assert!(
+        left.is_empty(),
+        "generator processes outlived qualify by {BOUND:?}: {left:?}\n{}",
+        stderr_of(&dir)
+    );
+    assert!(
+        rest.is_empty(),
+        "processes of the cell outlived qualify by {BOUND:?}: {rest:?}"
+    );
+}
+
 // =============================================================================================
 // The Slurm executor: a job whose qualify died ends by itself.
 

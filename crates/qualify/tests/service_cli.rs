@@ -444,3 +444,127 @@ fn a_load_split_over_two_generators_gives_the_same_verdict_and_one_merged_count(
         two.context()
     );
 }
+
+#[test]
+fn a_ramp_through_the_capacity_reports_the_rate_at_which_objectives_first_failed() {
+    let d = scratch("ramp");
+    let dir = d.0.as_path();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    std::fs::copy(examples.join("orders/orders.py"), dir.join("orders.py")).unwrap();
+    // The example, shortened: 2 workers × 10 ms serve 200/s; the ramp offers 50 → 100/s in
+    // 1 s, then → 400/s in 4 s (seconds offer 75, 137.5, 212.5, 287.5 and 362.5 per second).
+    let example = std::fs::read_to_string(examples.join("ramp/qualify.toml")).unwrap();
+    assert!(example.contains("stages = [") && example.contains("../orders/orders.py"));
+    let spec = |generators: u32| {
+        example
+            .replace("../orders/orders.py", "orders.py")
+            .replace(
+                "stages = [{ rate = 100, for = \"2s\" }, { rate = 400, for = \"6s\" }]",
+                "stages = [{ rate = 100, for = \"1s\" }, { rate = 400, for = \"4s\" }]",
+            )
+            .replace(
+                "start_rate = 20",
+                &format!("start_rate = 50\ngenerators = {generators}"),
+            )
+    };
+    for generators in [1, 2] {
+        let out = run(dir, &spec(generators));
+        let c = out.cells()[0];
+        let load = &c["result"]["load"];
+        let shape = &load["shape"];
+        assert_eq!(shape["arrivals"]["kind"], "poisson", "{shape}");
+        assert_eq!(
+            shape["arrivals"]["seed"], 26,
+            "the seed is recorded: {shape}"
+        );
+        assert_eq!(shape["stages"].as_array().unwrap().len(), 2, "{shape}");
+        let seconds = shape["seconds"].as_array().unwrap();
+        assert_eq!(seconds.len(), 5, "{shape}");
+        let offered: Vec<f64> = seconds
+            .iter()
+            .map(|s| s["offered_rate"].as_f64().unwrap())
+            .collect();
+        assert_eq!(offered, [75.0, 137.5, 212.5, 287.5, 362.5], "{shape}");
+        let sent: u64 = seconds.iter().map(|s| s["sent"].as_u64().unwrap()).sum();
+        assert_eq!(sent, load["sent"].as_u64().unwrap(), "{shape}");
+        let rate = shape["first_failed_at_rate"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("a ramp to twice the capacity must fail: {}", out.context()));
+        assert!(
+            rate > 100.0 && rate < 400.0,
+            "first failed at {rate}/s, not between the stage rates: {shape}"
+        );
+        let because = shape["first_failed_because"].as_str().unwrap();
+        assert!(
+            because.contains("latency_p99") || because.contains("dropped"),
+            "{because}"
+        );
+        let timeline = load["timeline"].as_array().unwrap();
+        assert_eq!(timeline[2]["offered"], 212.5, "{load}");
+        assert_ne!(outcome(c), "ok", "{}", out.context());
+        assert!(
+            out.stdout.contains("objectives first failed at"),
+            "{}",
+            out.context()
+        );
+        if generators == 2 {
+            assert_eq!(load["generators"].as_array().unwrap().len(), 2, "{load}");
+        }
+    }
+}
+
+#[test]
+fn a_generator_killed_mid_run_makes_the_cell_interrupted_and_is_named() {
+    let d = scratch("generator-killed");
+    let dir = d.0.as_path();
+    let spec = service_spec("ok", "1", 50, 6, "")
+        .replace("max_in_flight = 32", "max_in_flight = 32\ngenerators = 2");
+    std::fs::write(dir.join("qualify.toml"), spec).unwrap();
+    let mut qualify = Command::new(QUALIFY)
+        .current_dir(dir)
+        .args(["run", "qualify.toml", "--no-ledger", "--receipt", "r.json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run qualify");
+    let is_load_gen = |pid: u32| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+            c.split(|b| *b == 0).any(|a| a == b"load-gen")
+                && c.split(|b| *b == 0).any(|a| a == b"1")
+        })
+    };
+    let started = std::time::Instant::now();
+    let victim = loop {
+        let second = common::descendants(qualify.id())
+            .into_iter()
+            .map(|(p, _)| p)
+            .find(|p| is_load_gen(*p));
+        if let Some(p) = second {
+            break p;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "no generator started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // Mid-schedule: the load has run a second or two of its six.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: kill(2) on a process of the run this test started.
+    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    let status = qualify.wait().unwrap();
+    let receipt: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let c = &receipt["predicate"]["cells"][0];
+    assert_eq!(outcome(c), "interrupted", "{c}");
+    let detail = c["result"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the split load failed") && detail.contains("generator 1 of 2"),
+        "{detail}"
+    );
+    assert_ne!(
+        status.code(),
+        Some(0),
+        "an interrupted cell supports no claim"
+    );
+}

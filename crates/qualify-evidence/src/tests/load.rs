@@ -70,6 +70,7 @@ fn load(
             cancelled: false,
             stopped_at_seconds: None,
             generators: Vec::new(),
+            shape: None,
         }),
         slo,
         verdict: String::new(),

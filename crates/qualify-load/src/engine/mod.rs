@@ -35,8 +35,10 @@ use crate::plan::{Compiled, LoadPlan, Model, Protocol};
 use crate::record::{Ending, Recorder};
 use crate::report::{
     ErrorClass, Generator, HISTOGRAM_ENCODING, HISTOGRAM_UNIT, Latency, LoadReport, ModelKind,
-    encode_histogram,
+    TimelineSecond, encode_histogram,
 };
+use crate::schedule::{Schedule, Stream};
+use qualify_model::load::LoadShape;
 use timer::{FineTimerSlack, Timer, thread_cpu};
 
 /// A measured arrival dispatched this much later than it could have been (a slot was free)
@@ -146,6 +148,8 @@ impl Default for Placement {
 pub(crate) struct Extras {
     pub uncorrected: String,
     pub phases: Vec<qualify_model::load::PhaseHistograms>,
+    /// A staged load: each second's latency histogram (by intended start).
+    pub seconds: Vec<String>,
 }
 
 /// [`run`], placed: a share of a split load, from a given start.
@@ -180,6 +184,7 @@ pub(crate) fn run_placed(
     let threads = plan.threads.clamp(1, concurrency.max(1));
     raise_file_limit(connections + 64 * u64::from(threads));
     let start = placement.start.unwrap_or_else(Instant::now);
+    let schedule = Schedule::of(plan);
     let control = Arc::new(Control {
         start,
         measured_start: start + plan.warmup,
@@ -197,6 +202,7 @@ pub(crate) fn run_placed(
         compiled: &compiled,
         target,
         share: part,
+        schedule: &schedule,
         threads,
         control: &control,
         cancel,
@@ -243,7 +249,9 @@ pub(crate) fn run_placed(
         Extras::default()
     };
     Ok((
-        report(plan, &control, merged, part, threads, cancelled, wall),
+        report(
+            plan, &schedule, &control, merged, part, threads, cancelled, wall,
+        ),
         extras,
     ))
 }
@@ -302,6 +310,7 @@ struct Job<'a> {
     compiled: &'a Compiled,
     target: SocketAddr,
     share: Share,
+    schedule: &'a Schedule,
     threads: u32,
     control: &'a Arc<Control>,
     cancel: &'a AtomicBool,
@@ -377,7 +386,7 @@ impl Job<'_> {
         let _slack = FineTimerSlack::set();
         let cpu_before = thread_cpu();
         let horizon = plan.warmup + plan.duration + plan.timeout + Duration::from_secs(60);
-        let recorder = Recorder::new(
+        let mut recorder = Recorder::new(
             control.measured_start,
             plan.duration,
             horizon,
@@ -385,12 +394,14 @@ impl Job<'_> {
             plan.record_writes,
             LATE,
         )?;
+        if !plan.stages.is_empty() {
+            recorder.keep_start_seconds()?;
+        }
         // Arrival `i` of the plan's schedule belongs to generator `i mod of`, and within it
         // to event loop `(i div of) mod threads`.
         let of = u64::from(self.share.of);
         let work = match plan.model {
-            Model::Open { rate } => Work::Open {
-                rate,
+            Model::Open { .. } => Work::Open {
                 first: u64::from(self.share.index) + of * u64::from(k),
                 step: of * u64::from(self.threads),
             },
@@ -413,6 +424,8 @@ impl Job<'_> {
             timeout: plan.timeout,
             control: Arc::clone(control),
             share: self.share,
+            schedule: self.schedule.clone(),
+            arrivals: plan.arrivals,
             start: control.start,
             measured_start: control.measured_start,
             end: Cell::new(control.measured_start + plan.duration),
@@ -460,7 +473,6 @@ impl Job<'_> {
 enum Work {
     /// Arrivals `first, first + step, first + 2·step, …` of the schedule.
     Open {
-        rate: f64,
         first: u64,
         step: u64,
     },
@@ -477,6 +489,8 @@ pub(crate) struct Shared {
     timeout: Duration,
     control: Arc<Control>,
     share: Share,
+    schedule: Schedule,
+    arrivals: qualify_model::load::Arrivals,
     start: Instant,
     measured_start: Instant,
     /// When the schedule ends (moved earlier by a stop).
@@ -565,8 +579,8 @@ async fn drive(
     finish: &Finish<'_>,
 ) {
     match work {
-        Work::Open { rate, first, step } => {
-            tokio::task::spawn_local(open_dispatch(sh.clone(), rate, first, step));
+        Work::Open { first, step } => {
+            tokio::task::spawn_local(open_dispatch(sh.clone(), first, step));
         }
         Work::Closed { users } => {
             sh.users_running.set(users);
@@ -608,19 +622,18 @@ async fn drive(
     }
 }
 
-fn due(sh: &Shared, i: u64, rate: f64) -> Instant {
-    sh.start + Duration::from_secs_f64(i as f64 / rate)
-}
-
-async fn open_dispatch(sh: Rc<Shared>, rate: f64, first: u64, step: u64) {
+async fn open_dispatch(sh: Rc<Shared>, first: u64, step: u64) {
     let timer = Timer::new();
+    let mut arrivals = Stream::new(&sh.schedule, sh.arrivals, first, step);
+    let due = |t: f64| sh.start + Duration::from_secs_f64(t);
     // The last moment the dispatcher got a slot after waiting for one: arrivals due before it
     // were held up by the service, not by the generator.
     let mut slot_since = sh.start;
-    let mut i = first;
-    'schedule: loop {
+    // The next arrival (sequence number, due), kept when the schedule ends before it.
+    let mut next = arrivals.next();
+    'schedule: while let Some((i, at)) = next {
         sh.follow();
-        let intended = due(&sh, i, rate);
+        let intended = due(at);
         if intended >= sh.end.get() {
             break;
         }
@@ -660,16 +673,16 @@ async fn open_dispatch(sh: Rc<Shared>, rate: f64, first: u64, step: u64) {
             }
         };
         dispatch(&sh, i, intended, permit);
-        i += step;
+        next = arrivals.next();
     }
     let end = sh.end.get();
-    loop {
-        let intended = due(&sh, i, rate);
+    while let Some((_, at)) = next {
+        let intended = due(at);
         if intended >= end {
             break;
         }
         sh.rec.borrow_mut().on_dropped(intended);
-        i += step;
+        next = arrivals.next();
     }
     sh.finished_dispatching();
 }
@@ -747,8 +760,10 @@ fn raise_file_limit(wanted: u64) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn report(
     plan: &LoadPlan,
+    schedule: &Schedule,
     control: &Control,
     mut part: Part,
     share: Share,
@@ -774,11 +789,20 @@ fn report(
     let c = rec.counts;
     let lag = rec.schedule_lag();
     let (model, offered_rate, users) = match plan.model {
-        Model::Open { rate } => (
-            ModelKind::Open,
-            Some(rate / f64::from(share.of.max(1))),
-            None,
-        ),
+        Model::Open { rate } => {
+            // A staged load offers its schedule's mean rate over the measured phase.
+            let rate = if plan.stages.is_empty() {
+                rate
+            } else {
+                let w = plan.warmup.as_secs_f64();
+                schedule.mean_rate(w, w + plan.duration.as_secs_f64())
+            };
+            (
+                ModelKind::Open,
+                Some(rate / f64::from(share.of.max(1))),
+                None,
+            )
+        }
         Model::Closed { users } => (ModelKind::Closed, None, Some(share.of_total(users))),
     };
     let late_fraction = if lag.dispatched > 0 {
@@ -847,7 +871,8 @@ fn report(
             histogram_encoding: HISTOGRAM_ENCODING.to_string(),
             histogram_unit: HISTOGRAM_UNIT.to_string(),
         },
-        timeline: rec.timeline(),
+        timeline: offered_timeline(plan, schedule, share, rec.timeline()),
+        shape: shape(plan, schedule, share, rec),
         phases: rec.phase_reports(),
         writes: rec.writes.take(),
         generator: Generator {
@@ -863,4 +888,54 @@ fn report(
         stopped_at_seconds,
         generators: Vec::new(),
     }
+}
+
+/// Each second's offered rate (this share's) on a staged load's timeline.
+fn offered_timeline(
+    plan: &LoadPlan,
+    schedule: &Schedule,
+    share: Share,
+    mut rows: Vec<TimelineSecond>,
+) -> Vec<TimelineSecond> {
+    if !plan.stages.is_empty() {
+        let w = plan.warmup.as_secs_f64();
+        let duration = plan.duration.as_secs_f64();
+        for row in &mut rows {
+            let t = f64::from(row.second);
+            if t < duration {
+                let rate = schedule.mean_rate(w + t, w + (t + 1.0).min(duration));
+                row.offered = Some(rate / f64::from(share.of.max(1)));
+            }
+        }
+    }
+    rows
+}
+
+/// The load's shape (stages, arrivals; per second by intended start for stages), or `None`
+/// for a constant, evenly spaced rate.
+fn shape(plan: &LoadPlan, schedule: &Schedule, share: Share, rec: &Recorder) -> Option<LoadShape> {
+    if plan.stages.is_empty() && plan.arrivals.is_uniform() {
+        return None;
+    }
+    let w = plan.warmup.as_secs_f64();
+    let duration = plan.duration.as_secs_f64();
+    let seconds = rec
+        .start_seconds(duration.ceil() as usize)
+        .into_iter()
+        .map(|mut s| {
+            let t = f64::from(s.second);
+            s.offered_rate =
+                schedule.mean_rate(w + t, w + (t + 1.0).min(duration)) / f64::from(share.of.max(1));
+            s
+        })
+        .collect();
+    Some(LoadShape {
+        stages: plan.stages.clone(),
+        start_rate: plan.start_rate,
+        arrivals: plan.arrivals,
+        seconds,
+        first_failed_at_rate: None,
+        first_failed_second: None,
+        first_failed_because: None,
+    })
 }

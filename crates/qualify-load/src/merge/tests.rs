@@ -104,6 +104,7 @@ fn share(index: u32, of: u32, all: &[u64]) -> GeneratorReport {
             corrected: encode_histogram(&phase_c),
             uncorrected: encode_histogram(&phase_c),
         }],
+        second_histograms: Vec::new(),
         error: None,
     }
 }

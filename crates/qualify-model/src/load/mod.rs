@@ -15,12 +15,13 @@ use serde::{Deserialize, Serialize};
 use crate::slo::SloResult;
 
 pub use plan::{
-    HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, TcpRequest,
+    Arrivals, HttpRequest, LoadPlan, Model, PhaseWindow, RequestKind, RequestTemplate, Stage,
+    TcpRequest,
 };
 pub use report::{
     ErrorClass, ErrorCounts, Generator, GeneratorSummary, HISTOGRAM_ENCODING, HISTOGRAM_UNIT,
-    Latency, LatencySummary, LoadReport, ModelKind, PhaseReport, ScheduleLag, TimelineSecond,
-    Writes,
+    Latency, LatencySummary, LoadReport, LoadShape, ModelKind, PhaseReport, ScheduleLag,
+    ShapeSecond, TimelineSecond, Writes,
 };
 pub use seqset::SeqSet;
 pub use split::{GeneratorReport, PhaseHistograms};

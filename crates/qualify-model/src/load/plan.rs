@@ -54,6 +54,52 @@ pub struct LoadPlan {
     /// own; their reports merge losslessly into one (`qualify_load::merge`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub generators: u32,
+    /// Open model: a ramping arrival rate instead of the constant `rate` (k6's
+    /// ramping-arrival-rate): stage `k` moves the rate linearly from the previous stage's
+    /// `rate` (the first stage: from `start_rate`) to its own over its `duration`. The
+    /// measured phase is their sum (`duration` holds it), with no warmup; `rate` holds the
+    /// highest stage rate. Empty: the constant `rate`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+    /// The rate the first stage ramps from (default 0, as k6's `startRate`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_rate: f64,
+    /// How arrivals are spaced at the current rate (default evenly).
+    #[serde(default, skip_serializing_if = "Arrivals::is_uniform")]
+    pub arrivals: Arrivals,
+}
+
+/// One stage of a ramping arrival rate: reach `rate` (arrivals per second) by the end of
+/// `duration`, linearly from where the previous stage ended.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    pub rate: f64,
+    #[serde(rename = "for_seconds", with = "seconds")]
+    pub duration: Duration,
+}
+
+/// How arrivals are spaced. `Uniform`: arrival `i` when the schedule's expected count reaches
+/// `i` (at a constant rate, every `1 / rate`). `Poisson`: exponential gaps at the current rate
+/// (a non-homogeneous Poisson process by time rescaling), drawn from `seed`: the same seed,
+/// plan and split give the same arrival times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Arrivals {
+    #[default]
+    Uniform,
+    Poisson {
+        seed: u64,
+    },
+}
+
+impl Arrivals {
+    pub fn is_uniform(&self) -> bool {
+        *self == Arrivals::Uniform
+    }
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Open: arrivals at `rate` per second, request `i` intended at `start + i / rate`, whatever
@@ -160,6 +206,9 @@ impl LoadPlan {
             record_writes: false,
             threads: 1,
             generators: 1,
+            stages: Vec::new(),
+            start_rate: 0.0,
+            arrivals: Arrivals::Uniform,
         }
     }
 

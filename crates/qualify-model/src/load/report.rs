@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::plan::{Arrivals, Stage};
 use super::seqset::SeqSet;
 use crate::fault::Phase;
 
@@ -201,6 +202,11 @@ pub struct TimelineSecond {
     pub completed: u64,
     pub errors: u64,
     pub p99: Option<f64>,
+    /// A staged load: the arrivals per second the schedule offered in this second (its
+    /// expected count over the second, every generator together); absent past the schedule
+    /// and for a constant rate (the report's `offered_rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered: Option<f64>,
 }
 
 /// One phase window's statistics (requests belong to the window of their intended start).
@@ -381,8 +387,99 @@ pub struct LoadReport {
     /// report itself is their lossless merge). Empty (and absent) for a load run in-process.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub generators: Vec<GeneratorSummary>,
+    /// A staged (ramping) or Poisson load: its shape, per second of a ramp, and where
+    /// objectives first failed. Absent for a constant, evenly spaced rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<LoadShape>,
 }
 
+/// The shape of an open-model load beyond a constant, evenly spaced rate: stages and arrivals
+/// as planned (the seed of Poisson arrivals included) and, for a staged load, each second of
+/// the measured phase by the *intended start* of its requests, with the first second whose
+/// requests broke an objective.
+///
+/// `first_failed_at_rate` is computed per second `s` from the requests whose intended start
+/// fell in `s` (what that second's rate offered), in order, by
+/// `qualify_load::slo::first_failed`: the second fails when any arrival of it was dropped, when
+/// its failed requests / its sent requests exceed an `error_rate` objective (or the implicit
+/// 1% one when none is declared), or when a latency objective's quantile of its answered
+/// requests' corrected latency exceeds the limit (steady objectives only; throughput and the
+/// fault window's are not judged per second). The rate is that second's offered rate (the
+/// schedule's expected arrivals in it); `first_failed_because` says which objective, with the
+/// value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadShape {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+    #[serde(default)]
+    pub start_rate: f64,
+    pub arrivals: Arrivals,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seconds: Vec<ShapeSecond>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failed_at_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failed_second: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failed_because: Option<String>,
+}
+
+impl LoadShape {
+    /// `20 → 100/s in 2s → 400/s in 6s, poisson arrivals (seed 26)`.
+    pub fn describe(&self) -> String {
+        let mut t = String::new();
+        if !self.stages.is_empty() {
+            t.push_str(&format!("{}", self.start_rate));
+            for st in &self.stages {
+                t.push_str(&format!(
+                    " → {}/s in {}",
+                    st.rate,
+                    humantime::format_duration(st.duration)
+                ));
+            }
+            t.push_str(", ");
+        }
+        match self.arrivals {
+            Arrivals::Uniform => t.push_str("uniform arrivals"),
+            Arrivals::Poisson { seed } => t.push_str(&format!("poisson arrivals (seed {seed})")),
+        }
+        t
+    }
+
+    /// A ramp's verdict per second: `objectives first failed at 275 req/s offered (second 5:
+    /// …)`, `every second of the ramp held its objectives`, or `None` without stages.
+    pub fn first_failed_text(&self) -> Option<String> {
+        if self.stages.is_empty() {
+            return None;
+        }
+        Some(
+            match (self.first_failed_at_rate, self.first_failed_second) {
+                (Some(rate), Some(second)) => format!(
+                    "objectives first failed at {rate:.1} req/s offered (second {second}: {})",
+                    self.first_failed_because.as_deref().unwrap_or("")
+                ),
+                _ => "every second of the ramp held its objectives".to_string(),
+            },
+        )
+    }
+}
+
+/// One second of a staged load, by the intended start of its requests (measured phase).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShapeSecond {
+    pub second: u32,
+    /// The schedule's expected arrivals in this second.
+    pub offered_rate: f64,
+    pub sent: u64,
+    /// Answered (any status).
+    pub answered: u64,
+    /// Failed (error answers and requests without an answer).
+    pub errors: u64,
+    /// Arrivals that never got a slot before the schedule ended.
+    pub dropped: u64,
+    /// Corrected latency of its answered requests.
+    pub latency: LatencySummary,
+}
 /// One generator process of a split load, as the merged report names it: what it sent and
 /// achieved, its own schedule lag and CPU, and whether it (not the service) limited the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

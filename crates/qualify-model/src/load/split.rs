@@ -38,6 +38,9 @@ pub struct GeneratorReport {
     /// Per phase window, the histograms behind its corrected and uncorrected summaries.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseHistograms>,
+    /// A staged load: per second of `report.shape.seconds`, the histogram behind its latency.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub second_histograms: Vec<String>,
     /// Why the run failed (the load could not run at all; requests' failures are counted in
     /// the report, never here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +69,7 @@ impl GeneratorReport {
             report: None,
             uncorrected_histogram: String::new(),
             phases: Vec::new(),
+            second_histograms: Vec::new(),
             error: Some(error.into()),
         }
     }

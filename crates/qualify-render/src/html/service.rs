@@ -72,7 +72,56 @@ pub(super) fn service(h: &mut String, v: &View) {
         }
     }
     table(h, &rows);
+    shapes_and_generators(h, &rows);
     timelines(h, &rows);
+}
+
+/// A staged or Poisson load's shape (a ramp: where objectives first failed) and a split load's
+/// generators, per cell that has them.
+fn shapes_and_generators(h: &mut String, rows: &[ServiceRow]) {
+    for r in rows {
+        if let Some(shape) = &r.shape {
+            let verdict = shape
+                .first_failed_text()
+                .map_or_else(String::new, |t| format!(": {t}"));
+            let _ = writeln!(
+                h,
+                "<p><b>{}</b> load shape: {}{}</p>",
+                esc(r.name()),
+                esc(&shape.describe()),
+                esc(&verdict)
+            );
+        }
+        if r.generators.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            h,
+            "<p><b>{}</b> load generators (one merged verdict):</p>\n<table><tr><th>generator</th><th>offered</th><th>sent</th><th>answered</th><th>lag p99</th><th>CPU</th><th>saturated</th></tr>",
+            esc(r.name())
+        );
+        for g in &r.generators {
+            let saturated = match (&g.saturated, &g.detail) {
+                (true, Some(d)) => format!("yes: {d}"),
+                (true, None) => "yes".to_string(),
+                _ => "no".to_string(),
+            };
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} req/s</td><td class=\"num\">{}</td><td class=\"num\">{} s</td><td>{}</td></tr>",
+                g.index,
+                esc(&g
+                    .offered_rate
+                    .map_or_else(|| "—".to_string(), |x| format!("{} req/s", num(x)))),
+                g.sent,
+                esc(&num(g.achieved_rate)),
+                esc(&g.schedule_lag.p99.map_or_else(|| "—".to_string(), duration)),
+                esc(&num(g.cpu_seconds)),
+                esc(&saturated)
+            );
+        }
+        h.push_str("</table>\n");
+    }
 }
 
 /// The outcomes the plots marked (every one but `ok`), as swatches, in the cells' order.
@@ -551,7 +600,7 @@ fn counts(r: &ServiceRow) -> Option<String> {
     let x_axis = Axis::fit(Scale::Linear, t.iter().map(|s| s.second))?;
     let ys = t
         .iter()
-        .flat_map(|s| [s.sent, s.completed, s.errors])
+        .flat_map(|s| [s.sent, s.completed, s.errors, s.offered])
         .flatten()
         .chain(r.offered);
     let y_axis = Axis::fit(Scale::Linear, ys)?.from_zero();
@@ -561,7 +610,15 @@ fn counts(r: &ServiceRow) -> Option<String> {
         "second of the measured phase",
         "requests",
     );
-    if let Some(o) = r.offered {
+    let staged: Vec<(f64, f64)> = t
+        .iter()
+        .filter_map(|s| Some((s.second, s.offered?)))
+        .collect();
+    if !staged.is_empty() {
+        // A ramp: the rate each second offered.
+        plot.polyline(&staged, "#888", true);
+        plot.legend("offered", "#888", "dash");
+    } else if let Some(o) = r.offered {
         plot.hline(o, "#888", &format!("offered {} req/s", num(o)));
     }
     let marked = t.len() <= MARKED_SECONDS;

@@ -119,6 +119,8 @@ pub struct Second {
     pub errors: Option<f64>,
     /// Corrected p99 of the requests that completed in that second.
     pub p99: Option<f64>,
+    /// A staged load: the rate its schedule offered in that second.
+    pub offered: Option<f64>,
 }
 
 /// One phase window of the measured phase (`before`, `during`, `recovery`, `after`).
@@ -197,9 +199,22 @@ pub struct ServiceRow {
     /// The generator, not the service, limited the run.
     pub saturated: bool,
     pub timeline: Vec<Second>,
+    /// A staged or Poisson load: its shape and, for a ramp, where objectives first failed.
+    pub shape: Option<qualify_model::load::LoadShape>,
+    /// A load split over generator processes: each one's share.
+    pub generators: Vec<qualify_model::load::GeneratorSummary>,
 }
 
 impl ServiceRow {
+    /// The cell's parameters, or `(no parameters)`.
+    pub fn name(&self) -> &str {
+        if self.cell.is_empty() {
+            "(no parameters)"
+        } else {
+            &self.cell
+        }
+    }
+
     /// The x of the hockey stick: offered rate (open) or users (closed).
     pub fn amount(&self) -> Option<f64> {
         self.offered.or(self.users)
@@ -381,6 +396,7 @@ fn row(c: &Value, r: Option<&Value>, load: &Value, order: &[String]) -> ServiceR
             completed: f(t.get("completed")),
             errors: f(t.get("errors")),
             p99: f(t.get("p99")),
+            offered: f(t.get("offered")),
         })
         .collect();
     let flags = arr(r.and_then(|r| r.get("flags")));
@@ -418,6 +434,10 @@ fn row(c: &Value, r: Option<&Value>, load: &Value, order: &[String]) -> ServiceR
             .and_then(Value::as_bool)
             .unwrap_or(false),
         timeline,
+        shape: g("shape").and_then(|v| serde_json::from_value(v.clone()).ok()),
+        generators: g("generators")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default(),
     }
 }
 

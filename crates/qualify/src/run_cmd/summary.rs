@@ -86,6 +86,7 @@ pub fn summary(
     }
     failure_map(&mut s, record, &paint);
     under_faults(&mut s, record, &paint);
+    load_shapes(&mut s, record, &paint);
     split_loads(&mut s, record, &paint);
     if !p.boundaries.is_empty() {
         let _ = writeln!(s, "\nboundaries:");
@@ -200,6 +201,35 @@ fn under_faults(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &st
                 };
                 let _ = writeln!(s, "      objective {}: {held}", slo.describe_with_phase());
             }
+        }
+    }
+}
+
+/// Per service cell with a staged or Poisson load: its stages and arrivals, and for a ramp the
+/// offered rate at which its objectives first failed (or that every second held them).
+fn load_shapes(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str) -> String) {
+    let cells: Vec<(&ev::Cell, &qualify_model::load::LoadShape)> = record
+        .cells
+        .iter()
+        .filter_map(|c| Some((c, c.result.load.as_ref()?.report.as_ref()?.shape.as_ref()?)))
+        .collect();
+    if cells.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "
+load shapes:"
+    );
+    for (c, shape) in cells.iter().take(MAX_FAULT_CELLS) {
+        let _ = writeln!(s, "  {}: {}", c.label(), shape.describe());
+        if let Some(line) = shape.first_failed_text() {
+            let code = if shape.first_failed_at_rate.is_some() {
+                "31;1"
+            } else {
+                "32"
+            };
+            let _ = writeln!(s, "    {}", paint(code, &line));
         }
     }
 }
