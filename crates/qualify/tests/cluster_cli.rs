@@ -4,7 +4,7 @@
 //! locally, faults on the remote Redis (a blackhole, a kill) judged as the same spec's local run
 //! judges them, two load generators on the other nodes merged into one verdict, and a node
 //! killed mid-cell (the service's, the dependency's, the generator's) reported `interrupted`,
-//! naming it.
+//! naming it, and nothing of a cell left once the qualify that submitted it was SIGKILLed.
 //!
 //! Without a cluster of at least three nodes and redis-server these tests print why they skip
 //! and pass; `QUALIFY_REQUIRE_SLURM_NODES=3` / `QUALIFY_REQUIRE_REDIS=1` (CI) make that a
@@ -446,4 +446,85 @@ fn killed_node_interrupts(role: &str, name: &str) {
     );
     let tested = &out.receipt["predicate"]["tested"];
     assert_eq!(tested["cells_completed"], 0, "{tested}");
+}
+
+/// Processes still running whose command line names `needle`, or whose working directory is
+/// `cwd`.
+fn survivors(needle: &str, cwd: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let pid = e.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == std::process::id().to_string() {
+            continue;
+        }
+        let cmdline = std::fs::read(e.path().join("cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        let in_dir = std::fs::read_link(e.path().join("cwd")).is_ok_and(|d| d == cwd);
+        if !cmdline.is_empty() && (cmdline.contains(needle) || in_dir) {
+            out.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    out
+}
+
+#[test]
+fn nothing_of_a_cluster_cell_outlives_the_qualify_that_submitted_it() {
+    let Some(_) = cluster() else { return };
+    let _alone = CLUSTER.write().unwrap_or_else(|e| e.into_inner());
+    let dir = scratch("submitter-dies");
+    std::fs::write(dir.join("qualify.toml"), spec(30, "")).expect("write spec");
+    let mut child = Command::new(QUALIFY)
+        .args(["run", "qualify.toml", "--no-ledger"])
+        .current_dir(&*dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start qualify");
+    let Some((cell_state, _)) = await_dependency(&dir, Duration::from_secs(60)) else {
+        let _ = child.kill();
+        panic!("the cache's host never got ready");
+    };
+    let ready: Value = serde_json::from_str(
+        &std::fs::read_to_string(cell_state.join("dep-cache/ready.json")).expect("ready.json"),
+    )
+    .expect("ready.json parses");
+    let redis = format!("--port {}", ready["dep_port"]);
+    // The service serves and the load runs on the other nodes: then qualify dies.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !survivors(&dir.to_string_lossy(), &dir).is_empty(),
+        "the cell's processes run before qualify dies"
+    );
+    child.kill().expect("SIGKILL qualify");
+    let _ = child.wait();
+    // The run's lease lapses after 10 s: the job's steps end their parts and the job ends.
+    let start = Instant::now();
+    let mut left = Vec::new();
+    while start.elapsed() < Duration::from_secs(40) {
+        left = survivors(&dir.to_string_lossy(), &dir);
+        left.extend(survivors(&redis, Path::new("/nonexistent")));
+        let jobs = Command::new("squeue")
+            .args(["-h", "-o", "%i %j"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        if left.is_empty() && jobs.is_empty() {
+            break;
+        }
+        if !jobs.is_empty() {
+            left.push(format!("squeue: {jobs}"));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(
+        left.is_empty(),
+        "still running {:.0} s after qualify died:\n{}",
+        start.elapsed().as_secs_f64(),
+        left.join("\n")
+    );
 }
