@@ -5,12 +5,14 @@
 //! than the fault axes ([`group`]); a faulted cell with the same values reads it. The planner
 //! runs a fault axis's `none` first (`run_cmd/region.rs`), so the control of a combination is
 //! measured before its faulted cells; a faulted cell judged before its control (cells side by
-//! side with `--jobs`) says that no control was measured.
+//! side with `--jobs`) says that no control was measured. On a cluster each cell is its own
+//! job: the run reads a control's variation back from its result ([`noise_of`]) and hands it
+//! to the faulted cells' jobs (`qualify service-cell --control-noise`).
 
 use std::sync::Mutex;
 
-use qualify_faults::Noise;
-use qualify_model::{AxisKind, Params};
+pub use qualify_faults::Noise;
+use qualify_model::{AxisKind, Params, ProbeResult, Value};
 use qualify_spec::Spec;
 
 /// The controls measured so far in a run, by [`group`].
@@ -57,6 +59,33 @@ pub fn group(spec: &Spec, params: &Params) -> Params {
         .collect()
 }
 
+/// The variation a control registered, read back from its result: its fault record's
+/// `noise_floor.control_p99`/`control_p50` are its own variation ([`Noise::of_control`], as
+/// `judge` registers it). `None`: the result holds no judged control (the cell failed before
+/// its load was judged).
+pub fn noise_of(result: &ProbeResult) -> Option<Noise> {
+    result
+        .faults
+        .iter()
+        .filter(|r| r.behaviour.verdict == "control")
+        .find_map(|r| r.behaviour.noise_floor)
+        .map(|n| Noise {
+            p99: n.control_p99,
+            p50: n.control_p50,
+        })
+}
+
+/// The control of the cell at `params`: every fault axis `none`, the other axes as they are.
+pub fn control_of(spec: &Spec, params: &Params) -> Params {
+    params
+        .iter()
+        .map(|(name, value)| match spec.axis(name) {
+            Some(a) if a.kind == AxisKind::Fault => (name, Value::Text("none".into())),
+            _ => (name, value.clone()),
+        })
+        .collect()
+}
+
 /// Whether the cell at `params` is a control: the spec has fault axes, every one of them is
 /// `none` for it, and it restarts nothing.
 pub fn is_control(spec: &Spec, params: &Params) -> bool {
@@ -71,7 +100,6 @@ pub fn is_control(spec: &Spec, params: &Params) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use qualify_model::Value;
 
     const SPEC: &str = r#"[artifact]
 name = "svc"

@@ -54,6 +54,10 @@ pub struct ServiceCellArgs {
     /// Where write histories go (the receipt's `histories` directory).
     #[arg(long, value_name = "DIR")]
     histories: Option<PathBuf>,
+    /// The variation of this faulted cell's `none` control, measured by its own job first
+    /// (`qualify_faults::Noise` as JSON); absent: no control was measured.
+    #[arg(long, value_name = "JSON")]
+    control_noise: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -227,6 +231,15 @@ pub fn service_cell(args: ServiceCellArgs) -> Result<ExitCode, CliError> {
         generator_nodes,
     };
     let controls = qualify_service::Controls::new();
+    if let Some(text) = &args.control_noise {
+        let noise: qualify_service::controls::Noise = serde_json::from_str(text).map_err(|e| {
+            CliError::input(
+                format!("--control-noise {text:?}: {e}"),
+                "pass the control's variation as qualify writes it, e.g. {\"p99\":1.4,\"p50\":1.2}",
+            )
+        })?;
+        controls.register(&s.spec, &s.params, noise);
+    }
     let exe = std::env::current_exe().ok();
     let cell = qualify_service::ServiceCell {
         spec: &s.spec,

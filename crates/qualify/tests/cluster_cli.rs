@@ -4,7 +4,8 @@
 //! locally, faults on the remote Redis (a blackhole, a kill) judged as the same spec's local run
 //! judges them, two load generators on the other nodes merged into one verdict, and a node
 //! killed mid-cell (the service's, the dependency's, the generator's) reported `interrupted`,
-//! naming it, and nothing of a cell left once the qualify that submitted it was SIGKILLed.
+//! naming it, a faulted cell judged against its `none` control measured first (its noise
+//! floor), and nothing of a cell left once the qualify that submitted it was SIGKILLed.
 //!
 //! Without a cluster of at least three nodes and redis-server these tests print why they skip
 //! and pass; `QUALIFY_REQUIRE_SLURM_NODES=3` / `QUALIFY_REQUIRE_REDIS=1` (CI) make that a
@@ -220,6 +221,55 @@ fn a_blackhole_and_a_kill_of_the_remote_redis_are_judged_as_the_same_spec_locall
         process["ready_at_seconds"].as_f64().is_some(),
         "ready again: {process}"
     );
+}
+
+/// A fault axis with its control: `none` and a blackhole of the cache.
+const WITH_CONTROL: &str = r#"
+[faults]
+window = ["1s", "2.5s"]
+recover_within = "1s"
+
+[[axis]]
+name = "cache_fault"
+kind = "fault"
+dependency = "cache"
+values = ["none", "blackhole"]
+"#;
+
+#[test]
+fn a_faulted_cell_on_the_cluster_is_judged_against_its_control_as_locally() {
+    let Some(_) = cluster() else { return };
+    let _cluster = shared();
+    let text = spec(3, WITH_CONTROL);
+    let local_dir = scratch("control-local");
+    let local = run(&local_dir, &text, "local");
+    let dir = scratch("control");
+    let remote = run(&dir, &text, "slurm");
+    let record = |out: &common::Receipted, fault: &str| -> Value {
+        out.cells()
+            .iter()
+            .find(|c| c["params"]["cache_fault"] == fault)
+            .map(|c| c["result"]["faults"][0].clone())
+            .unwrap_or_else(|| panic!("no {fault} cell\n{}", out.context()))
+    };
+    for out in [&local, &remote] {
+        let control = record(out, "none");
+        assert_eq!(control["behaviour"]["verdict"], "control", "{control}");
+        let own = &control["behaviour"]["noise_floor"];
+        let floor = &record(out, "blackhole")["behaviour"]["noise_floor"];
+        // The control's own variation is the faulted cell's: measured first, handed to its job.
+        for p in ["control_p99", "control_p50"] {
+            assert!(
+                floor[p].as_f64().is_some(),
+                "{p}: {floor}\n{}",
+                out.context()
+            );
+            assert_eq!(
+                floor[p], own[p],
+                "{p}: the faulted cell's {floor}, the control's {own}"
+            );
+        }
+    }
 }
 
 #[test]

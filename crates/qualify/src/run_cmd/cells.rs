@@ -15,6 +15,7 @@ use qualify_perf::Sample;
 use qualify_plan::Params;
 use qualify_probe::{CancelToken, Outcome, ProbeError, ProbeResult, ProbeSpec};
 use qualify_service::ServiceError;
+use qualify_service::controls as ctl;
 use qualify_slurm::SlurmExecutor;
 use qualify_spec::Spec;
 
@@ -60,6 +61,8 @@ pub struct CellRunner<'a> {
     histories: PathBuf,
     /// The `none` cells measured so far: the noise floor of the faulted service cells.
     controls: qualify_service::Controls,
+    /// Under Slurm: each control measured before the faulted cells of its combination.
+    first: super::slurm::ControlsFirst,
     /// The spec's file (absolute): a service cell's job reads it on its node.
     spec_path: PathBuf,
     /// This binary, which a split load starts as `qualify load-gen` (`None`: unknown).
@@ -77,6 +80,7 @@ impl<'a> CellRunner<'a> {
             setup_error: OnceLock::new(),
             histories: super::seal::receipt_dir(ctx).join("histories"),
             controls: qualify_service::Controls::new(),
+            first: super::slurm::ControlsFirst::default(),
             spec_path: std::path::absolute(&ctx.args.spec)
                 .unwrap_or_else(|_| ctx.args.spec.clone()),
             exe: std::env::current_exe().ok(),
@@ -213,16 +217,46 @@ impl RoundExecutor for CellRunner<'_> {
 }
 
 impl CellRunner<'_> {
-    /// A service cell as one Slurm job (`qualify service-cell` on its first node).
+    /// A service cell as one Slurm job (`qualify service-cell` on its first node): a control
+    /// registers the variation its result carries; a faulted cell's job is handed its
+    /// control's, when one was measured.
     fn service_on_slurm(&self, slurm: &SlurmExecutor, params: &Params) -> ProbeResult {
-        super::slurm::run_service_cell(
+        let control = ctl::is_control(self.spec, params);
+        let noise = if control {
+            None
+        } else {
+            self.controls.noise_for(self.spec, params)
+        };
+        let r = super::slurm::run_service_cell(
             slurm,
             self.spec,
             &self.spec_path,
             params,
             self.backend,
             &self.histories,
-        )
+            noise,
+        );
+        if control && let Some(n) = ctl::noise_of(&r) {
+            self.controls.register(self.spec, params, n);
+        }
+        r
+    }
+
+    /// A cell of the plan as a Slurm service job, its control measured first
+    /// ([`super::slurm::ControlsFirst`]).
+    fn service_first(&self, slurm: &SlurmExecutor, params: &Params) -> ProbeResult {
+        if !super::slurm::ControlsFirst::applies(self.spec) {
+            return self.service_on_slurm(slurm, params);
+        }
+        if ctl::is_control(self.spec, params) {
+            return self
+                .first
+                .control(self.spec, params, || self.service_on_slurm(slurm, params));
+        }
+        let control = ctl::control_of(self.spec, params);
+        self.first
+            .before_faulted(self.spec, params, || self.service_on_slurm(slurm, &control));
+        self.service_on_slurm(slurm, params)
     }
 }
 
@@ -232,7 +266,7 @@ impl qualify_plan::CellRunner for CellRunner<'_> {
         match self.executor {
             Executor::Local => self.run_local(params, &probe),
             Executor::Slurm(slurm) if self.spec.service.is_some() => {
-                let mut r = self.service_on_slurm(slurm, params);
+                let mut r = self.service_first(slurm, params);
                 if self.spec.performance.is_some() {
                     r.runs = Some(vec![r.clone()]);
                 }

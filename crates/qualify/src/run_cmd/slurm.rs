@@ -2,14 +2,17 @@
 //! the [`qualify_slurm::SlurmExecutor`] with the spec's partition/account/qos/sbatch options and
 //! pending limit, and turning a cell's probe spec into a [`CellJob`]. The run directory is
 //! `.qualify/slurm/<run name>` under the current directory (it must be shared with the compute
-//! nodes, as the `qualify` binary's path must be).
+//! nodes, as the `qualify` binary's path must be). A service run's `none` controls are measured
+//! before the faulted cells of their combination ([`ControlsFirst`]), whose jobs get the
+//! control's variation (`--control-noise`).
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use qualify_probe::{CancelToken, ProbeResult, ProbeSpec};
+use qualify_service::controls::{self as ctl, Noise};
 use qualify_slurm::{CellJob, SlurmConfig, SlurmExecutor, Topology};
-use qualify_spec::{ExecutorKind, Spec};
+use qualify_spec::{AxisKind, Domain, ExecutorKind, Search, Spec};
 
 use crate::error::CliError;
 
@@ -139,6 +142,7 @@ pub fn run_service_cell(
     params: &qualify_plan::Params,
     backend: qualify_probe::BackendChoice,
     histories: &std::path::Path,
+    control_noise: Option<Noise>,
 ) -> ProbeResult {
     let probe = spec.cell_probe(params, backend);
     let own = spec
@@ -174,14 +178,293 @@ pub fn run_service_cell(
         repeat: 1,
         sandbox: probe.sandbox.clone(),
         observe_nodes: false,
-        step: Some(vec![
-            "service-cell".into(),
-            format!("--spec={}", spec_path.to_string_lossy()),
-            format!("--params={params_json}"),
-            format!("--backend={backend}"),
-            format!("--histories={}", histories.to_string_lossy()),
-        ]),
+        step: Some(
+            [
+                "service-cell".into(),
+                format!("--spec={}", spec_path.to_string_lossy()),
+                format!("--params={params_json}"),
+                format!("--backend={backend}"),
+                format!("--histories={}", histories.to_string_lossy()),
+            ]
+            .into_iter()
+            .chain(
+                control_noise
+                    .and_then(|n| serde_json::to_string(&n).ok())
+                    .map(|n| format!("--control-noise={n}")),
+            )
+            .collect(),
+        ),
         heartbeats: true,
     };
     executor.run(job)
+}
+
+/// The `none` controls of a service run under Slurm, each measured before the faulted cells of
+/// its combination (as `region.rs` orders them locally) while every other cell runs at once: a
+/// faulted cell whose control has not started runs it first (the planner's own call for the
+/// control then takes that result), one whose control is running waits for it. Only where the
+/// planner probes every control — every fault axis has `none`, no restart, no boundary search
+/// (which may skip a combination's control) — otherwise a faulted cell runs at once.
+#[derive(Default)]
+pub struct ControlsFirst {
+    /// By the control's group ([`ctl::group`]).
+    slots: Mutex<Vec<(qualify_plan::Params, Slot)>>,
+    done: Condvar,
+}
+
+enum Slot {
+    Running,
+    /// Measured: its variation (`None`: it failed before being judged), and its result when a
+    /// faulted cell ran it and the planner has not yet asked for it.
+    Done {
+        noise: Option<Noise>,
+        unclaimed: Option<Box<ProbeResult>>,
+    },
+}
+
+impl ControlsFirst {
+    /// Whether the planner probes the control of every faulted cell of `spec`.
+    pub fn applies(spec: &Spec) -> bool {
+        let faults: Vec<_> = spec
+            .axes
+            .iter()
+            .filter(|a| a.kind == AxisKind::Fault)
+            .collect();
+        spec.service.is_some()
+            && spec.recovery.is_none()
+            && !faults.is_empty()
+            && faults.iter().all(|a| match &a.domain {
+                Domain::Values(v) => v.iter().any(|x| x.as_text() == Some("none")),
+                Domain::Range(_) => false,
+            })
+            && spec.axes.iter().all(|a| a.search != Some(Search::Boundary))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<(qualify_plan::Params, Slot)>> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The control cell at `params`: the result a faulted cell ran it for, else `run` (after
+    /// waiting for a run of it under way).
+    pub fn control(
+        &self,
+        spec: &Spec,
+        params: &qualify_plan::Params,
+        run: impl FnOnce() -> ProbeResult,
+    ) -> ProbeResult {
+        let key = ctl::group(spec, params);
+        let mut slots = self.lock();
+        loop {
+            match slots.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, Slot::Running)) => {
+                    slots = self.done.wait(slots).unwrap_or_else(|e| e.into_inner());
+                }
+                Some((
+                    _,
+                    Slot::Done {
+                        unclaimed: taken @ Some(_),
+                        ..
+                    },
+                )) => {
+                    if let Some(r) = taken.take() {
+                        return *r;
+                    }
+                }
+                Some(entry) => {
+                    entry.1 = Slot::Running;
+                    break;
+                }
+                None => {
+                    slots.push((key.clone(), Slot::Running));
+                    break;
+                }
+            }
+        }
+        drop(slots);
+        let r = self.measure(&key, run);
+        let noise = ctl::noise_of(&r);
+        self.set(
+            &key,
+            Slot::Done {
+                noise,
+                unclaimed: None,
+            },
+        );
+        r
+    }
+
+    /// Before the faulted cell at `params`: its control's variation, measured first (by
+    /// `run_control`) when no cell started it yet. `None`: the control failed.
+    pub fn before_faulted(
+        &self,
+        spec: &Spec,
+        params: &qualify_plan::Params,
+        run_control: impl FnOnce() -> ProbeResult,
+    ) -> Option<Noise> {
+        let key = ctl::group(spec, params);
+        let mut slots = self.lock();
+        loop {
+            match slots.iter().find(|(k, _)| *k == key) {
+                Some((_, Slot::Running)) => {
+                    slots = self.done.wait(slots).unwrap_or_else(|e| e.into_inner());
+                }
+                Some((_, Slot::Done { noise, .. })) => return *noise,
+                None => {
+                    slots.push((key.clone(), Slot::Running));
+                    break;
+                }
+            }
+        }
+        drop(slots);
+        let r = self.measure(&key, run_control);
+        let noise = ctl::noise_of(&r);
+        self.set(
+            &key,
+            Slot::Done {
+                noise,
+                unclaimed: Some(Box::new(r)),
+            },
+        );
+        noise
+    }
+
+    /// Run a control of group `key` (marked running: the others wait for it).
+    fn measure(
+        &self,
+        key: &qualify_plan::Params,
+        run: impl FnOnce() -> ProbeResult,
+    ) -> ProbeResult {
+        // A run that unwinds still ends the others' wait (no control measured).
+        let guard = Unblock { first: self, key };
+        let r = run();
+        std::mem::forget(guard);
+        r
+    }
+
+    fn set(&self, key: &qualify_plan::Params, slot: Slot) {
+        let mut slots = self.lock();
+        match slots.iter_mut().find(|(k, _)| k == key) {
+            Some(entry) => entry.1 = slot,
+            None => slots.push((key.clone(), slot)),
+        }
+        drop(slots);
+        self.done.notify_all();
+    }
+}
+
+/// Ends the wait for a control whose run unwound.
+struct Unblock<'a> {
+    first: &'a ControlsFirst,
+    key: &'a qualify_plan::Params,
+}
+
+impl Drop for Unblock<'_> {
+    fn drop(&mut self) {
+        self.first.set(
+            self.key,
+            Slot::Done {
+                noise: None,
+                unclaimed: None,
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qualify_model::Value;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const SPEC: &str = r#"[artifact]
+name = "svc"
+command = "./svc {port} {workers}"
+
+[claim]
+level = "trial"
+
+[service]
+ready = { tcp = true }
+
+[load]
+rate = 10
+duration = "4s"
+
+[[load.request]]
+path = "/"
+
+[[dependency]]
+name = "cache"
+start = ["redis-server", "--port", "{dep_port}"]
+env = { REDIS = "127.0.0.1:{proxy_port}" }
+
+[faults]
+window = ["1s", "2s"]
+
+[[axis]]
+name = "cache_fault"
+kind = "fault"
+dependency = "cache"
+values = ["none", "down"]
+
+[[axis]]
+name = "workers"
+kind = "concurrency"
+values = [1, 2]
+"#;
+
+    fn cell(fault: &str, workers: i64) -> qualify_plan::Params {
+        [
+            ("cache_fault", Value::Text(fault.into())),
+            ("workers", Value::Int(workers)),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    fn result(detail: &str) -> ProbeResult {
+        ProbeSpec::new(vec!["./svc".into()]).not_run(detail)
+    }
+
+    #[test]
+    fn a_control_runs_once_before_the_faulted_cells_of_its_combination() {
+        let spec = Spec::parse(SPEC, "qualify.toml").unwrap();
+        assert!(ControlsFirst::applies(&spec));
+        let without_none = SPEC.replace(r#"values = ["none", "down"]"#, r#"values = ["down"]"#);
+        assert!(!ControlsFirst::applies(
+            &Spec::parse(&without_none, "qualify.toml").unwrap()
+        ));
+        let first = ControlsFirst::default();
+        let runs = AtomicUsize::new(0);
+        let run = |detail: &'static str| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            result(detail)
+        };
+        // The faulted cell came first: it runs its control, which the planner's call then takes.
+        first.before_faulted(&spec, &cell("down", 1), || run("for the faulted cell"));
+        let r = first.control(&spec, &cell("none", 1), || run("again"));
+        assert_eq!(r.detail, "for the faulted cell");
+        first.before_faulted(&spec, &cell("down", 1), || run("again"));
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "one control run");
+        // The control is running: the faulted cell waits for it rather than running it again.
+        let started = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                first.control(&spec, &cell("none", 2), || {
+                    started.store(true, Ordering::SeqCst);
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                    run("the planner's")
+                })
+            });
+            while !started.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            first.before_faulted(&spec, &cell("down", 2), || panic!("ran the control again"));
+            assert_eq!(
+                runs.load(Ordering::SeqCst),
+                2,
+                "the running control ended first"
+            );
+        });
+    }
 }
