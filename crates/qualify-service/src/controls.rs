@@ -172,4 +172,34 @@ values = [1, 2]
         controls.register(&spec, &cell("none", 1), again);
         assert_eq!(controls.noise_for(&spec, &cell("down", 1)), Some(again));
     }
+
+    #[test]
+    fn a_control_s_result_carries_its_variation_and_a_faulted_one_s_does_not() {
+        let spec = Spec::parse(SPEC, "qualify.toml").unwrap();
+        assert_eq!(control_of(&spec, &cell("down", 2)), cell("none", 2));
+        let with = |faults: serde_json::Value| {
+            let mut r = qualify_probe::ProbeSpec::new(vec!["./svc".into()]).not_run("");
+            r.faults = qualify_model::fault::record::read_value(&faults);
+            r
+        };
+        let control = with(serde_json::json!([{
+            "dependency": "cache", "fault": "none",
+            "behaviour": { "verdict": "control", "noise_floor": {
+                "p99": 1.4, "p50": 1.2, "control_p99": 1.4, "control_p50": 1.2 } }
+        }]));
+        assert_eq!(
+            noise_of(&control),
+            Some(Noise {
+                p99: Some(1.4),
+                p50: Some(1.2)
+            })
+        );
+        let faulted = with(serde_json::json!([{
+            "dependency": "cache", "fault": "down",
+            "behaviour": { "verdict": "fails_fast", "noise_floor": {
+                "p99": 1.4, "p50": 1.2, "control_p99": 1.4, "control_p50": 1.2 } }
+        }]));
+        assert_eq!(noise_of(&faulted), None, "only a control's own variation");
+        assert_eq!(noise_of(&with(serde_json::json!([]))), None, "not judged");
+    }
 }
