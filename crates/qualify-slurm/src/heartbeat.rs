@@ -9,10 +9,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use crate::renew::Renewer;
 
 /// How often a step writes its heartbeat.
 pub const BEAT_EVERY: Duration = Duration::from_millis(500);
@@ -39,51 +38,32 @@ pub fn beat_path(dir: &Path, node: &str) -> PathBuf {
 
 /// Writes `<node>.beat` every [`BEAT_EVERY`] until dropped (then removes it).
 pub struct Beat {
-    path: PathBuf,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    renewer: Renewer,
 }
 
 impl Beat {
     /// Start beating for `node` in `dir` (the first beat is written before this returns).
     pub fn start(dir: &Path, node: &str) -> std::io::Result<Beat> {
-        let path = beat_path(dir, node);
-        write_beat(&path, 0)?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let (p, s) = (path.clone(), Arc::clone(&stop));
-        let thread = std::thread::Builder::new()
-            .name(format!("qualify-beat-{node}"))
-            .spawn(move || {
-                let mut n: u64 = 0;
-                while !s.load(Ordering::SeqCst) {
-                    std::thread::sleep(BEAT_EVERY);
-                    n += 1;
-                    let _ = write_beat(&p, n);
-                }
-            })?;
-        Ok(Beat {
-            path,
-            stop,
-            thread: Some(thread),
-        })
+        let renewer = Renewer::start(
+            beat_path(dir, node),
+            BEAT_EVERY,
+            format!("qualify-beat-{node}"),
+            |n| n.to_string(),
+        )?;
+        Ok(Beat { renewer })
     }
 }
 
 impl Drop for Beat {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        let _ = std::fs::remove_file(&self.path);
+        self.renewer.stop();
+        let _ = std::fs::remove_file(&self.renewer.path);
     }
 }
 
-/// Write then rename: a reader never sees half a beat.
+#[cfg(test)]
 fn write_beat(path: &Path, n: u64) -> std::io::Result<()> {
-    let tmp = path.with_extension("beat.tmp");
-    std::fs::write(&tmp, n.to_string())?;
-    std::fs::rename(&tmp, path)
+    crate::renew::write_atomically(path, &n.to_string())
 }
 
 /// Watches heartbeats in one directory: for each node, when its beat last changed (on this

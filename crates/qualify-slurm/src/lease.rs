@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use crate::renew::{Renewer, write_atomically};
 
 /// How often the executor renews the lease.
 pub const PERIOD: Duration = Duration::from_secs(1);
@@ -21,53 +22,28 @@ const ENDED: &str = "ended";
 
 /// Renews a lease every [`PERIOD`] until dropped; then marks it `ended`.
 pub struct LeaseWriter {
-    path: PathBuf,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    renewer: Renewer,
 }
 
 impl LeaseWriter {
     /// Write the first lease at `path` and renew it from a thread of its own.
     pub fn start(path: PathBuf) -> std::io::Result<LeaseWriter> {
         let pid = std::process::id();
-        write_atomically(&path, &format!("qualify-lease pid={pid} seq=0\n"))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let (p, s) = (path.clone(), Arc::clone(&stop));
-        let thread = std::thread::Builder::new()
-            .name("qualify-lease".into())
-            .spawn(move || {
-                let mut seq: u64 = 0;
-                while !s.load(Ordering::SeqCst) {
-                    std::thread::sleep(PERIOD);
-                    seq += 1;
-                    let _ = write_atomically(&p, &format!("qualify-lease pid={pid} seq={seq}\n"));
-                }
-            })?;
-        Ok(LeaseWriter {
-            path,
-            stop,
-            thread: Some(thread),
-        })
+        let renewer = Renewer::start(path, PERIOD, "qualify-lease".into(), move |seq| {
+            format!("qualify-lease pid={pid} seq={seq}\n")
+        })?;
+        Ok(LeaseWriter { renewer })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.renewer.path
     }
 }
 
 impl Drop for LeaseWriter {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        let _ = write_atomically(&self.path, &format!("{ENDED}\n"));
+        self.renewer.stop();
+        let _ = write_atomically(&self.renewer.path, &format!("{ENDED}\n"));
     }
 }
 

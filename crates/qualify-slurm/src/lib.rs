@@ -16,6 +16,7 @@ mod executor;
 pub mod heartbeat;
 pub mod job;
 pub mod lease;
+mod renew;
 pub mod state;
 
 pub use executor::{PingError, SlurmConfig, SlurmError, SlurmExecutor, controller_answers};
