@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Write `text` to `path` through a temporary file beside it and a rename.
-pub(crate) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+/// Write `text` to `path` through a temporary file beside it and a rename: a reader on any node
+/// sees the old text or the new one, never part of it.
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     std::fs::write(&tmp, text)?;

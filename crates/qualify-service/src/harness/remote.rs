@@ -28,6 +28,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use qualify_probe::CancelToken;
 use qualify_slurm::heartbeat::{SILENT_NODE, Watch};
+use qualify_slurm::write_atomically as write_atomic;
 use serde::{Deserialize, Serialize};
 
 use super::{Harness, Injected};
@@ -97,12 +98,6 @@ pub struct HostReady {
 /// The exchange directory of dependency `name` in a cell's state directory.
 pub fn exchange_dir(state_dir: &Path, name: &str) -> PathBuf {
     state_dir.join(format!("dep-{name}"))
-}
-
-fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("partial");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
 }
 
 fn unix_now() -> f64 {
