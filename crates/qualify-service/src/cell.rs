@@ -16,12 +16,11 @@ use qualify_model::fault::KilledInstance;
 use qualify_model::load::{Growth, ServiceLoad};
 use qualify_model::{Flag, Outcome, Params, SloPhase, SloResult};
 use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeResult};
-
-use crate::error::ServiceError;
 use qualify_spec::Spec;
 
 use crate::cluster::Cluster;
 use crate::controls::Controls;
+use crate::error::ServiceError;
 use crate::harness::{Harness, Placement};
 use crate::instance::{Instances, ServiceRun, free_port, with_port};
 use crate::writes::{ReadBack, read_back, reader};

@@ -214,10 +214,9 @@ pub struct ControlsFirst {
 
 enum Slot {
     Running,
-    /// Measured: its variation (`None`: it failed before being judged), and its result when a
-    /// faulted cell ran it and the planner has not yet asked for it.
+    /// Measured (its variation is in the run's `Controls`, registered by whoever ran it), with
+    /// its result when a faulted cell ran it and the planner has not yet asked for it.
     Done {
-        noise: Option<Noise>,
         unclaimed: Option<Box<ProbeResult>>,
     },
 }
@@ -282,25 +281,18 @@ impl ControlsFirst {
         }
         drop(slots);
         let r = self.measure(&key, run);
-        let noise = ctl::noise_of(&r);
-        self.set(
-            &key,
-            Slot::Done {
-                noise,
-                unclaimed: None,
-            },
-        );
+        self.set(&key, Slot::Done { unclaimed: None });
         r
     }
 
-    /// Before the faulted cell at `params`: its control's variation, measured first (by
-    /// `run_control`) when no cell started it yet. `None`: the control failed.
+    /// Before the faulted cell at `params`: its control measured first (by `run_control`) when
+    /// no cell started it yet, else waited for while it runs.
     pub fn before_faulted(
         &self,
         spec: &Spec,
         params: &qualify_plan::Params,
         run_control: impl FnOnce() -> ProbeResult,
-    ) -> Option<Noise> {
+    ) {
         let key = ctl::group(spec, params);
         let mut slots = self.lock();
         loop {
@@ -308,7 +300,7 @@ impl ControlsFirst {
                 Some((_, Slot::Running)) => {
                     slots = self.done.wait(slots).unwrap_or_else(|e| e.into_inner());
                 }
-                Some((_, Slot::Done { noise, .. })) => return *noise,
+                Some((_, Slot::Done { .. })) => return,
                 None => {
                     slots.push((key.clone(), Slot::Running));
                     break;
@@ -317,15 +309,12 @@ impl ControlsFirst {
         }
         drop(slots);
         let r = self.measure(&key, run_control);
-        let noise = ctl::noise_of(&r);
         self.set(
             &key,
             Slot::Done {
-                noise,
                 unclaimed: Some(Box::new(r)),
             },
         );
-        noise
     }
 
     /// Run a control of group `key` (marked running: the others wait for it).
@@ -360,13 +349,7 @@ struct Unblock<'a> {
 
 impl Drop for Unblock<'_> {
     fn drop(&mut self) {
-        self.first.set(
-            self.key,
-            Slot::Done {
-                noise: None,
-                unclaimed: None,
-            },
-        );
+        self.first.set(self.key, Slot::Done { unclaimed: None });
     }
 }
 
