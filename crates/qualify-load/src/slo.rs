@@ -13,6 +13,14 @@ use qualify_model::load::LoadShape;
 /// The implicit error-rate limit.
 pub const DEFAULT_ERROR_RATE: f64 = 0.01;
 
+/// The objective judged when the spec declares no `error_rate` one.
+const IMPLICIT: Slo = Slo {
+    metric: SloMetric::ErrorRate,
+    bound: BoundKind::Max,
+    limit: DEFAULT_ERROR_RATE,
+    phase: SloPhase::WholeRun,
+};
+
 pub use qualify_model::slo::{SloResult, format_value};
 
 /// The metric's value in `report` (see [`SloResult::value`]).
@@ -54,13 +62,7 @@ pub fn evaluate_as(slos: &[Slo], report: &LoadReport, phase: SloPhase) -> Vec<Sl
         .map(|s| judge(s, report, false, phase))
         .collect();
     if !steady.iter().any(|s| s.metric == SloMetric::ErrorRate) {
-        let implicit = Slo {
-            metric: SloMetric::ErrorRate,
-            bound: BoundKind::Max,
-            limit: DEFAULT_ERROR_RATE,
-            phase: SloPhase::WholeRun,
-        };
-        out.push(judge(&implicit, report, true, phase));
+        out.push(judge(&IMPLICIT, report, true, phase));
     }
     out
 }
@@ -84,19 +86,13 @@ pub fn evaluate_fault(slos: &[Slo], window: &LoadReport) -> Vec<SloResult> {
 /// not a throughput failure; a drop fails the second by itself).
 pub fn judge_seconds(slos: &[Slo], shape: &mut LoadShape) {
     let steady: Vec<&Slo> = slos.iter().filter(|s| s.phase != SloPhase::Fault).collect();
-    let implicit = Slo {
-        metric: SloMetric::ErrorRate,
-        bound: BoundKind::Max,
-        limit: DEFAULT_ERROR_RATE,
-        phase: SloPhase::WholeRun,
-    };
     let mut error_slos: Vec<&Slo> = steady
         .iter()
         .copied()
         .filter(|s| s.metric == SloMetric::ErrorRate)
         .collect();
     if error_slos.is_empty() {
-        error_slos.push(&implicit);
+        error_slos.push(&IMPLICIT);
     }
     let failed = shape.seconds.iter().find_map(|sec| {
         if sec.sent + sec.dropped == 0 {
