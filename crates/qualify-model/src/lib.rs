@@ -8,7 +8,8 @@
 //! environment a claim is
 //! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
 //! objectives ([`Slo`], [`SloMetric`], [`SloResult`]); a service cell's load and what it
-//! measured ([`load`]: [`LoadPlan`], [`LoadReport`]); one grammar for durations, sizes and rates ([`units`]);
+//! measured ([`load`]: [`LoadPlan`], [`LoadReport`]); a cell's schedule-perturbation campaign
+//! ([`perturb`]: [`PerturbReport`], [`Rate`] with its Wilson interval); one grammar for durations, sizes and rates ([`units`]);
 //! and one digest format ([`sha256_hex`]).
 
 mod axis;
@@ -24,6 +25,7 @@ pub mod load;
 mod messages_tests;
 pub mod outcome;
 mod parse;
+pub mod perturb;
 mod repeat;
 pub mod result;
 pub mod slo;
@@ -42,6 +44,7 @@ pub use limits::{Limits, Progress};
 pub use load::{LoadPlan, LoadReport, ServiceLoad};
 pub use outcome::Outcome;
 pub use parse::ParseError;
+pub use perturb::{PerturbMode, PerturbReport, Rate};
 pub use repeat::Repeat;
 pub use result::{Flag, ProbeResult, TimeoutKind};
 pub use slo::{BoundKind, Slo, SloMetric, SloPhase, SloResult};

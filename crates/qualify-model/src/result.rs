@@ -10,6 +10,7 @@ use crate::fault::FaultRecord;
 use crate::limits::Limits;
 use crate::load::ServiceLoad;
 use crate::outcome::Outcome;
+use crate::perturb::PerturbReport;
 
 /// What the tree was doing when the deadline passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,6 +131,9 @@ pub struct ProbeResult {
         deserialize_with = "crate::fault::record::one_or_many"
     )]
     pub faults: Vec<FaultRecord>,
+    /// The cell's schedule-perturbation campaign (`[perturb]`, `qualify probe --perturb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perturb: Option<PerturbReport>,
 }
 
 impl ProbeResult {
@@ -165,6 +169,7 @@ impl ProbeResult {
             distinct_outputs: None,
             load: None,
             faults: Vec::new(),
+            perturb: None,
         }
     }
 

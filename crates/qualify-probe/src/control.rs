@@ -27,6 +27,10 @@ struct State {
     counts: Vec<(Instant, TreeCounts)>,
     stop: Option<(i32, Duration)>,
     members: Option<Members>,
+    /// The tree's group with CPU bandwidth control, if it has one.
+    cpu: Option<PathBuf>,
+    /// The program ended (its status is known): nothing to list or signal any more.
+    ended: bool,
     /// Stopped on purpose (SIGSTOP sent, SIGCONT not yet).
     held: bool,
     /// How many times the tree was continued after a hold (the probe restarts its stall
@@ -121,6 +125,22 @@ impl Control {
             .unwrap_or_default()
     }
 
+    /// The tree's processes now (host pids), found as the probe finds them; empty before the
+    /// program started and once it ended.
+    pub fn members(&self) -> Vec<i32> {
+        let members = match self.state.lock() {
+            Ok(s) if !s.ended => s.members.clone(),
+            _ => None,
+        };
+        members.map(|m| m.list()).unwrap_or_default()
+    }
+
+    /// The tree's cgroup directory with CPU bandwidth control (v2 `cpu.max` or v1
+    /// `cpu.cfs_quota_us`), when it has one (a v1 cpu group exists only under a CPU ceiling).
+    pub fn cpu_cgroup(&self) -> Option<PathBuf> {
+        self.state.lock().ok().and_then(|s| s.cpu.clone())
+    }
+
     /// Ask the probe to stop the program: `signal` to its main process, then after `grace` the
     /// whole tree is killed. Idempotent; the first request wins.
     pub fn request_stop(&self, signal: i32, grace: Duration) {
@@ -195,11 +215,21 @@ impl Control {
         pid: i32,
         netns: Option<Arc<crate::netns::Netns>>,
         members: Members,
+        cpu: Option<PathBuf>,
     ) {
         if let Ok(mut s) = self.state.lock() {
             s.pid = Some(pid);
             s.netns = netns;
             s.members = Some(members);
+            s.cpu = cpu;
+            s.ended = false;
+        }
+    }
+
+    /// The main process ended: [`Control::members`] lists nothing from now on.
+    pub(crate) fn ended(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.ended = true;
         }
     }
 

@@ -66,6 +66,9 @@ pub struct ProbeSpec {
     pub control: Option<Arc<Control>>,
     /// What the program may see and touch (on by default).
     pub sandbox: Sandbox,
+    /// Files qualify made for the program to write and reads after the run (a perturbation
+    /// log): each must exist, and the sandbox binds it writable at its own path.
+    pub shared_files: Vec<PathBuf>,
 }
 
 impl ProbeSpec {
@@ -78,6 +81,7 @@ impl ProbeSpec {
             backend: BackendChoice::Auto,
             control: None,
             sandbox: Sandbox::default(),
+            shared_files: Vec::new(),
         }
     }
 

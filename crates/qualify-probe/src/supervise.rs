@@ -345,7 +345,7 @@ pub(crate) fn run_with(
                 ..spec.clone()
             },
             &workdir,
-            None,
+            &[],
         )?
         .1;
         e.mode = spec.sandbox.mode;
@@ -363,7 +363,9 @@ pub(crate) fn run_with(
         }
         (None, e)
     } else {
-        Plan::build(spec, &workdir, heartbeat.as_ref().map(|h| h.0.as_path()))?
+        let mut shared: Vec<PathBuf> = heartbeat.iter().map(|h| h.0.clone()).collect();
+        shared.extend(spec.shared_files.iter().cloned());
+        Plan::build(spec, &workdir, &shared)?
     };
     let mut started = if direct {
         Started::Direct(spawn::spawn(spec, &tag, &join, &extra_env)?)
@@ -423,7 +425,7 @@ pub(crate) fn run_with(
                 main,
             },
         };
-        c.started(main, netns, list);
+        c.started(main, netns, list, containment.cpu_dir());
     }
     // Holds of the tree (SIGSTOP … SIGCONT through the control) seen so far.
     let mut holds_seen = 0u64;
@@ -572,6 +574,9 @@ pub(crate) fn run_with(
             }
         }
         last_procs = procs;
+    }
+    if let Some(c) = control {
+        c.ended();
     }
     // Wall time ends when the main process ended (or qualify decided to stop it), not after the
     // clean-up below: killing stragglers, reaping and removing cgroups is qualify's time.
@@ -776,6 +781,7 @@ pub(crate) fn run_with(
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        perturb: None,
     })
 }
 

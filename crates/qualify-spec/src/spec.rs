@@ -206,6 +206,7 @@ impl Spec {
             backend,
             control: None,
             sandbox: self.sandbox.to_probe(),
+            shared_files: Vec::new(),
         }
     }
 
@@ -234,6 +235,7 @@ impl Spec {
             backend,
             control: None,
             sandbox: self.sandbox.to_probe(),
+            shared_files: Vec::new(),
         }
     }
 

@@ -188,13 +188,14 @@ fn owner(p: &Path) -> Option<(u32, u32)> {
 }
 
 impl Plan {
-    /// Decide and prepare the sandbox of `spec` (workdir `workdir`, a heartbeat file to bind
-    /// into the private `/tmp`). `None` when the sandbox is off. With `mode = required`, a layer
+    /// Decide and prepare the sandbox of `spec` (workdir `workdir`; `shared`: files qualify made
+    /// for the program to write — its heartbeat, a perturbation log — each bound writable at
+    /// its own path, e.g. into the private `/tmp`). `None` when the sandbox is off. With `mode = required`, a layer
     /// that cannot be enforced is an error naming it.
     pub fn build(
         spec: &ProbeSpec,
         workdir: &Path,
-        heartbeat: Option<&Path>,
+        shared: &[PathBuf],
     ) -> Result<(Option<Plan>, SandboxEnforcement), ProbeError> {
         let sb: &Sandbox = &spec.sandbox;
         if sb.mode == Mode::Off {
@@ -674,19 +675,19 @@ impl Plan {
             for w in &writable {
                 writable_targets.push(cstr(w)?);
             }
-            if let Some(hb) = heartbeat {
-                let s = open(hb, &mut steps)?;
+            for file in shared {
+                let s = open(file, &mut steps)?;
                 covering.push((
-                    depth(hb),
+                    depth(file),
                     4,
                     MountStep::Bind {
                         slot: s,
-                        target: cstr(hb)?,
+                        target: cstr(file)?,
                         file: true,
                         idmap: None,
                     },
                 ));
-                writable_targets.push(cstr(hb)?);
+                writable_targets.push(cstr(file)?);
             }
             covering.sort_by_key(|(d, o, _)| (*d, *o));
             steps.extend(covering.into_iter().map(|(_, _, s)| s));
