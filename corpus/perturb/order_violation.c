@@ -2,14 +2,16 @@
  *
  * Usage: order_violation
  *
- * main starts a worker, then publishes the configuration the worker reads. Starting a thread
- * takes longer than main's next few instructions, so bare runs almost always publish first;
+ * main starts a worker, then publishes the configuration the worker reads. The worker warms
+ * up for a millisecond first, far longer than main's next few instructions, so bare runs
+ * almost always publish first (unless main waits over a millisecond for a CPU);
  * when the worker runs before main publishes, it reads a null pointer and the program aborts
  * (SIGABRT from the assertion: a crash). Twin: order_violation_ok.c.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct config {
     int workers;
@@ -18,9 +20,16 @@ struct config {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct config *config;
 
+/* The worker's own start-up: a millisecond before it needs the configuration. */
+static void warm_up(void)
+{
+    usleep(1000);
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
+    warm_up();
     pthread_mutex_lock(&lock);
     struct config *c = config;
     pthread_mutex_unlock(&lock);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct config {
     int workers;
@@ -14,9 +15,16 @@ struct config {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct config *config;
 
+/* The worker's own start-up: a millisecond before it needs the configuration. */
+static void warm_up(void)
+{
+    usleep(1000);
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
+    warm_up();
     pthread_mutex_lock(&lock);
     struct config *c = config;
     pthread_mutex_unlock(&lock);

@@ -40,6 +40,9 @@ pub struct RunRecord {
     pub functional: FunctionalRun,
     /// Held-out checks (`--holdout DIR`) and whether the spec requires them.
     pub holdout: crate::holdout::HoldoutRun,
+    /// `[claim] perturb = "required"`: production on a concurrent artifact needs every claimed
+    /// cell perturbed.
+    pub perturb_required: bool,
     /// Development trace and git history (`--trace`, `--since`): the process layer's input.
     pub process: crate::layers::process::ProcessRecord,
     /// The environment fingerprint of this run (`None`: not collected), and the spec's
@@ -221,9 +224,25 @@ impl Cell {
         }
     }
 
-    /// The cell ended `ok`.
+    /// The cell ended `ok`, and none of its perturbed runs (`[perturb]`) failed.
     pub fn passed(&self) -> bool {
-        self.result.outcome == Outcome::Ok
+        self.result.outcome == Outcome::Ok && !self.failed_under_perturbation()
+    }
+
+    /// Its own run passed, but a perturbed run failed: an interleaving the program allows.
+    pub fn failed_under_perturbation(&self) -> bool {
+        self.result.perturb.as_ref().is_some_and(|p| p.failed())
+    }
+
+    /// How the cell failed, in a few words: its outcome, or `deadlock under perturbation`.
+    pub fn verdict(&self) -> String {
+        match &self.result.perturb {
+            Some(p) if self.result.outcome == Outcome::Ok && p.failed() => {
+                let kind = p.failures.first().map(|f| f.kind()).unwrap_or_default();
+                format!("{kind} under perturbation")
+            }
+            _ => self.result.outcome.to_string(),
+        }
     }
 
     /// The cell finished (was not cut short by qualify's own interruption).

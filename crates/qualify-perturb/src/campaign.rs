@@ -236,12 +236,12 @@ impl<'a, L: Launch> Campaign<'a, L> {
     pub fn new(
         launch: &'a mut L,
         plan: Plan,
-        shim: Result<Shim, String>,
+        shim: Result<Shim, crate::PerturbError>,
         log_dir: PathBuf,
     ) -> Campaign<'a, L> {
         let (shim, no_shim) = match shim {
             Ok(s) => (Some(s), None),
-            Err(why) => (None, Some(why)),
+            Err(why) => (None, Some(why.to_string())),
         };
         Campaign {
             launch,

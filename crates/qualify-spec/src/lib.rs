@@ -25,6 +25,7 @@ mod functional;
 mod limits;
 mod load;
 mod performance;
+mod perturb;
 mod range;
 mod recovery;
 mod sandbox;
@@ -59,6 +60,7 @@ pub use performance::{
     MIN_ROUNDS, MetricError, PerfExpect, PerfMetric, PerfReference, Performance, Repeat,
     SERVICE_METRICS, is_service_metric,
 };
+pub use perturb::Perturb;
 pub use qualify_model::Fault;
 pub use qualify_model::fault::Verdict;
 pub use qualify_model::{BoundKind, Slo, SloMetric, SloPhase};

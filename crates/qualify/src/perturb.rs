@@ -166,15 +166,15 @@ impl Launch for ProbeLaunch<'_> {
     }
 }
 
-/// Run `plan` on `spec`: the campaign's report and a representative result (the first failing
-/// perturbed run, else the last run) carrying it.
-pub fn campaign(
+/// Run `plan` on `spec`: the campaign's report, and a representative result (the first
+/// failing perturbed run, else the last run), when any run was made.
+pub fn report(
     spec: &ProbeSpec,
     plan: Plan,
     cancel: &CancelToken,
     verbose: bool,
-) -> Result<ProbeResult, CliError> {
-    let shim = Shim::install(&Shim::default_dir()).map_err(|e| e.to_string());
+) -> Result<(PerturbReport, Option<ProbeResult>), CliError> {
+    let shim = Shim::install(&Shim::default_dir());
     let mut launch = ProbeLaunch::new(spec.clone(), cancel, verbose);
     let report = Campaign::new(&mut launch, plan, shim, std::env::temp_dir())
         .run()
@@ -184,10 +184,20 @@ pub fn campaign(
                 CliError::probe("a perturbed run could not be probed", e)
             }
         })?;
-    let mut r = launch
-        .first_failure
-        .take()
-        .or(launch.last.take())
+    let representative = launch.first_failure.take().or(launch.last.take());
+    Ok((report, representative))
+}
+
+/// [`report`] as one result: the representative run carrying the report (`qualify probe
+/// --perturb`).
+pub fn campaign(
+    spec: &ProbeSpec,
+    plan: Plan,
+    cancel: &CancelToken,
+    verbose: bool,
+) -> Result<ProbeResult, CliError> {
+    let (report, representative) = report(spec, plan, cancel, verbose)?;
+    let mut r = representative
         .unwrap_or_else(|| spec.not_run("no perturbed run was made: qualify was stopping"));
     if let Some(head) = report.headline() {
         r.detail = format!("{head}; this run: {}", r.detail);
@@ -199,6 +209,38 @@ pub fn campaign(
     }
     r.perturb = Some(report);
     Ok(r)
+}
+
+/// `qualify probe [the limits that matter] {flags} -- COMMAND`, shell-quoted.
+pub fn replay_command(spec: &ProbeSpec, budget: &std::time::Duration) -> String {
+    let quote = |s: &str| {
+        if !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@".contains(&b))
+        {
+            s.to_string()
+        } else {
+            format!("'{}'", s.replace('\'', "'\\''"))
+        }
+    };
+    let mut parts = vec!["qualify probe".to_string()];
+    let l = &spec.limits;
+    let d = qualify_probe::Limits::default();
+    if l.stall_seconds != d.stall_seconds {
+        parts.push(format!("--stall {}s", l.stall_seconds));
+    }
+    if l.timeout_seconds != d.timeout_seconds {
+        parts.push(format!("--timeout {}s", l.timeout_seconds));
+    }
+    if *budget != std::time::Duration::from_secs(1) {
+        parts.push(format!("--perturb-budget {}ms", budget.as_millis()));
+    }
+    parts.push("{flags}".into());
+    parts.push("--".into());
+    for a in &spec.argv {
+        parts.push(quote(&a.to_string_lossy()));
+    }
+    parts.join(" ")
 }
 
 /// The campaign's lines of the human summary.
@@ -289,4 +331,20 @@ pub fn summary(p: &PerturbReport) -> String {
         p.deadline.perturbed_seconds, p.deadline.cell_seconds
     );
     s
+}
+
+/// The campaign `[perturb]` asks of a cell whose probe is `spec`.
+pub fn plan_of(p: &qualify_spec::Perturb, spec: &ProbeSpec) -> Plan {
+    Plan {
+        runs: p.runs,
+        modes: p.modes.clone(),
+        seed: p.seed,
+        replays: p.replays,
+        minimise: p.minimise,
+        depth: p.depth,
+        shim_budget: p.budget,
+        cpus: qualify_probe::allowed_cpus(),
+        command: replay_command(spec, &p.budget),
+        ..Plan::default()
+    }
 }

@@ -134,7 +134,7 @@ impl PerturbArgs {
                 Some(qualify_perturb::Recipe::derive(mode, seed, &known, cpus))
             }
         };
-        let command = replay_command(spec, &self.perturb_budget);
+        let command = crate::perturb::replay_command(spec, &self.perturb_budget);
         Ok(qualify_perturb::Plan {
             runs: self.runs.unwrap_or(if replay.is_some() {
                 self.replays.max(1)
@@ -159,38 +159,6 @@ impl PerturbArgs {
             ..qualify_perturb::Plan::default()
         })
     }
-}
-
-/// `qualify probe [the limits that matter] {flags} -- COMMAND`, shell-quoted.
-fn replay_command(spec: &ProbeSpec, budget: &std::time::Duration) -> String {
-    let quote = |s: &str| {
-        if !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@".contains(&b))
-        {
-            s.to_string()
-        } else {
-            format!("'{}'", s.replace('\'', "'\\''"))
-        }
-    };
-    let mut parts = vec!["qualify probe".to_string()];
-    let l = &spec.limits;
-    let d = qualify_probe::Limits::default();
-    if l.stall_seconds != d.stall_seconds {
-        parts.push(format!("--stall {}s", l.stall_seconds));
-    }
-    if l.timeout_seconds != d.timeout_seconds {
-        parts.push(format!("--timeout {}s", l.timeout_seconds));
-    }
-    if *budget != std::time::Duration::from_secs(1) {
-        parts.push(format!("--perturb-budget {}ms", budget.as_millis()));
-    }
-    parts.push("{flags}".into());
-    parts.push("--".into());
-    for a in &spec.argv {
-        parts.push(quote(&a.to_string_lossy()));
-    }
-    parts.join(" ")
 }
 
 /// The ceilings and stop rules shared by `qualify probe` and `qualify agent coordinate` (where

@@ -6,6 +6,7 @@ mod gap;
 mod golden;
 mod layers;
 mod load;
+mod perturb;
 mod policy;
 mod receipt;
 mod receipt_file;
@@ -62,6 +63,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        perturb: None,
     }
 }
 
@@ -154,6 +156,7 @@ pub fn record() -> RunRecord {
         environment: None,
         reproducibility: Default::default(),
         keep_going: false,
+        perturb_required: false,
         cells,
         planned_cells: Some(4),
         boundaries: Vec::new(),

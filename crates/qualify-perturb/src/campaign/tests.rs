@@ -59,11 +59,11 @@ impl Launch for Fake {
     }
 }
 
-fn shim() -> Result<Shim, String> {
+fn shim() -> Result<Shim, crate::PerturbError> {
     // The fake never runs the shim; a real install in a private temporary directory keeps the
     // setup path (verify, log file) the one the binary takes.
     let dir = tempfile::tempdir().unwrap().keep();
-    Shim::install(&dir.join("perturb")).map_err(|e| e.to_string())
+    Shim::install(&dir.join("perturb"))
 }
 
 fn plan(runs: u64) -> Plan {
@@ -214,7 +214,10 @@ fn without_a_shim_the_shim_modes_run_at_scheduler_level_and_say_why() {
     let report = Campaign::new(
         &mut fake,
         plan(3),
-        Err("cannot write /var/cache/qualify".into()),
+        Err(crate::PerturbError::ShimIo {
+            path: "/var/cache/qualify".into(),
+            source: std::io::Error::from_raw_os_error(libc::EROFS),
+        }),
         logs.path().to_path_buf(),
     )
     .run()
@@ -224,9 +227,10 @@ fn without_a_shim_the_shim_modes_run_at_scheduler_level_and_say_why() {
         .iter()
         .find(|m| m.name == "shim noise")
         .unwrap();
-    assert_eq!(
-        noise.why_not.as_deref(),
-        Some("cannot write /var/cache/qualify")
+    let why = noise.why_not.as_deref().unwrap();
+    assert!(
+        why.starts_with("perturbation shim at /var/cache/qualify: Read-only file system"),
+        "{why}"
     );
     assert!(
         report
