@@ -18,8 +18,10 @@
 //! 1. `loses_writes` — an acknowledged write is missing from the final read.
 //! 2. `retry_storm` — at the dependency, requests (or connection attempts: connections opened
 //!    plus failed connects when the proxy counted them — the refused ones of `down`) per service request
-//!    during the window are ≥ [`STORM_FACTOR`]× what they were before it, or connection attempts
-//!    per service request during the window exceed [`MAX_ATTEMPTS_PER_REQUEST`].
+//!    during the window are ≥ [`STORM_FACTOR`]× what they were before it (connections only for
+//!    a client that opened at least one per request before: against a pooled client's near-zero
+//!    a reconnect looks like a storm), or connection attempts per service request during the
+//!    window exceed [`MAX_ATTEMPTS_PER_REQUEST`].
 //! 3. `stops` — a restarted service never became ready again.
 //! 4. `unaffected` / `degrades` — the window's failed requests stayed within the error budget
 //!    (the `error_rate` objective, else 1%) and every second from its start held the SLOs;
@@ -744,8 +746,12 @@ fn storm(b: &Behaviour) -> Option<String> {
                 before.requests, during.requests
             ));
         }
+        // Connections are compared with before only for a client that opened one per request
+        // or more: a pooled client opens almost none before the window (0.01 per request), so
+        // reconnecting once per request and retrying a few within a budget would look like a
+        // hundredfold storm. Its attempts are judged by their number alone (below).
         if let Some(r) = ratio(during.connections, before.connections)
-            .filter(|r| *r >= STORM_FACTOR && during.connections > 1.0)
+            .filter(|r| *r >= STORM_FACTOR && before.connections >= 1.0)
         {
             return Some(format!(
                 "dependency connections per service request {:.2} before, {:.2} in the window ({r:.1}×)",
@@ -1195,6 +1201,19 @@ mod tests {
                 ),
                 Verdict::RetryStorm,
                 "connections per service request 1.00 before, 3.00 in the window",
+            ),
+            (
+                "a pooled client that reconnects and retries within a budget is no storm",
+                dep_during(
+                    with_seconds(errors_in_window(base(), 500, 0), 5, 10, bad_second()),
+                    |d| {
+                        d.before.connections_opened = 5;
+                        d.during.requests = 500;
+                        d.during.connections_opened = 595;
+                    },
+                ),
+                Verdict::FailsFast,
+                "failed fast",
             ),
             (
                 "a pooled client reconnecting once per request is no storm",
