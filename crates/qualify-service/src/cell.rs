@@ -409,7 +409,10 @@ impl ServiceCell<'_> {
             }
             _ => None,
         };
-        let windowed = judged.as_ref().is_some_and(|j| !j.control);
+        // A standing fault has no outside: its cell's steady objectives are judged over the
+        // whole load, as the control's are.
+        let standing = spec.faults.as_ref().is_some_and(|f| f.standing) && restart.is_none();
+        let windowed = judged.as_ref().is_some_and(|j| !j.control) && !standing;
         let outside = match &report {
             Some(rep) if windowed => Some(verdict::outside_window(rep)),
             _ => None,
@@ -640,11 +643,27 @@ mod tests {
     /// one, not one whose verdict is about the service, not one without a load.
     #[test]
     fn only_a_lagging_generator_makes_a_cell_measured_again() {
-        assert!(generator_was_bottleneck(&result(Outcome::Interrupted, true, false)));
-        assert!(!generator_was_bottleneck(&result(Outcome::Interrupted, true, true)));
-        assert!(!generator_was_bottleneck(&result(Outcome::Interrupted, false, false)));
+        assert!(generator_was_bottleneck(&result(
+            Outcome::Interrupted,
+            true,
+            false
+        )));
+        assert!(!generator_was_bottleneck(&result(
+            Outcome::Interrupted,
+            true,
+            true
+        )));
+        assert!(!generator_was_bottleneck(&result(
+            Outcome::Interrupted,
+            false,
+            false
+        )));
         assert!(!generator_was_bottleneck(&result(Outcome::Ok, true, false)));
-        assert!(!generator_was_bottleneck(&result(Outcome::SloViolated, true, false)));
+        assert!(!generator_was_bottleneck(&result(
+            Outcome::SloViolated,
+            true,
+            false
+        )));
         let mut no_load = result(Outcome::Interrupted, true, false);
         no_load.load = None;
         assert!(!generator_was_bottleneck(&no_load));

@@ -60,6 +60,7 @@ impl UnderFault<'_> {
         match self.behaviour.recovery {
             Recovery::NotRecovered => true,
             Recovery::After(t) => t > self.recover_within,
+            Recovery::NotExamined => false,
         }
     }
 
@@ -77,6 +78,7 @@ impl UnderFault<'_> {
                 "; and recovered only {t:.1} s after the window, later than recover_within {:.1} s (not_recovered)",
                 self.recover_within
             ),
+            Recovery::NotExamined => String::new(),
         }
     }
 }
