@@ -34,13 +34,17 @@
 //!    service held them without an answer for the load's whole timeout, whatever
 //!    `max_in_flight` (at a moderate rate the slots never fill).
 //! 6. `stops` — the SLOs never held again after the window (until the end of the load).
-//! 7. `recovers_late` — they held again, but later than `recover_within` (the cell's outcome
-//!    is `not_recovered`).
-//! 8. `fails_fast` — the window's failed requests mostly came back fast (an error answer, a
+//! 7. `fails_fast` — the window's failed requests mostly came back fast (an error answer, a
 //!    refused or reset connection: fast errors > timeouts), with their latency, and the SLOs
-//!    held again within `recover_within`.
-//! 9. `recovers` — the SLOs broke in the window without failed requests beyond the budget
-//!    (slow answers), and held again within `recover_within`.
+//!    held again — when, is in the detail (how the requests failed outranks how long the
+//!    service took to come back: a busy machine moves the one, not the other).
+//! 8. `recovers_late` — the SLOs broke in the window without failed requests beyond the budget
+//!    and held again later than `recover_within` (the cell's outcome is `not_recovered`).
+//! 9. `recovers` — the same, held again within `recover_within`.
+//!
+//! A standing fault (`window = "all"`) has no after: its recovery is `not_examined`, its
+//! failures are `hangs`, `fails_fast` or (the objectives broken otherwise) `degrades`, and its
+//! latency is compared with the control's level.
 //!
 //! Every fault verdict's detail ends with what the service kept after the window: a count of
 //! threads, open files or sockets that grew in the window by at least
@@ -736,15 +740,9 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
                 percent(b.error_rate_after)
             ),
         ),
-        Recovery::After(t) if t > o.recover_within => (
-            Verdict::RecoversLate,
-            format!(
-                "SLOs held again {} after the window, later than recover_within {} (error rate {} in it)",
-                seconds(t),
-                seconds(o.recover_within),
-                percent(b.error_rate_during)
-            ),
-        ),
+        // What the window's failures were outranks how long the service took to come back: a
+        // busy machine moves the recovery, not the way requests failed (the recovery is in the
+        // detail, and the cell's verdict weighs it against `recover_within`).
         Recovery::After(_) if fast > 0 && !within_budget => (
             Verdict::FailsFast,
             format!(
@@ -752,6 +750,15 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
                 o.during.requests,
                 fast_latency(&o.during),
                 recovery_tail(b.recovery)
+            ),
+        ),
+        Recovery::After(t) if t > o.recover_within => (
+            Verdict::RecoversLate,
+            format!(
+                "SLOs held again {} after the window, later than recover_within {} (error rate {} in it)",
+                seconds(t),
+                seconds(o.recover_within),
+                percent(b.error_rate_during)
             ),
         ),
         Recovery::After(t) => (
@@ -1203,9 +1210,15 @@ mod tests {
             ),
             (
                 "back one second past recover_within",
-                with_seconds(errors_in_window(base(), 300, 0), 5, 14, bad_second()),
+                with_seconds(base(), 5, 14, slow_second()),
                 Verdict::RecoversLate,
                 "later than recover_within 3.0 s",
+            ),
+            (
+                "failing fast, back one second past recover_within: fails_fast, the recovery said",
+                with_seconds(errors_in_window(base(), 300, 0), 5, 14, bad_second()),
+                Verdict::FailsFast,
+                "300 of 500 requests in the window failed fast in p50 200 ms, p99 205 ms, 0 timed out, SLOs held again 4.0 s after the window",
             ),
             (
                 "errors until the end",
