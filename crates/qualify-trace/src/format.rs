@@ -58,6 +58,12 @@ impl Format {
         }
     }
 
+    /// Whether the format records each tool call's result (an edit without one was cut off);
+    /// SWE-agent and qualify's own format do not.
+    pub fn records_results(self) -> bool {
+        !matches!(self, Format::SweAgent | Format::Native)
+    }
+
     /// What files of this format are.
     pub fn describe(self) -> &'static str {
         match self {
@@ -130,6 +136,8 @@ pub(crate) const CODEX_TYPES: &[&str] = &[
     "event_msg",
     "turn_context",
     "compacted",
+    "world_state",
+    "token_usage_record",
 ];
 
 /// The native format's event types.
@@ -217,6 +225,13 @@ fn line_format(v: &Value) -> Option<Format> {
     let o = v.as_object()?;
     if o.contains_key("resourceSpans") {
         return Some(Format::Otel);
+    }
+    if o.get("history")
+        .and_then(Value::as_array)
+        .is_some_and(|h| !h.is_empty() && h.iter().all(is_openhands_event))
+    {
+        // An OpenHands evaluation's output.jsonl: one task's history per line.
+        return Some(Format::OpenHands);
     }
     let kind = o.get("type").and_then(Value::as_str)?;
     if o.contains_key("payload") && CODEX_TYPES.contains(&kind) {
