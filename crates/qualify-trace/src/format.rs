@@ -127,6 +127,13 @@ pub(crate) const CLAUDE_META_TYPES: &[&str] = &[
     "last-prompt",
     "tag",
     "pr-link",
+    // Claude Code 2.1.3xx bookkeeping: request shapes and copies, latches, costs.
+    "atis-latch",
+    "api-request-shape",
+    "api-request-blob",
+    "api-request",
+    "tools-used",
+    "cost-state",
 ];
 
 /// Codex rollout line types.

@@ -2,14 +2,19 @@
 //! them, Codex rollouts recorded with the Codex CLI, an OpenHands evaluation's output, SWE-agent
 //! trajectories (each folder's SOURCE.md names the repository, path, commit and licence) — read
 //! into a record that agrees with the count made by hand beside each fixture
-//! (`<fixture>.count.json`: commands, failures, edits, prompts, and what ran of the artifact).
+//! (`<fixture>.count.json`: commands, failures, edits, prompts, and what ran of the artifact);
+//! and files as the agents leave them: a Claude Code project directory with its subagents and
+//! saved tool outputs, a byte-order mark, a session still being written, one unreadable file
+//! among readable ones.
 
 use std::path::Path;
 
+use qualify_trace::record::SkipReason;
 use qualify_trace::{DevRecord, SpecView, TraceFile, read};
 use serde_json::Value;
 
 const FIXTURES: &[&str] = &[
+    "claude-code/project",
     "claude-code/entire-rejected-write.jsonl",
     "claude-code/entire-clear.jsonl",
     "claude-code/entire-wrapper.jsonl",
@@ -58,9 +63,39 @@ fn spec(c: &Value) -> SpecView {
     }
 }
 
+/// A fixture file, or every file of a fixture directory (found in it, sorted by path).
+fn files(rel: &str) -> Vec<TraceFile> {
+    fn walk(dir: &Path, base: &Path, out: &mut Vec<TraceFile>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, base, out);
+            } else {
+                out.push(TraceFile {
+                    path: p.strip_prefix(base).unwrap().display().to_string(),
+                    bytes: std::fs::read(&p).unwrap(),
+                    in_directory: true,
+                });
+            }
+        }
+    }
+    let p = path(rel);
+    if p.is_dir() {
+        let mut out = Vec::new();
+        walk(&p, &p, &mut out);
+        out
+    } else {
+        vec![file(rel)]
+    }
+}
+
 fn record(rel: &str) -> (DevRecord, Value) {
     let c = count(rel);
-    let r = read(&[file(rel)], None, &spec(&c)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let r = read(&files(rel), None, &spec(&c)).unwrap_or_else(|e| panic!("{rel}: {e}"));
     (r, c)
 }
 
@@ -76,6 +111,16 @@ fn every_real_session_agrees_with_its_hand_count() {
         let (r, c) = record(rel);
         let ctx = format!("{rel}: {:#?}", (&r.commands, &r.coverage, &r.runs));
         assert!(r.read_in_full(), "{rel}: {:?}", r.sources[0].unknown);
+        if c.get("sessions").is_some() {
+            assert_eq!(r.sources.len() as u64, n(&c, "sessions"), "{rel}: sessions");
+            let skipped = r
+                .skipped
+                .iter()
+                .filter(|s| s.reason == SkipReason::NotATrace)
+                .count() as u64;
+            assert_eq!(skipped, n(&c, "not_a_trace"), "{rel}: {:?}", r.skipped);
+        }
+        assert_eq!(r.unreadable(), 0, "{rel}: {:?}", r.skipped);
         assert_eq!(r.commands_total, n(&c, "commands"), "commands: {ctx}");
         let line_failed =
             |cmd: &qualify_trace::record::Command| cmd.exit_code.map(|e| e != 0).or(cmd.error);
@@ -233,4 +278,86 @@ fn swe_agent_results_are_unknown() {
         "2 test runs, results not recorded"
     );
     assert_eq!(r.results_known(), (0, 2));
+}
+
+/// A session saved with a byte-order mark reads as the same session.
+#[test]
+fn a_byte_order_mark_is_accepted() {
+    let rel = "claude-code/entire-rejected-write.jsonl";
+    let c = count(rel);
+    let plain = read(&[file(rel)], None, &spec(&c)).unwrap();
+    let mut f = file(rel);
+    f.bytes.splice(0..0, "\u{feff}".bytes());
+    let bom = read(&[f], None, &spec(&c)).unwrap();
+    assert_eq!(
+        (
+            bom.events,
+            bom.commands_total,
+            bom.prompts.len(),
+            &bom.files_edited
+        ),
+        (
+            plain.events,
+            plain.commands_total,
+            plain.prompts.len(),
+            &plain.files_edited
+        )
+    );
+}
+
+/// A session still being written (its last line cut mid-entry) is read up to its last complete
+/// entry, and the record says what was cut; a whole malformed line elsewhere is still an error.
+#[test]
+fn a_session_being_written_is_read_up_to_its_last_complete_entry() {
+    let rel = "codex/codex-0.125-tui.jsonl";
+    let c = count(rel);
+    let whole = read(&[file(rel)], None, &spec(&c)).unwrap();
+    let mut f = file(rel);
+    let text = String::from_utf8(f.bytes.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines[lines.len() - 1];
+    let cut_at = last.len() / 2;
+    f.bytes = format!(
+        "{}\n{}",
+        lines[..lines.len() - 1].join("\n"),
+        &last[..cut_at]
+    )
+    .into_bytes();
+    let r = read(std::slice::from_ref(&f), None, &spec(&c)).unwrap();
+    let cut = r.sources[0].cut.clone().expect("the cut is recorded");
+    assert_eq!((cut.line, cut.bytes), (lines.len(), cut_at as u64));
+    assert_eq!(r.events, whole.events - 1);
+    assert_eq!(r.commands_total, whole.commands_total);
+    // The same break with a newline after it is not a session being written: malformed.
+    f.bytes.push(b'\n');
+    let e = read(&[f], None, &spec(&c)).unwrap_err();
+    assert_eq!(e.line, Some(lines.len()), "{e}");
+}
+
+/// One unreadable file among readable ones is reported in the record, not fatal; alone, it is
+/// the error. A file found in a directory that is no session is skipped and counted; named
+/// alone, it is an error.
+#[test]
+fn one_unreadable_file_among_many_is_reported_not_fatal() {
+    let good = "claude-code/entire-clear.jsonl";
+    let c = count(good);
+    let bad = "claude-code/malformed.jsonl";
+    let r = read(&[file(good), file(bad)], None, &spec(&c)).unwrap();
+    assert_eq!(r.sources.len(), 1);
+    assert_eq!(r.unreadable(), 1);
+    assert_eq!(r.skipped[0].path, bad);
+    assert!(r.skipped[0].message.starts_with("3:"), "{:?}", r.skipped);
+    assert_eq!(r.prompts.len() as u64, n(&c, "prompts"));
+    let e = read(&[file(bad)], None, &spec(&c)).unwrap_err();
+    assert_eq!((e.path.as_str(), e.line), (bad, Some(3)));
+    let notes = |in_directory| TraceFile {
+        path: "notes.txt".into(),
+        bytes: b"just notes".to_vec(),
+        in_directory,
+    };
+    let r = read(&[file(good), notes(true)], None, &spec(&c)).unwrap();
+    assert_eq!((r.unreadable(), r.skipped.len()), (0, 1));
+    let r = read(&[file(good), notes(false)], None, &spec(&c)).unwrap();
+    assert_eq!(r.unreadable(), 1, "named by the user, it is reported");
+    assert!(read(&[notes(true)], None, &spec(&c)).is_err());
 }

@@ -446,6 +446,19 @@ pub fn assess(record: &RunRecord) -> Layer {
     if let Some(s) = t.span_seconds {
         summary.push_str(&format!(" over {s:.0}s"));
     }
+    let not_sessions = t
+        .skipped
+        .iter()
+        .filter(|f| f.reason == qualify_trace::record::SkipReason::NotATrace)
+        .count();
+    if not_sessions > 0 {
+        summary.push_str(&format!(
+            "; {not_sessions} file(s) in the trace's directories are no session (skipped)"
+        ));
+    }
+    if t.unreadable() > 0 {
+        summary.push_str(&format!("; {} file(s) unreadable", t.unreadable()));
+    }
     summary.push_str(&format!("; {}", dev.sentence));
     if let Some(g) = &process.git {
         summary.push_str("; ");
