@@ -166,7 +166,7 @@ pub fn detect(text: &str) -> Option<Format> {
             return Some(f);
         }
     } else if let Some(first) = trimmed.lines().find(|l| !l.trim().is_empty())
-        && serde_json::from_str::<Value>(first).is_err()
+        && line_values(first).is_none()
         && (trimmed.starts_with('{') || trimmed.starts_with('['))
     {
         // A JSON document that does not parse: tell it by the keys near its start, so its
@@ -187,14 +187,23 @@ pub fn detect(text: &str) -> Option<Format> {
     }
     // JSON Lines: the first entries that say what they are.
     for line in trimmed.lines().filter(|l| !l.trim().is_empty()).take(50) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        if let Some(f) = line_format(&v) {
-            return Some(f);
+        for v in line_values(line).into_iter().flatten() {
+            if let Some(f) = line_format(&v) {
+                return Some(f);
+            }
         }
     }
     None
+}
+
+/// The JSON values of one line (usually one; several when entries were written without the
+/// newline between them), or `None` when it is not JSON.
+fn line_values(line: &str) -> Option<Vec<Value>> {
+    serde_json::Deserializer::from_str(line)
+        .into_iter::<Value>()
+        .collect::<Result<Vec<_>, _>>()
+        .ok()
+        .filter(|v| !v.is_empty())
 }
 
 fn document(doc: &Value) -> Option<Format> {

@@ -209,7 +209,11 @@ fn read_one(file: &TraceFile, forced: Option<Format>) -> Read {
 /// agent was still writing it) without that line, and where it was cut. A JSON document (its
 /// first line not a JSON value of its own) is returned as is.
 fn complete_entries(text: &str) -> (&str, Option<record::Cut>) {
-    let is_json = |t: &str| serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok();
+    // A line may hold several entries written one after the other (`{…}{…}`).
+    let is_json = |t: &str| {
+        let mut values = serde_json::Deserializer::from_str(t).into_iter::<serde::de::IgnoredAny>();
+        values.next().is_some_and(|v| v.is_ok()) && values.all(|v| v.is_ok())
+    };
     let lines = text
         .lines()
         .find(|l| !l.trim().is_empty())

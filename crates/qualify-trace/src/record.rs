@@ -177,26 +177,32 @@ impl RunCount {
     /// recorded`: what is known and what is not, never a count of failures that hides unknowns.
     pub fn describe(&self, one: &str, many: &str) -> String {
         let mut text = format!("{} {}", self.runs, if self.runs == 1 { one } else { many });
+        let attempts = (self.not_started > 0)
+            .then(|| format!("{} attempt(s) never started", self.not_started));
+        if self.runs > 0 && self.unknown == self.runs {
+            text.push_str(", results not recorded");
+            if let Some(a) = attempts {
+                text.push_str(&format!(" ({a})"));
+            }
+            return text;
+        }
+        let mut parts = Vec::new();
         if self.runs > 0 {
-            if self.unknown == self.runs {
-                text.push_str(", results not recorded");
-            } else {
-                let mut parts = vec![
-                    format!("{} passed", self.passed),
-                    format!("{} failed", self.failed),
-                ];
-                if self.unknown > 0 {
-                    parts.push(format!("{} not recorded", self.unknown));
-                }
-                text.push_str(&format!(" ({})", parts.join(", ")));
+            parts.push(format!("{} passed", self.passed));
+            parts.push(format!("{} failed", self.failed));
+            if self.unknown > 0 {
+                parts.push(format!("{} not recorded", self.unknown));
             }
         }
-        if self.not_started > 0 {
-            text.push_str(&format!(
-                "{}{} attempt(s) that never started",
-                if self.runs > 0 { "; " } else { ", " },
-                self.not_started
-            ));
+        let mut inside = parts.join(", ");
+        if let Some(a) = attempts {
+            if !inside.is_empty() {
+                inside.push_str("; ");
+            }
+            inside.push_str(&a);
+        }
+        if !inside.is_empty() {
+            text.push_str(&format!(" ({inside})"));
         }
         text
     }
@@ -848,9 +854,11 @@ fn not_started(parsed: &Parsed, i: usize, call: &Call, anchor: Option<&str>) -> 
             if name.is_empty() {
                 continue;
             }
+            // `bash: ./t: No such file or directory`, `sh: 1: t: not found`, `zsh: command not
+            // found: t` — the name a whole token (`main.go: no such file` is not about `go`).
             let said = |msg: &str| {
-                line.contains(&format!("{name}: {msg}"))
-                    || line.ends_with(&format!("{msg}: {name}"))
+                mentions(line, &format!("{name}: {msg}"))
+                    || line.ends_with(&format!(": {msg}: {name}"))
             };
             if said("command not found") || said("not found") {
                 return Some("command not found".into());
@@ -931,4 +939,98 @@ fn mentions(line: &str, word: &str) -> bool {
     line.match_indices(word).any(|(i, _)| {
         edge(line[..i].chars().next_back()) && edge(line[i + word.len()..].chars().next())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Call;
+
+    fn why(line: &str, output: &str, exit: Option<i64>) -> Vec<Option<String>> {
+        let parsed = Shell::default().parse(line);
+        let mut call = Call::new("Bash", Action::Command(line.into()), None);
+        call.exit_code = exit;
+        call.set_output(output);
+        (0..parsed.commands.len())
+            .map(|i| not_started(&parsed, i, &call, None))
+            .collect()
+    }
+
+    #[test]
+    fn run_counts_say_what_is_known_and_what_is_not() {
+        let c = |runs, passed, failed, unknown, not_started| RunCount {
+            runs,
+            passed,
+            failed,
+            unknown,
+            not_started,
+        };
+        let d = |r: RunCount| r.describe("test run", "test runs");
+        assert_eq!(d(c(0, 0, 0, 0, 0)), "0 test runs");
+        assert_eq!(d(c(2, 0, 0, 2, 0)), "2 test runs, results not recorded");
+        assert_eq!(
+            d(c(3, 1, 1, 1, 0)),
+            "3 test runs (1 passed, 1 failed, 1 not recorded)"
+        );
+        assert_eq!(
+            d(c(1, 1, 0, 0, 2)),
+            "1 test run (1 passed, 0 failed; 2 attempt(s) never started)"
+        );
+        assert_eq!(
+            d(c(0, 0, 0, 0, 3)),
+            "0 test runs (3 attempt(s) never started)"
+        );
+    }
+
+    #[test]
+    fn a_command_never_started_only_when_the_shell_says_so_about_it() {
+        let nf = Some("No such file or directory".to_string());
+        assert_eq!(
+            why(
+                "./t --threads 2",
+                "/bin/bash: line 1: ./t: No such file or directory",
+                Some(127)
+            ),
+            vec![nf.clone()]
+        );
+        assert_eq!(
+            why("t 1", "zsh: command not found: t", Some(127)),
+            vec![Some("command not found".into())]
+        );
+        assert_eq!(
+            why("ponyc x.pony", "sh: 1: ponyc: not found", Some(127)),
+            vec![Some("command not found".into())]
+        );
+        // A message about another file, or from the program itself, is not about it.
+        assert_eq!(
+            why(
+                "go test ./...",
+                "    Output: stat ./cmd/entire/main.go: no such file or directory",
+                Some(1)
+            ),
+            vec![None]
+        );
+        // A failed `cd` before it in an `&&` chain: it never ran; with `;` it ran elsewhere.
+        assert_eq!(
+            why(
+                "cd /nope && ./t 1",
+                "bash: cd: /nope: No such file or directory",
+                Some(1)
+            ),
+            vec![None, Some("a `cd` before it failed".into())]
+        );
+        assert_eq!(
+            why(
+                "cd /nope; ./t 1",
+                "bash: cd: /nope: No such file or directory",
+                Some(0)
+            ),
+            vec![None, None]
+        );
+        // Exit 127 tells only about the command whose status is the line's.
+        assert_eq!(
+            why("./t 1 && ./missing", "", Some(127)),
+            vec![None, Some("exit status 127 (not found)".into())]
+        );
+    }
 }

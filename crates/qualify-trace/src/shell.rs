@@ -171,16 +171,82 @@ impl Shell {
 }
 
 fn parse_program(text: &str) -> Option<ast::Program> {
-    let options = ParserOptions::default();
-    let tokens = uncached_tokenize_str(text, &options.tokenizer_options()).ok()?;
-    parse_tokens(
-        &tokens,
-        &options,
-        &SourceInfo {
-            source: "command".into(),
-        },
-    )
-    .ok()
+    let parse = |text: &str| {
+        let options = ParserOptions::default();
+        let tokens = uncached_tokenize_str(text, &options.tokenizer_options()).ok()?;
+        parse_tokens(
+            &tokens,
+            &options,
+            &SourceInfo {
+                source: "command".into(),
+            },
+        )
+        .ok()
+    };
+    // brush-parser 0.2 refuses a heredoc inside a command substitution (`git commit -m
+    // "$(cat <<'EOF' … EOF\n)"`, how agents write commit messages); the body is data, so the
+    // line is parsed again without the heredocs' bodies.
+    parse(text).or_else(|| without_heredoc_bodies(text).and_then(|t| parse(&t)))
+}
+
+/// `text` with every heredoc's operator and body removed (`cat <<'EOF'\nbody\nEOF\n` →
+/// `cat \n`), or `None` when it has none or one has no end line.
+fn without_heredoc_bodies(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.split_inclusive('\n');
+    let mut found = false;
+    while let Some(line) = lines.next() {
+        // The heredocs this line opens, in order: their delimiters and whether `<<-`.
+        let mut pending: Vec<(String, bool)> = Vec::new();
+        let mut kept = String::new();
+        let mut rest = line;
+        while let Some(i) = rest.find("<<") {
+            let after = &rest[i + 2..];
+            if let Some(after) = after.strip_prefix('<') {
+                // A here-string `<<<`: data on the line itself.
+                kept.push_str(&rest[..i + 3]);
+                rest = after;
+                continue;
+            }
+            let (dash, after) = match after.strip_prefix('-') {
+                Some(a) => (true, a),
+                None => (false, after),
+            };
+            let trimmed = after.trim_start();
+            let quote = trimmed.chars().next().filter(|c| *c == '\'' || *c == '"');
+            let word = trimmed.trim_start_matches(['\'', '"']);
+            let end = word
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(word.len());
+            if end == 0 {
+                kept.push_str(&rest[..i + 2]);
+                rest = after;
+                continue;
+            }
+            let delimiter = word[..end].to_string();
+            let mut tail = &word[end..];
+            if let Some(q) = quote {
+                tail = tail.strip_prefix(q).unwrap_or(tail);
+            }
+            kept.push_str(&rest[..i]);
+            pending.push((delimiter, dash));
+            rest = tail;
+        }
+        kept.push_str(rest);
+        out.push_str(&kept);
+        for (delimiter, dash) in pending {
+            found = true;
+            loop {
+                let body = lines.next()?;
+                let l = body.trim_end_matches(['\n', '\r']);
+                let l = if dash { l.trim_start_matches('\t') } else { l };
+                if l == delimiter {
+                    break;
+                }
+            }
+        }
+    }
+    found.then_some(out)
 }
 
 struct Walker<'a> {
@@ -920,6 +986,15 @@ mod tests {
         // What a shell would refuse runs nothing.
         let p = Shell::default().parse("echo \"unterminated && ./t 1");
         assert!(p.unparsed && p.commands.is_empty());
+        // A heredoc inside a command substitution (a commit message) is data too (brush-parser
+        // 0.2 refuses this one, taken from a real session: it ends the substitution at the
+        // body's `)`).
+        let commit = "git add a.c && git commit -m \"$(cat <<'EOF'\nfeat(explain): add -c shorthand\n\nCo-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)\" && ./t 3";
+        let p = Shell::default().parse(commit);
+        assert!(!p.unparsed);
+        let programs: Vec<&str> = p.commands.iter().filter_map(|s| s.program()).collect();
+        assert_eq!(programs, vec!["git", "git", "t"]);
+        assert_eq!(p.commands[2].words, vec!["./t", "3"]);
     }
 
     #[test]

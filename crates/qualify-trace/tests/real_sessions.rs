@@ -361,3 +361,24 @@ fn one_unreadable_file_among_many_is_reported_not_fatal() {
     assert_eq!(r.unreadable(), 1, "named by the user, it is reported");
     assert!(read(&[notes(true)], None, &spec(&c)).is_err());
 }
+
+/// Two entries written on one line without the newline between them (as some session files
+/// hold: Entire's copy of a transcript has a `summary` glued to the entry before it) are both
+/// read.
+#[test]
+fn two_entries_on_one_line_are_both_read() {
+    let rel = "claude-code/entire-clear.jsonl";
+    let c = count(rel);
+    let whole = read(&[file(rel)], None, &spec(&c)).unwrap();
+    let mut f = file(rel);
+    let text = String::from_utf8(f.bytes.clone()).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let second = lines.remove(1);
+    lines[0].push_str(&second);
+    f.bytes = (lines.join("\n") + "\n").into_bytes();
+    let glued = read(&[f], None, &spec(&c)).unwrap();
+    assert_eq!(
+        (glued.events, glued.prompts.len(), &glued.files_edited),
+        (whole.events, whole.prompts.len(), &whole.files_edited)
+    );
+}
