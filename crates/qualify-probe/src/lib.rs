@@ -23,6 +23,7 @@ pub mod netns;
 pub mod observe;
 mod output;
 mod ranks;
+mod reports;
 pub mod result;
 mod rules;
 mod runtimes;

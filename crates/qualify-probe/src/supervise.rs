@@ -450,6 +450,15 @@ pub(crate) fn run_with(
     let mut max_memory_current = 0u64;
     // How each thread waited when the deadline passed (read before the tree is killed).
     let mut timeout_waits: Option<Vec<crate::blocking::ThreadWait>> = None;
+    // Command lines of the tree's processes (the probed command first): where a runtime's own
+    // limits (`-Xmx`, `--max-old-space-size`) are read from.
+    let mut commands: Vec<String> = vec![
+        spec.argv
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" "),
+    ];
 
     loop {
         wait_exit_or(exit_fd, interval);
@@ -465,7 +474,12 @@ pub(crate) fn run_with(
         let pids = members(&containment, &tag, main, init);
         let procs: Vec<ProcSnap> = pids.iter().filter_map(|&p| sample::read_proc(p)).collect();
         for p in &procs {
-            seen.entry(p.pid).or_insert(p.starttime);
+            if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(p.pid) {
+                e.insert(p.starttime);
+                if commands.len() < COMMANDS_KEPT {
+                    commands.push(sample::cmdline(p.pid));
+                }
+            }
         }
         let mut memory_now = None;
         if containment.kind != Kind::Rlimit {
@@ -636,7 +650,21 @@ pub(crate) fn run_with(
     if let Ending::GoDump { finding, .. } = &ending
         && let Ok(table) = crate::runtimes::RUNTIMES.as_ref()
     {
-        let (deadlock, f) = crate::stall::judge_go_dump(&err.tail, (**finding).clone(), table);
+        // The whole dump as the stream carried it (not only the kept tail).
+        let dump = err
+            .reports
+            .reports
+            .iter()
+            .rev()
+            .find(|c| {
+                crate::reports::REPORTS.as_ref().is_ok_and(|t| {
+                    t.row("go.sigquit")
+                        .is_some_and(|r| t.rows[c.row].id == r.id)
+                })
+            })
+            .map(|c| format!("{}\n{}", c.line, c.body))
+            .unwrap_or_else(|| err.tail.clone());
+        let (deadlock, f) = crate::stall::judge_go_dump(&dump, (**finding).clone(), table);
         ending = if deadlock {
             Ending::WaitFor(Box::new(f))
         } else {
@@ -651,9 +679,19 @@ pub(crate) fn run_with(
     let cgroup_paths = containment.paths();
     let leftover = containment.remove();
 
+    let status = main_status.and_then(|(s, _)| s);
+    let report = runtime_report(
+        &err.reports,
+        &ending,
+        status,
+        &counters,
+        &commands,
+        spec,
+        crate::classify::pids_hit(containment.kind, limits, &counters, &watch),
+    );
     let mut decision = compose(&Facts {
         ending: &ending,
-        status: main_status.and_then(|(s, _)| s),
+        status,
         counters: &counters,
         kind: containment.kind,
         limits,
@@ -661,6 +699,7 @@ pub(crate) fn run_with(
         leaked: leaked.len(),
         truncated: out.truncated || err.truncated,
         wall,
+        report: report.as_ref(),
     });
 
     if let Some(stop) = stopping {
@@ -746,6 +785,7 @@ pub(crate) fn run_with(
             _ => None,
         },
         interrupted: decision.outcome == Outcome::Interrupted,
+        runtime_report: report.as_ref(),
     }
     .to_value();
 
@@ -777,6 +817,57 @@ pub(crate) fn run_with(
         load: None,
         faults: Vec::new(),
     })
+}
+
+/// Command lines kept per run (each cut at 4 KiB).
+const COMMANDS_KEPT: usize = 16;
+
+/// The runtime's report on the program's stderr, judged against how the run ended.
+fn runtime_report(
+    scanned: &crate::reports::Scanned,
+    ending: &Ending,
+    status: Option<i32>,
+    counters: &crate::backend::Counters,
+    commands: &[String],
+    spec: &ProbeSpec,
+    pids_hit: bool,
+) -> Option<crate::reports::Reported> {
+    use crate::reports::judge::Ended;
+    let table = crate::reports::REPORTS.as_ref().ok()?;
+    let ended = match (ending, status) {
+        _ if counters.oom_kills > 0 => Ended::Stopped("the kernel's memory kill"),
+        (Ending::Exited, Some(st)) => Ended::ByItself(st),
+        (Ending::Exited, None) => Ended::Stopped("its wait status was lost"),
+        (Ending::Interrupted, _) => Ended::Stopped("qualify was interrupted"),
+        (Ending::Timeout(..), _) => Ended::Stopped("the deadline"),
+        (Ending::Watchdog { .. }, _) => Ended::Stopped("the memory watchdog"),
+        _ => Ended::Stopped("qualify's stall verdict"),
+    };
+    let options: Vec<String> = crate::reports::limits::OPTION_VARIABLES
+        .iter()
+        .filter_map(|name| {
+            spec.env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+                .or_else(|| std::env::var(name).ok())
+        })
+        .collect();
+    let ctx = crate::reports::Context {
+        ended,
+        commands,
+        options: &options,
+        limits: &spec.limits,
+        counters,
+        pids_hit,
+    };
+    crate::reports::judge(
+        table,
+        crate::runtimes::RUNTIMES.as_ref().ok(),
+        scanned,
+        &ctx,
+    )
 }
 
 /// Ask a Go program for its goroutine dump: SIGQUIT makes its runtime print every goroutine
