@@ -44,12 +44,7 @@ impl Drain {
             ..Stream::default()
         });
         let err = Arc::new(Stream {
-            scan: Mutex::new(
-                crate::reports::REPORTS
-                    .as_ref()
-                    .ok()
-                    .map(Scanner::new),
-            ),
+            scan: Mutex::new(crate::reports::REPORTS.as_ref().ok().map(Scanner::new)),
             ..Stream::default()
         });
         let mut handles = Vec::new();

@@ -1007,6 +1007,7 @@ mod tests {
             interrupted: true,
             spin: None,
             wait_for: None,
+            runtime_report: None,
         }
         .to_value();
         let text = serde_json::to_string(&value).unwrap();
@@ -1095,6 +1096,7 @@ mod tests {
             interrupted: false,
             spin: None,
             wait_for: Some(&finding),
+            runtime_report: None,
         }
         .to_value();
         assert_eq!(
@@ -1131,6 +1133,7 @@ mod tests {
             interrupted: false,
             spin: None,
             wait_for: None,
+            runtime_report: None,
         }
         .to_value();
         let keys: Vec<&str> = value

@@ -582,7 +582,10 @@ pub fn compose(f: &Facts) -> Decision {
     // Beside a verdict qualify reached itself, a report on stderr is context.
     let detail = match f.report {
         Some(r) if !r.decided && outcome != Outcome::Ok && f.ending_stopped() => {
-            format!("{detail}; stderr carried a runtime's report: {}", r.sentence)
+            format!(
+                "{detail}; stderr carried a runtime's report: {}",
+                r.sentence
+            )
         }
         _ => detail,
     };
@@ -622,7 +625,9 @@ pub fn compose(f: &Facts) -> Decision {
 }
 
 /// A report that names the failure: its outcome (never `ok`).
-fn decided(report: Option<&crate::reports::Reported>) -> Option<(Outcome, &crate::reports::Reported)> {
+fn decided(
+    report: Option<&crate::reports::Reported>,
+) -> Option<(Outcome, &crate::reports::Reported)> {
     let r = report.filter(|r| r.decided)?;
     r.outcome.filter(|o| *o != Outcome::Ok).map(|o| (o, r))
 }

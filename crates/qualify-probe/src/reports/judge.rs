@@ -332,7 +332,7 @@ fn read(
             .collect();
         if !named.is_empty() {
             sentence.push_str(": ");
-            sentence.push_str(&listed(named));
+            sentence.push_str(&listed(named, c.dropped_goroutines));
         }
     }
     // What poisoned a lock: the first panic the stream carried.
@@ -400,11 +400,13 @@ fn fill(said: &str, detail: &BTreeMap<String, String>) -> String {
     out
 }
 
-fn listed(items: Vec<String>) -> String {
+/// The first few items and how many more there were (`unkept`: beyond what the scan kept).
+fn listed(items: Vec<String>, unkept: u64) -> String {
     let n = items.len();
     let mut shown: Vec<String> = items.into_iter().take(NAMED).collect();
-    if n > NAMED {
-        shown.push(format!("… ({} more)", n - NAMED));
+    let more = n.saturating_sub(NAMED) as u64 + unkept;
+    if more > 0 {
+        shown.push(format!("… ({more} more)"));
     }
     shown.join("; ")
 }

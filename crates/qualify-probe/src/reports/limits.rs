@@ -49,9 +49,12 @@ pub fn name(limit: Limit, detail: &BTreeMap<String, String>, ctx: &Context) -> S
     match limit {
         Limit::JvmHeap => match option(ctx, r"(?:^|\s)-Xmx(\S+)")
             .map(|v| format!("-Xmx{v}"))
-            .or_else(|| option(ctx, r"-XX:MaxHeapSize=(\S+)").map(|v| format!("-XX:MaxHeapSize={v}")))
             .or_else(|| {
-                option(ctx, r"-XX:MaxRAMPercentage=(\S+)").map(|v| format!("-XX:MaxRAMPercentage={v}"))
+                option(ctx, r"-XX:MaxHeapSize=(\S+)").map(|v| format!("-XX:MaxHeapSize={v}"))
+            })
+            .or_else(|| {
+                option(ctx, r"-XX:MaxRAMPercentage=(\S+)")
+                    .map(|v| format!("-XX:MaxRAMPercentage={v}"))
             }) {
             Some(flag) => format!("{flag} (the JVM's own maximum heap){}", ceiling_note(ctx)),
             None => format!(
@@ -114,8 +117,9 @@ pub fn name(limit: Limit, detail: &BTreeMap<String, String>, ctx: &Context) -> S
                         "the pids ceiling of {p} tasks (--pids): the kernel refused new threads or \
                          processes (pids_limit_hit)"
                     ),
-                    None => "a pids ceiling refused new threads or processes (pids_limit_hit)"
-                        .into(),
+                    None => {
+                        "a pids ceiling refused new threads or processes (pids_limit_hit)".into()
+                    }
                 }
             } else {
                 let ours = ctx

@@ -111,7 +111,8 @@ impl Scanner {
 
     fn take_partial(&mut self, bytes: &[u8]) {
         let room = MAX_LINE.saturating_sub(self.partial.len());
-        self.partial.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.partial
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
     /// The stream ended: what was kept.

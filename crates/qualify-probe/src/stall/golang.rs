@@ -191,7 +191,10 @@ main.main.func1()
         assert_eq!(gs[3].at, "main.worker at /src/main.go:16");
         assert_eq!(gs[1].at, "main.main at /src/main.go:30");
         assert_eq!(gs[4].at, "main.main.func1 at /src/main.go:22");
-        assert_eq!(function("testing.(*T).Run(0xc0000b6820, {0x5})"), "testing.(*T).Run");
+        assert_eq!(
+            function("testing.(*T).Run(0xc0000b6820, {0x5})"),
+            "testing.(*T).Run"
+        );
         assert_eq!(function("sync.(*Mutex).Lock(...)"), "sync.(*Mutex).Lock");
         assert_eq!(function("main.main()"), "main.main");
     }
