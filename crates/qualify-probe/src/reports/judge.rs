@@ -324,9 +324,11 @@ fn read(
         let named: Vec<String> = goroutines
             .iter()
             .filter(|g| match (row.cause.as_str(), go) {
-                ("data_race", _) => g.state == "running",
-                (_, Some(go)) => golang::part(g, go) != golang::Part::Runtime,
-                (_, None) => g.id != 0,
+                // A deadlock is every goroutine of the program; any other fatal error the one
+                // that ran into it.
+                ("deadlock", Some(go)) => golang::part(g, go) != golang::Part::Runtime,
+                ("deadlock", None) => g.id != 0,
+                _ => g.state == "running" && !g.at.is_empty(),
             })
             .map(|g| format!("goroutine {} [{}] {}", g.id, g.state, g.at))
             .collect();
