@@ -557,11 +557,6 @@ pub(crate) fn run_with(
             stuck_evidence = match &stuck {
                 // The samples that proved it are the stacks.
                 Ending::SpinDeadlock(finding) => finding.stacks.clone(),
-                // The Go runtime's own dump is the stack: SIGQUIT, then let it write and exit.
-                Ending::GoDump { pid, .. } => {
-                    go_dump(*pid);
-                    Value::Null
-                }
                 _ => {
                     let live: Vec<i32> = procs
                         .iter()
@@ -591,6 +586,23 @@ pub(crate) fn run_with(
     // clean-up below: killing stragglers, reaping and removing cgroups is qualify's time.
     let ended = start.elapsed();
     let verdict_seconds = ended.as_secs_f64();
+
+    // A tree qualify ends (deadline, livelock): what its runtimes say of it first — the JVM's
+    // and CPython's threads, a Go program's goroutine dump (SIGQUIT, which ends it).
+    let mut at_end: Vec<crate::stall::RuntimeReport> = Vec::new();
+    let mut livelock_named: Option<String> = None;
+    let mut go_dumped = Vec::new();
+    if main_status.is_none()
+        && matches!(ending, Ending::Timeout(..) | Ending::Livelock { .. })
+        && let Ok(table) = crate::runtimes::RUNTIMES.as_ref()
+    {
+        let asked = crate::stall::deadline::ask(&last_procs, &mut inspect, table);
+        at_end = asked.reports;
+        for &pid in &asked.go {
+            go_dump(pid);
+        }
+        go_dumped = asked.go;
+    }
 
     // Asked to stop, the rest of the group got the signal too: give it what is left of the
     // grace to exit before anything counts as leaked.
@@ -645,33 +657,36 @@ pub(crate) fn run_with(
     };
     drop(started);
     let (out, err, streams_closed) = drain.finish(Duration::from_secs(2));
-    // A Go program's goroutine dump (its stderr) decides what its quiet stall was.
-    let mut go_finding: Option<Box<crate::stall::Finding>> = None;
-    if let Ending::GoDump { finding, .. } = &ending
-        && let Ok(table) = crate::runtimes::RUNTIMES.as_ref()
+    // The goroutine dumps asked for, as the stream carried them (not only the kept tail).
+    if !go_dumped.is_empty()
+        && let (Ok(table), Ok(reports)) = (
+            crate::runtimes::RUNTIMES.as_ref(),
+            crate::reports::REPORTS.as_ref(),
+        )
     {
-        // The whole dump as the stream carried it (not only the kept tail).
-        let dump = err
+        let dumps: Vec<String> = err
             .reports
             .reports
             .iter()
-            .rev()
-            .find(|c| {
-                crate::reports::REPORTS.as_ref().is_ok_and(|t| {
-                    t.row("go.sigquit")
-                        .is_some_and(|r| t.rows[c.row].id == r.id)
-                })
-            })
+            .filter(|c| reports.rows[c.row].id == "go.sigquit")
             .map(|c| format!("{}\n{}", c.line, c.body))
-            .unwrap_or_else(|| err.tail.clone());
-        let (deadlock, f) = crate::stall::judge_go_dump(&dump, (**finding).clone(), table);
-        ending = if deadlock {
-            Ending::WaitFor(Box::new(f))
-        } else {
-            let why = f.why.clone();
-            go_finding = Some(Box::new(f));
-            Ending::Timeout(crate::result::TimeoutKind::AmbiguousWait, why)
-        };
+            .collect();
+        for (i, &pid) in go_dumped.iter().enumerate() {
+            let dump = dumps.get(i).cloned().unwrap_or_default();
+            at_end.push(crate::stall::name_goroutines(&dump, pid, table));
+        }
+    }
+    if !at_end.is_empty() {
+        let said: Vec<String> = at_end
+            .iter()
+            .map(|r| format!("{} ({}): {}", r.runtime, r.tool, r.said))
+            .collect();
+        let named = format!("; at the end the runtimes said: {}", said.join(" | "));
+        match &mut ending {
+            Ending::Timeout(_, why) => why.push_str(&named),
+            Ending::Livelock { .. } => livelock_named = Some(named),
+            _ => {}
+        }
     }
     let wall = ended;
     let cleanup_seconds = (start.elapsed() - ended).as_secs_f64();
@@ -702,6 +717,9 @@ pub(crate) fn run_with(
         report: report.as_ref(),
     });
 
+    if let Some(named) = livelock_named {
+        decision.detail.push_str(&named);
+    }
     if let Some(stop) = stopping {
         requested_stop(
             &mut decision,
@@ -751,7 +769,7 @@ pub(crate) fn run_with(
     };
     let wait_for = match &ending {
         Ending::WaitFor(finding) => Some(&**finding),
-        Ending::Timeout(..) => go_finding.as_deref().or(watch.stall_conclusion()),
+        Ending::Timeout(..) => watch.stall_conclusion(),
         _ => None,
     };
     let evidence = Evidence {
@@ -786,6 +804,7 @@ pub(crate) fn run_with(
         },
         interrupted: decision.outcome == Outcome::Interrupted,
         runtime_report: report.as_ref(),
+        at_end: &at_end,
     }
     .to_value();
 
@@ -871,7 +890,7 @@ fn runtime_report(
 }
 
 /// Ask a Go program for its goroutine dump: SIGQUIT makes its runtime print every goroutine
-/// to stderr and exit; wait (at most 3 s) until it has.
+/// to stderr and exit (the cell is ending anyway); wait (at most 3 s) until it has.
 fn go_dump(pid: i32) {
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
@@ -1008,6 +1027,7 @@ mod tests {
             spin: None,
             wait_for: None,
             runtime_report: None,
+            at_end: &[],
         }
         .to_value();
         let text = serde_json::to_string(&value).unwrap();
@@ -1097,6 +1117,7 @@ mod tests {
             spin: None,
             wait_for: Some(&finding),
             runtime_report: None,
+            at_end: &[],
         }
         .to_value();
         assert_eq!(
@@ -1134,6 +1155,7 @@ mod tests {
             spin: None,
             wait_for: None,
             runtime_report: None,
+            at_end: &[],
         }
         .to_value();
         let keys: Vec<&str> = value

@@ -35,12 +35,6 @@ pub enum Ending {
     /// A partial deadlock: a wait-for cycle, a runtime's report, or every thread but the
     /// runtimes' helpers in untimed waits, while other threads may keep ticking.
     WaitFor(Box<stall::Finding>),
-    /// A quiet Go program: qualify ends the cell with SIGQUIT to `pid`, whose goroutine dump
-    /// (on the program's stderr) decides; the supervisor turns this into `WaitFor` or a timeout.
-    GoDump {
-        pid: i32,
-        finding: Box<stall::Finding>,
-    },
     Livelock {
         cores: f64,
         quiet: Duration,
@@ -262,7 +256,6 @@ impl Watch {
             inspect,
         ) {
             Some(Stop::Deadlock(f)) => return Some(Ending::WaitFor(f)),
-            Some(Stop::GoDump { pid, finding }) => return Some(Ending::GoDump { pid, finding }),
             None => {}
         }
 
@@ -519,13 +512,6 @@ pub fn compose(f: &Facts) -> Decision {
         Ending::Deadlock(waits, quiet) => (Outcome::Deadlock, deadlock_detail(waits, *quiet)),
         Ending::SpinDeadlock(finding) => (Outcome::Deadlock, finding.why.clone()),
         Ending::WaitFor(finding) => (Outcome::Deadlock, finding.why.clone()),
-        Ending::GoDump { finding, .. } => {
-            timeout_kind = Some(TimeoutKind::AmbiguousWait);
-            (
-                Outcome::Timeout,
-                format!("{} (the goroutine dump was not read)", finding.why),
-            )
-        }
         Ending::Livelock { cores, quiet } => (
             Outcome::Livelock,
             format!(

@@ -61,7 +61,6 @@ fn kind_of(end: &Option<Ending>) -> &'static str {
         Some(Ending::Deadlock(..)) => "deadlock",
         Some(Ending::SpinDeadlock(..)) => "spin_deadlock",
         Some(Ending::WaitFor(..)) => "wait_for",
-        Some(Ending::GoDump { .. }) => "go_dump",
         Some(Ending::Livelock { .. }) => "livelock",
         Some(Ending::Timeout(..)) => "timeout",
         Some(Ending::Watchdog { .. }) => "watchdog",
