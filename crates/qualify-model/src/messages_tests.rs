@@ -14,7 +14,7 @@ fn unknown_words_name_the_input_and_every_accepted_value() {
         ),
         (
             "fine".parse::<Outcome>().unwrap_err().to_string(),
-            "unknown outcome `fine`; expected one of: ok, exit_failure, crash, oom_killed, \
+            "unknown outcome `fine`; expected one of: ok, exit_failure, crash, oom_killed, out_of_memory, \
              deadlock, livelock, timeout, killed, interrupted, slo_violated, overloaded, \
              unavailable, lost_writes, not_recovered, unexpected_behaviour",
         ),

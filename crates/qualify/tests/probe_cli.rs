@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     Run, assert_no_leftover_cgroups, bin, cpu_heavy, expected_memory_strength, is_cgroup, probe,
-    process_gone, py, qualify, scratch,
+    probe_with_env, process_gone, py, qualify, scratch,
 };
 use serde_json::Value;
 
@@ -1067,45 +1067,6 @@ fn parallel_bin(name: &str) -> Option<String> {
             None
         }
     }
-}
-
-/// `qualify probe --backend B --json <opts> -- <cmd>` with extra environment for qualify (and
-/// so for the probed tree).
-fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
-    let _probing = common::probe_guard();
-    let sandbox = common::test_sandbox_flags();
-    let mut args = vec!["probe", "--backend", backend, "--json"];
-    args.extend(sandbox.iter().map(String::as_str));
-    args.extend_from_slice(opts);
-    args.push("--");
-    args.extend_from_slice(cmd);
-    let started = Instant::now();
-    let child = Command::new(common::QUALIFY)
-        .args(&args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run qualify");
-    common::record_qualify_pid(child.id());
-    let out = child.wait_with_output().expect("wait for qualify");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let json: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
-    common::record_evidence_cgroups(&json);
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        stdout,
-        json,
-        elapsed: started.elapsed(),
-    };
-    assert!(
-        run.json.is_object(),
-        "`qualify {}` did not print a JSON object\n{run}",
-        args.join(" ")
-    );
-    run
 }
 
 /// Run `mpirun -n RANKS PROGRAM ARGS` under the probe as a user would: Open MPI's defaults (no

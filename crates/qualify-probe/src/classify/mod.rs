@@ -35,12 +35,6 @@ pub enum Ending {
     /// A partial deadlock: a wait-for cycle, a runtime's report, or every thread but the
     /// runtimes' helpers in untimed waits, while other threads may keep ticking.
     WaitFor(Box<stall::Finding>),
-    /// A quiet Go program: qualify ends the cell with SIGQUIT to `pid`, whose goroutine dump
-    /// (on the program's stderr) decides; the supervisor turns this into `WaitFor` or a timeout.
-    GoDump {
-        pid: i32,
-        finding: Box<stall::Finding>,
-    },
     Livelock {
         cores: f64,
         quiet: Duration,
@@ -272,7 +266,6 @@ impl Watch {
             inspect,
         ) {
             Some(Stop::Deadlock(f)) => return Some(Ending::WaitFor(f)),
-            Some(Stop::GoDump { pid, finding }) => return Some(Ending::GoDump { pid, finding }),
             None => {}
         }
 
@@ -452,6 +445,10 @@ pub struct Facts<'a> {
     pub leaked: usize,
     pub truncated: bool,
     pub wall: Duration,
+    /// A runtime's fatal report from the program's stderr ([`crate::reports::judge`]): names the
+    /// failure of a run that ended by itself the way that runtime ends one (`decided`), else
+    /// context for the detail of a run qualify stopped.
+    pub report: Option<&'a crate::reports::Reported>,
 }
 
 /// Outcome, exit code, signal, timeout kind, flags and the detail line.
@@ -541,13 +538,6 @@ pub fn compose(f: &Facts) -> Decision {
         Ending::Deadlock(waits, quiet) => (Outcome::Deadlock, deadlock_detail(waits, *quiet)),
         Ending::SpinDeadlock(finding) => (Outcome::Deadlock, finding.why.clone()),
         Ending::WaitFor(finding) => (Outcome::Deadlock, finding.why.clone()),
-        Ending::GoDump { finding, .. } => {
-            timeout_kind = Some(TimeoutKind::AmbiguousWait);
-            (
-                Outcome::Timeout,
-                format!("{} (the goroutine dump was not read)", finding.why),
-            )
-        }
         Ending::Livelock { cores, quiet } => (
             Outcome::Livelock,
             format!(
@@ -566,11 +556,13 @@ pub fn compose(f: &Facts) -> Decision {
                 format!("deadline of {:.1}s passed; {why}", f.limits.timeout_seconds),
             )
         }
-        Ending::Exited => match f.status {
-            Some(st) if libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0 => {
+        Ending::Exited => match (f.status, decided(f.report)) {
+            (Some(st), _) if libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0 => {
                 (Outcome::Ok, status_text.clone())
             }
-            Some(st) if libc::WIFEXITED(st) => {
+            // The runtime's own report names the failure (never an `ok` run's: see above).
+            (Some(_), Some((outcome, r))) => (outcome, format!("{}; {status_text}", r.sentence)),
+            (Some(st), None) if libc::WIFEXITED(st) => {
                 let code = libc::WEXITSTATUS(st);
                 let hint = if code > 128 && CRASH_SIGNALS.contains(&(code - 128)) {
                     format!(
@@ -583,18 +575,31 @@ pub fn compose(f: &Facts) -> Decision {
                 };
                 (Outcome::ExitFailure, format!("{status_text}{hint}"))
             }
-            Some(st) if libc::WIFSIGNALED(st) && CRASH_SIGNALS.contains(&libc::WTERMSIG(st)) => {
+            (Some(st), None)
+                if libc::WIFSIGNALED(st) && CRASH_SIGNALS.contains(&libc::WTERMSIG(st)) =>
+            {
                 (Outcome::Crash, format!("crashed: {status_text}"))
             }
-            Some(_) => (
+            (Some(_), None) => (
                 Outcome::Killed,
                 format!("{status_text}, a signal qualify did not send"),
             ),
-            None => (
+            (None, _) => (
                 Outcome::Killed,
                 "ended, but its wait status was lost (reaped elsewhere)".into(),
             ),
         },
+    };
+
+    // Beside a verdict qualify reached itself, a report on stderr is context.
+    let detail = match f.report {
+        Some(r) if !r.decided && outcome != Outcome::Ok && f.ending_stopped() => {
+            format!(
+                "{detail}; stderr carried a runtime's report: {}",
+                r.sentence
+            )
+        }
+        _ => detail,
     };
 
     let mut flags = Vec::new();
@@ -611,11 +616,7 @@ pub fn compose(f: &Facts) -> Decision {
     {
         flags.push(Flag::MemoryPressure);
     }
-    let pids_hit = match f.kind {
-        Kind::Rlimit => f.limits.pids.is_some_and(|p| f.watch.max_tasks as u64 > p),
-        _ => f.counters.pids_max_events.unwrap_or(0) > 0,
-    };
-    if pids_hit {
+    if pids_hit(f.kind, f.limits, f.counters, f.watch) {
         flags.push(Flag::PidsLimitHit);
     }
     if f.leaked > 0 {
@@ -632,6 +633,30 @@ pub fn compose(f: &Facts) -> Decision {
         timeout_kind,
         flags,
         detail,
+    }
+}
+
+/// A report that names the failure: its outcome (never `ok`).
+fn decided(
+    report: Option<&crate::reports::Reported>,
+) -> Option<(Outcome, &crate::reports::Reported)> {
+    let r = report.filter(|r| r.decided)?;
+    r.outcome.filter(|o| *o != Outcome::Ok).map(|o| (o, r))
+}
+
+impl Facts<'_> {
+    /// Whether qualify (or the kernel) ended the run, not the program itself.
+    fn ending_stopped(&self) -> bool {
+        !matches!(self.ending, Ending::Exited | Ending::Interrupted)
+    }
+}
+
+/// Whether a pids ceiling refused a task: the kernel's `pids.events`, or (rlimit) more tasks
+/// sampled than the ceiling.
+pub fn pids_hit(kind: Kind, limits: &Limits, counters: &Counters, watch: &Watch) -> bool {
+    match kind {
+        Kind::Rlimit => limits.pids.is_some_and(|p| watch.max_tasks as u64 > p),
+        _ => counters.pids_max_events.unwrap_or(0) > 0,
     }
 }
 
