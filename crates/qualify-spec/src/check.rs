@@ -12,6 +12,9 @@ use toml::{Spanned, Value};
 use crate::error::{Diagnostic, diagnostic_at};
 use crate::template::{LITERAL_BRACES_HELP, Placeholder, placeholders};
 
+/// The largest count a spec may write where no smaller bound applies (a billion).
+pub(crate) const MAX_COUNT: u64 = 1_000_000_000;
+
 pub(crate) struct Checker<'a> {
     pub text: &'a str,
     path: &'a Path,
@@ -97,14 +100,14 @@ impl<'a> Checker<'a> {
                     None
                 }
             },
-            Value::Integer(n) if *n >= 1 => Some(*n as u64),
-            Value::Integer(n) => {
-                self.error(
-                    value.span(),
-                    format!("invalid size `{n}`: must be at least 1 byte; {hint}"),
-                );
-                None
-            }
+            Value::Integer(n) => match units::size_from_bytes(*n) {
+                Ok(bytes) => Some(bytes),
+                Err(reason) => {
+                    let e = units::number_error(Quantity::Size, n, reason);
+                    self.error(value.span(), e.to_string());
+                    None
+                }
+            },
             other => {
                 self.error(
                     value.span(),
@@ -115,7 +118,8 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// A duration: a duration string (`30s`, `2m`) or a positive number of seconds.
+    /// A duration: a duration string (`30s`, `2m`) or a positive number of seconds, at most
+    /// [`units::MAX_DURATION`] either way (the bounds live in [`units`]).
     pub fn duration(&mut self, value: &Spanned<Value>) -> Option<Duration> {
         let hint = Quantity::Duration.hint();
         let seconds = match value.get_ref() {
@@ -138,18 +142,18 @@ impl<'a> Checker<'a> {
                 return None;
             }
         };
-        if seconds.is_finite() && seconds > 0.0 && seconds < 1e12 {
-            Some(Duration::from_secs_f64(seconds))
-        } else {
-            self.error(
-                value.span(),
-                format!("invalid duration `{seconds}`: must be positive; {hint}"),
-            );
-            None
+        match units::duration_from_seconds(seconds) {
+            Ok(d) => Some(d),
+            Err(reason) => {
+                let e = units::number_error(Quantity::Duration, seconds, reason);
+                self.error(value.span(), e.to_string());
+                None
+            }
         }
     }
 
-    /// A CPU ceiling in cores: a number or a numeric string, at least 0.01.
+    /// A CPU ceiling in cores: a number or a numeric string, from 0.01 to
+    /// [`qualify_model::limits::MAX_CPUS`].
     pub fn cpus(&mut self, value: &Spanned<Value>) -> Option<f64> {
         let text = match value.get_ref() {
             Value::String(text) => text.clone(),
@@ -175,10 +179,23 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// A positive integer (`what` names it in the message).
+    /// A positive integer up to [`MAX_COUNT`] (`what` names it in the message).
     pub fn positive(&mut self, value: &Spanned<i64>, what: &str) -> Option<u64> {
+        self.positive_at_most(value, what, MAX_COUNT)
+    }
+
+    /// A positive integer up to `max`: counts that become runs, threads or allocations have
+    /// their own, smaller bound.
+    pub fn positive_at_most(&mut self, value: &Spanned<i64>, what: &str, max: u64) -> Option<u64> {
         match *value.get_ref() {
-            n if n >= 1 => Some(n as u64),
+            n if n >= 1 && n as u64 <= max => Some(n as u64),
+            n if n >= 1 => {
+                self.error(
+                    value.span(),
+                    format!("{what} must be at most {max}, found {n}"),
+                );
+                None
+            }
             n => {
                 self.error(
                     value.span(),

@@ -118,10 +118,11 @@ impl Spec {
     /// (made absolute) and must exist.
     pub fn load(path: impl AsRef<Path>) -> Result<Spec, SpecError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
+        let bytes = std::fs::read(path).map_err(|source| SpecError::Read {
             path: path.to_path_buf(),
             source,
         })?;
+        let text = crate::error::utf8(bytes, path)?;
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         check(&text, path, &parent(&absolute), true)
     }

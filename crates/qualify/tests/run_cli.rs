@@ -1052,6 +1052,64 @@ fn base_spec_for_the_error_tests_is_valid() {
     assert_eq!(cells(&r).len(), 2);
 }
 
+/// Issue 31: values that panicked (an `Instant` overflow, a float-to-`Duration` conversion, a
+/// capacity overflow) are refused at their place, and a spec that is not UTF-8 is located.
+#[test]
+fn spec_error_huge_durations_repeats_and_invalid_utf8() {
+    for (name, extra, line_has, token, message) in [
+        (
+            "huge-timeout",
+            "[limits]\ntimeout = \"10000000000000000000s\"\n",
+            "timeout =",
+            "\"1",
+            "longer than 30 days",
+        ),
+        (
+            "huge-stall",
+            "[limits]\nstall = \"18446744073709551615s\"\n",
+            "stall =",
+            "\"1",
+            "longer than 30 days",
+        ),
+        (
+            "huge-repeat",
+            "[reproducibility]\nrepeat = 9223372036854775807\n",
+            "repeat =",
+            "9",
+            "at most 10000",
+        ),
+    ] {
+        assert_spec_error(name, &format!("{BASE_SPEC}\n{extra}"), line_has, Some(token), message);
+    }
+    let dir = scratch("spec-error-utf8");
+    let mut bytes = BASE_SPEC.as_bytes().to_vec();
+    let at = BASE_SPEC.find("echoer").unwrap() + 4;
+    bytes[at] = 0xe9;
+    std::fs::write(dir.join("qualify.toml"), bytes).unwrap();
+    let out = qualify(&dir, &["run", "qualify.toml", "--no-ledger"]);
+    assert_eq!(out.code, 2, "{}", out.context());
+    assert!(
+        out.stderr.contains("qualify.toml:2:13: error: invalid UTF-8 (byte 0xe9)"),
+        "{}",
+        out.context()
+    );
+    // The same values at the flags of `qualify probe`: refused by the flag, nothing run.
+    for flag in [
+        ["--timeout", "10000000000000000000s"],
+        ["--stall", "18446744073709551615s"],
+        ["--repeat", "9223372036854775807"],
+        ["--pids", "9223372036854775807"],
+    ] {
+        let out = qualify(&dir, &["probe", flag[0], flag[1], "--", "true"]);
+        assert_eq!(out.code, 2, "{flag:?}: {}", out.context());
+        assert!(
+            out.stderr.contains(flag[0]) && !out.stderr.contains("panicked"),
+            "{flag:?}: {}",
+            out.context()
+        );
+    }
+}
+
 #[test]
 fn spec_error_unknown_key() {
     let spec = base_with(
