@@ -86,10 +86,16 @@ impl<'a> Checker<'a> {
         self.diagnostics
     }
 
-    /// A memory size: a size string (`512MiB`, `1.5G`) or a positive integer (bytes).
+    /// A size with its unit (`512MiB`, `1.5G`, `4096B`). A bare number is refused with the
+    /// fix: `512` could be bytes or MiB, so the spec never guesses (`units` documents the
+    /// grammar: "every size and duration in qualify.toml carries its unit").
     pub fn size(&mut self, value: &Spanned<Value>) -> Option<u64> {
         let hint = Quantity::Size.hint();
         match value.get_ref() {
+            Value::String(text) if units::is_bare_number(text) => {
+                self.unitless(value.span(), Quantity::Size, text.trim());
+                None
+            }
             Value::String(text) => match units::parse_size(text) {
                 Ok(bytes) => Some(bytes),
                 Err(e) => {
@@ -97,12 +103,19 @@ impl<'a> Checker<'a> {
                     None
                 }
             },
-            Value::Integer(n) if *n >= 1 => Some(*n as u64),
+            Value::Integer(n) if *n >= 1 => {
+                self.unitless(value.span(), Quantity::Size, &n.to_string());
+                None
+            }
             Value::Integer(n) => {
                 self.error(
                     value.span(),
                     format!("invalid size `{n}`: must be at least 1 byte; {hint}"),
                 );
+                None
+            }
+            Value::Float(x) if x.is_finite() && *x > 0.0 => {
+                self.unitless(value.span(), Quantity::Size, &x.to_string());
                 None
             }
             other => {
@@ -115,12 +128,22 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// A duration: a duration string (`30s`, `2m`) or a positive number of seconds.
+    /// A positive duration with its unit (`30s`, `250ms`, `1h30m`). A bare number (`30`,
+    /// `"30"`, `0.25`) is refused with the fix: `250` could be milliseconds or seconds, and a
+    /// latency limit read in the wrong one can never fail.
     pub fn duration(&mut self, value: &Spanned<Value>) -> Option<Duration> {
         let hint = Quantity::Duration.hint();
-        let seconds = match value.get_ref() {
+        let number = match value.get_ref() {
+            Value::String(text) if units::is_bare_number(text) => text.trim().to_string(),
             Value::String(text) => {
-                return match units::parse_duration_or_seconds(text) {
+                return match units::parse_duration(text) {
+                    Ok(d) if d.is_zero() => {
+                        self.error(
+                            value.span(),
+                            format!("invalid duration `{text}`: must be positive; {hint}"),
+                        );
+                        None
+                    }
                     Ok(d) => Some(d),
                     Err(e) => {
                         self.error(value.span(), e.to_string());
@@ -128,8 +151,8 @@ impl<'a> Checker<'a> {
                     }
                 };
             }
-            Value::Integer(n) => *n as f64,
-            Value::Float(x) => *x,
+            Value::Integer(n) => n.to_string(),
+            Value::Float(x) => x.to_string(),
             other => {
                 self.error(
                     value.span(),
@@ -138,15 +161,36 @@ impl<'a> Checker<'a> {
                 return None;
             }
         };
-        if seconds.is_finite() && seconds > 0.0 && seconds < 1e12 {
-            Some(Duration::from_secs_f64(seconds))
-        } else {
-            self.error(
+        match number.parse::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 => {
+                self.unitless(value.span(), Quantity::Duration, &number)
+            }
+            _ => self.error(
                 value.span(),
-                format!("invalid duration `{seconds}`: must be positive; {hint}"),
-            );
-            None
+                format!("invalid duration `{number}`: must be positive; {hint}"),
+            ),
         }
+        None
+    }
+
+    /// A positive number written without the unit its key needs: the error, and the fix with
+    /// the number in the units it could have meant.
+    fn unitless(&mut self, span: Range<usize>, quantity: Quantity, number: &str) {
+        let (what, fix) = match quantity {
+            Quantity::Duration => (
+                "a duration needs its unit",
+                format!(
+                    "write \"{number}ms\" or \"{number}s\" (ns, us, ms, s, m, h): qualify.toml takes no duration without its unit"
+                ),
+            ),
+            Quantity::Size | Quantity::Rate => (
+                "a size needs its unit",
+                format!(
+                    "write \"{number}MiB\", \"{number}GiB\" or \"{number}B\" for bytes (KiB/MiB/GiB are 1024-based, KB/MB/GB 1000-based): qualify.toml takes no size without its unit"
+                ),
+            ),
+        };
+        self.error_help(span, format!("`{number}` has no unit: {what}"), fix);
     }
 
     /// A CPU ceiling in cores: a number or a numeric string, at least 0.01.

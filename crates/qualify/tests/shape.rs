@@ -15,7 +15,11 @@ fn encoded_blobs_are_text_whatever_characters_this_run_drew() {
     let with = "HISTFAAAACl4nJNpmSzMwMDAyQABzFA+IxQLMpgAAWYCBA==";
     let without = "HISTFAAAACl4nJNpmSzMwMDAyQABzFAaJmsQLMpgAAWYCBA";
     for blob in [with, without] {
-        assert_eq!(common::shape(&json!({ "x": blob })), json!({ "x": "text" }), "{blob}");
+        assert_eq!(
+            common::shape(&json!({ "x": blob })),
+            json!({ "x": "text" }),
+            "{blob}"
+        );
         assert_eq!(
             common::shape(&json!({ "ended_histogram": blob })),
             json!({ "ended_histogram": "text" }),
@@ -24,7 +28,10 @@ fn encoded_blobs_are_text_whatever_characters_this_run_drew() {
     }
     // A hex digest, and a short all-letters value under an encoded key.
     let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
-    assert_eq!(common::shape(&json!({ "d": digest })), json!({ "d": "text" }));
+    assert_eq!(
+        common::shape(&json!({ "d": digest })),
+        json!({ "d": "text" })
+    );
     assert_eq!(
         common::shape(&json!({ "signature": "abcdEFGH" })),
         json!({ "signature": "text" })

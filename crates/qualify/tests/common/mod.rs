@@ -702,9 +702,17 @@ fn shape_of(key: Option<&str>, v: &Value) -> Value {
 /// characters differ run to run, so they are never kept as words, whatever this run's encoding
 /// happened to contain.
 fn encoded_key(key: &str) -> bool {
-    ["histogram", "sha256", "digest", "signature", "sig", "payload", "keyid"]
-        .iter()
-        .any(|suffix| key.ends_with(suffix))
+    [
+        "histogram",
+        "sha256",
+        "digest",
+        "signature",
+        "sig",
+        "payload",
+        "keyid",
+    ]
+    .iter()
+    .any(|suffix| key.ends_with(suffix))
 }
 
 /// Whether `s` has the form of an encoded blob rather than an identifier: base64 or hex of
