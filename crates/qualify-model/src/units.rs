@@ -5,14 +5,18 @@
 //!
 //! - **Duration**: one or more `NUMBER UNIT` terms (`30s`, `1.5s`, `500ms`, `1h30m`,
 //!   `2min`), units `ns`, `us`/`µs`, `ms`, `s`, `m` (minutes), `h`, `d` and their long names
-//!   — humantime's grammar ([`parse_duration`]). Where a key takes a plain value (`timeout =
-//!   "30"`, `--timeout 30`) a bare number means seconds ([`parse_duration_or_seconds`]); inside
-//!   a fault value a unit is always required.
+//!   — humantime's grammar ([`parse_duration`]). In `qualify.toml` and inside a fault value a
+//!   unit is always required: `250` could be milliseconds or seconds, and a latency limit read
+//!   in the wrong one can never fail (the spec refuses a bare number, [`is_bare_number`], with
+//!   the fix). Only a command-line flag (`qualify probe --timeout 30`) reads a bare number, as
+//!   seconds ([`parse_duration_or_seconds`]), as `timeout(1)` does.
 //! - **Size**: `NUMBER [UNIT]`, units case-insensitive: `K`, `M`, `G`, `T` and `KiB`, `MiB`,
 //!   `GiB`, `TiB` are powers of 1024 (as cgroups and container tools read a memory size);
 //!   `KB`, `MB`, `GB`, `TB` are powers of 1000 (so `kb` is 1000 bytes wherever a size is
-//!   read); `B` or no unit is bytes. Fractions are exact and rounded down to whole bytes
-//!   ([`parse_size`]). Bits (`kbit`, `Mbit`, `Gbit`) are refused: every size is bytes.
+//!   read); `B` is bytes. Fractions are exact and rounded down to whole bytes
+//!   ([`parse_size`]). Bits (`kbit`, `Mbit`, `Gbit`) are refused: every size is bytes. The spec
+//!   refuses a size without its unit (`memory = 512`: bytes or MiB?); a flag
+//!   (`--memory 4096`) reads it as bytes.
 //! - **Rate**: a size per second, `SIZE/s` (`16KiB/s`, `1.5MB/s`, `500B/s`; [`parse_rate`]).
 //!
 //! [`DurationText`] and [`RateText`] write the canonical forms that parse back to the same
@@ -138,6 +142,16 @@ impl fmt::Display for UnitError {
 }
 
 impl std::error::Error for UnitError {}
+
+/// Whether `text` is a number without a unit (`250`, ` 1.5 `, `.5`): what the spec refuses
+/// where a duration or a size is read.
+pub fn is_bare_number(text: &str) -> bool {
+    let t = text.trim();
+    !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '-' || c == '+')
+        && t.parse::<f64>().is_ok()
+}
 
 /// A duration with units (`30s`, `1.5s`, `200ms`, `1h30m`); zero is allowed (`0s`); at most
 /// [`MAX_DURATION`].

@@ -277,11 +277,12 @@ pub fn outside_window(report: &LoadReport) -> LoadReport {
     } else {
         0.0
     };
-    // Latency outside the window: the worse of the phases' corrected percentiles.
+    // Latency outside the window: the worse of the phases' percentiles over every request
+    // that ended (a timeout at its timeout), as the whole run's latency counts them.
     let worst = |f: fn(&LatencySummary) -> Option<f64>| {
         phases
             .iter()
-            .filter_map(|p| f(&p.corrected))
+            .filter_map(|p| f(&p.ended_latency))
             .reduce(f64::max)
     };
     outside.latency.corrected.p50 = worst(|l| l.p50);
@@ -289,6 +290,7 @@ pub fn outside_window(report: &LoadReport) -> LoadReport {
     outside.latency.corrected.p99 = worst(|l| l.p99);
     outside.latency.corrected.p999 = worst(|l| l.p999);
     outside.latency.corrected.max = worst(|l| l.max);
+    outside.latency.censored = Some(phases.iter().map(|p| p.timeouts()).sum());
     outside
 }
 
@@ -310,6 +312,7 @@ pub fn fault_window(report: &LoadReport) -> Option<LoadReport> {
     w.throughput = p.goodput().unwrap_or(0.0);
     w.achieved_rate = p.answered_rate().unwrap_or(0.0);
     w.latency.corrected = p.ended_latency;
+    w.latency.censored = Some(p.timeouts());
     w.phases = vec![p.clone()];
     Some(w)
 }

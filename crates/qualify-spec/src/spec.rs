@@ -376,10 +376,12 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
             "add [service] and [load] (the load the objectives are measured under), or remove the [[slo]]",
         );
     }
-    let (slos, fault_slo_spans) = slo::check(
+    let (checked_slos, fault_slo_spans) = slo::check(
         raw.slo.into_iter().map(Spanned::into_inner).collect(),
         &mut ck,
     );
+    coherence::objectives(&checked_slos, load.as_ref(), &axes, &mut ck);
+    let slos: Vec<qualify_model::Slo> = checked_slos.into_iter().map(|c| c.slo).collect();
 
     if let Some(first) = raw.dependency.first()
         && service.is_none()

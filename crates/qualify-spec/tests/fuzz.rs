@@ -575,7 +575,7 @@ fn the_issue_31_inputs_are_refused_at_their_place() {
         (
             "[limits]\ntimeout = 1e300\n",
             "14:11",
-            "longer than 30 days",
+            "`1e300` has no unit",
         ),
         (
             "[reproducibility]\nrepeat = 9223372036854775807\n",
@@ -594,6 +594,11 @@ fn the_issue_31_inputs_are_refused_at_their_place() {
         ),
         (
             "[limits]\nmemory = 9223372036854775807\n",
+            "14:10",
+            "has no unit",
+        ),
+        (
+            "[limits]\nmemory = \"9223372036854775807B\"\n",
             "14:10",
             "larger than 1 PiB",
         ),
