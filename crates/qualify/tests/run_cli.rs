@@ -1079,7 +1079,13 @@ fn spec_error_huge_durations_repeats_and_invalid_utf8() {
             "at most 10000",
         ),
     ] {
-        assert_spec_error(name, &format!("{BASE_SPEC}\n{extra}"), line_has, Some(token), message);
+        assert_spec_error(
+            name,
+            &format!("{BASE_SPEC}\n{extra}"),
+            line_has,
+            Some(token),
+            message,
+        );
     }
     let dir = scratch("spec-error-utf8");
     let mut bytes = BASE_SPEC.as_bytes().to_vec();
@@ -1089,7 +1095,8 @@ fn spec_error_huge_durations_repeats_and_invalid_utf8() {
     let out = qualify(&dir, &["run", "qualify.toml", "--no-ledger"]);
     assert_eq!(out.code, 2, "{}", out.context());
     assert!(
-        out.stderr.contains("qualify.toml:2:13: error: invalid UTF-8 (byte 0xe9)"),
+        out.stderr
+            .contains("qualify.toml:2:13: error: invalid UTF-8 (byte 0xe9)"),
         "{}",
         out.context()
     );
