@@ -485,7 +485,8 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
             "keep one: it is read back after the load, whichever fault or restart it had",
         );
     }
-    coherence::fault_kinds(&dependencies, &axes, &mut ck);
+    let standing = faults.as_ref().is_some_and(|f| f.standing);
+    coherence::fault_kinds(&dependencies, &axes, standing, &mut ck);
     if service.is_some()
         && let Some(axis) = axes.iter().find(|a| a.axis.name == PORT_PLACEHOLDER)
     {
