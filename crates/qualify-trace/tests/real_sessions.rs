@@ -20,6 +20,8 @@ const FIXTURES: &[&str] = &[
     "claude-code/entire-wrapper.jsonl",
     "codex/codex-0.125-tui.jsonl",
     "codex/codex-0.125-exec.jsonl",
+    "codex/codex-0.171-exec.jsonl",
+    "opencode/opencode-1.18-export.json",
     "openhands/ponyc-output.jsonl",
     "swe-agent/pydicom-1458.traj",
     "swe-agent/missing-colon.traj",
