@@ -9,8 +9,9 @@
 //! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
 //! objectives ([`Slo`], [`SloMetric`], [`SloResult`]); a service cell's load and what it
 //! measured ([`load`]: [`LoadPlan`], [`LoadReport`]); a cell's schedule-perturbation campaign
-//! ([`perturb`]: [`PerturbReport`], [`Rate`] with its Wilson interval); one grammar for durations, sizes and rates ([`units`]);
-//! and one digest format ([`sha256_hex`]).
+//! ([`perturb`]: [`PerturbReport`], [`Rate`] with its Wilson interval); one grammar for
+//! durations, sizes and rates ([`units`]); one digest format ([`sha256_hex`]); and one strict
+//! JSON reader for documents qualify judges ([`json`]: a duplicate key is refused).
 
 mod axis;
 mod better;
@@ -19,6 +20,7 @@ pub mod digest;
 pub mod enforcement;
 mod estimator;
 pub mod fault;
+pub mod json;
 pub mod limits;
 pub mod load;
 #[cfg(test)]
