@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Benchmark for schedule perturbation (not a test): prints, per program of corpus/perturb/ (our
+# Benchmark for schedule perturbation (not a test): prints, side by side in one run,
+#   0. the fixed cost of one run of `/bin/true`: a bare fork/exec (a C loop), one probe inside a
+#      `qualify probe --repeat` (sandbox on and off: no qualify start-up), and one perturbed run
+#      per mode — microseconds per run, runs per second, and the ratio to fork/exec;
+# then, per program of corpus/perturb/ (our
 # own programs of SCTBench's bug classes — lock-order deadlock with a narrow window, atomicity
 # violation, order violation, lost wake-up — their correct twins, and correct concurrent
 # programs: bounded queue, barrier phases, condition-variable and semaphore handoffs):
@@ -35,6 +39,33 @@ trap 'rm -rf "$WORK"' EXIT
 for src in "$ROOT"/corpus/perturb/*.c; do
     cc -g -O1 -pthread -o "$WORK/$(basename "${src%.c}")" "$src"
 done
+cat > "$WORK/forkexec.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+/* forkexec N PROGRAM: fork/exec/wait PROGRAM N times; prints microseconds per run. */
+int main(int argc, char **argv)
+{
+    int n = atoi(argv[1]);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < n; i++) {
+        pid_t p = fork();
+        if (p == 0) {
+            execv(argv[2], argv + 2);
+            _exit(127);
+        }
+        int st;
+        waitpid(p, &st, 0);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3) / n);
+    return 0;
+}
+C
+cc -O2 -o "$WORK/forkexec" "$WORK/forkexec.c"
 
 python3 - "$QUALIFY" "$WORK" "$N" "$STALL" "${PROGRAMS:-}" <<'PY'
 import json, os, subprocess, sys, time
@@ -76,6 +107,41 @@ def pct(a, b):
     return f"{100.0 * a / b:5.1f}%" if b else "    -"
 
 print(f"host: {os.cpu_count()} cpus, {os.uname().release}; N={n} runs per program and mode; stall {stall}")
+print()
+
+# 0. Fixed cost per run, interleaved rounds so machine noise hits every variant alike.
+def per_run_us(variant, runs):
+    if variant == "fork/exec":
+        out = subprocess.run([os.path.join(work, "forkexec"), str(runs), "/bin/true"],
+                             stdout=subprocess.PIPE, check=True).stdout
+        return float(out)
+    sandbox, mode = variant
+    base = ["--sandbox", sandbox, "--json"]
+    if mode is None:
+        # A run's cost inside one qualify process: (N+1 runs) − (1 run), over N.
+        _, one = probe(base + ["--", "/bin/true"])
+        _, many = probe(base + ["--repeat", str(runs + 1), "--", "/bin/true"])
+        return (many - one) / runs * 1e6
+    _, one = probe(base + ["--perturb", "--mode", mode, "--runs", "1", "--replays", "0", "--", "/bin/true"])
+    _, many = probe(base + ["--perturb", "--mode", mode, "--runs", str(runs + 1), "--replays", "0",
+                            "--", "/bin/true"])
+    return (many - one) / runs * 1e6
+
+variants = ["fork/exec", ("off", None), ("on", None)] + [("on", m) for m in modes]
+names = {"fork/exec": "bare fork/exec"}
+names.update({v: (f"probe, sandbox {v[0]}" if v[1] is None else f"perturbed {v[1]}, sandbox {v[0]}")
+              for v in variants[1:]})
+fixed = {v: [] for v in variants}
+rounds, per = 3, max(50, min(n, 300))
+for _ in range(rounds):
+    for v in variants:
+        fixed[v].append(per_run_us(v, per))
+print(f"0. fixed cost per run of /bin/true ({rounds} interleaved rounds of {per} runs; median)")
+print(f"   {'variant':<32}{'µs/run':>9}{'runs/s':>9}{'× fork/exec':>13}")
+base = sorted(fixed["fork/exec"])[rounds // 2]
+for v in variants:
+    m = sorted(fixed[v])[rounds // 2]
+    print(f"   {names[v]:<32}{m:9.0f}{1e6 / m:9.0f}{m / base:13.1f}")
 print()
 hdr = f"{'program':<20}{'bare fail':>11}{'1st':>6}" + "".join(f"{m + ' fail':>13}{'1st':>6}" for m in modes) + "  outcomes"
 print(hdr)

@@ -176,14 +176,19 @@ pub fn report(
 ) -> Result<(PerturbReport, Option<ProbeResult>), CliError> {
     let shim = Shim::install(&Shim::default_dir());
     let mut launch = ProbeLaunch::new(spec.clone(), cancel, verbose);
-    let report = Campaign::new(&mut launch, plan, shim, std::env::temp_dir())
-        .run()
-        .map_err(|e| match e {
-            qualify_perturb::campaign::Failed::Setup(e) => CliError::Perturb { source: e },
-            qualify_perturb::campaign::Failed::Launch(e) => {
-                CliError::probe("a perturbed run could not be probed", e)
-            }
-        })?;
+    let report = Campaign::new(
+        &mut launch,
+        plan,
+        shim,
+        qualify_perturb::log::LogFile::default_dir(),
+    )
+    .run()
+    .map_err(|e| match e {
+        qualify_perturb::campaign::Failed::Setup(e) => CliError::Perturb { source: e },
+        qualify_perturb::campaign::Failed::Launch(e) => {
+            CliError::probe("a perturbed run could not be probed", e)
+        }
+    })?;
     let representative = launch.first_failure.take().or(launch.last.take());
     Ok((report, representative))
 }
