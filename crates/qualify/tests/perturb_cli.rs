@@ -2,7 +2,9 @@
 //! a known failing seed of the atomicity violation replays as a lost update far more often than
 //! bare runs show one, and minimises to points named by file and line; correct concurrent
 //! programs under every mode are slower, never failed; a static binary, which the shim cannot
-//! reach, still gets the scheduler-level perturbation, and says so. Each runs in seconds: small
+//! reach, still gets the scheduler-level perturbation, and says so; in `qualify run`, a cell that
+//! fails only under perturbation fails the envelope, its twin is supported with its perturbed
+//! runs counted. Each runs in seconds: small
 //! N, fixed seeds, and bounds with a wide margin (never a rate that could pass by chance).
 
 #[allow(unused_macros)]
@@ -210,4 +212,80 @@ fn a_static_binary_gets_scheduler_level_perturbation_and_says_the_shim_did_not_l
         .map(|m| m["runs"].as_u64().unwrap())
         .sum();
     assert!(applied > 0, "no scheduler-level mechanism applied: {p}");
+}
+
+/// A directory with `program` copied in and a spec running it under `[perturb]`.
+fn perturbed_spec(name: &str, program: &str, extra: &str) -> common::TestDir {
+    let dir = common::test_dir("perturb_cli", name);
+    std::fs::copy(perturb_bin(program), dir.join(program)).expect("copy the program");
+    let spec = format!(
+        "[artifact]\nname = \"{program}\"\ncommand = \"./{program}\"\n\n[claim]\nlevel = \"trial\"\n\n\
+         [functional]\ncommand = \"true\"\n\n[limits]\ntimeout = \"20s\"\nstall = \"1s\"\n\n\
+         [perturb]\nruns = 60\nmodes = [\"noise\"]\nreplays = 5\nminimise = false\n{extra}"
+    );
+    std::fs::write(dir.join("qualify.toml"), spec).expect("write the spec");
+    dir
+}
+
+/// `qualify run qualify.toml` in `dir`: its exit status, stdout and stderr, and the receipt.
+fn run_spec(dir: &Path) -> ((i32, String, String), Value) {
+    let out = Command::new(common::QUALIFY)
+        .args([
+            "run",
+            "qualify.toml",
+            "--receipt",
+            "receipt.json",
+            "--no-ledger",
+        ])
+        .current_dir(dir)
+        .output()
+        .expect("run qualify");
+    let run = (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    let text = std::fs::read_to_string(dir.join("receipt.json"))
+        .unwrap_or_else(|e| panic!("no receipt ({e}):\n{}\n{}", run.1, run.2));
+    (run, serde_json::from_str(&text).expect("receipt JSON"))
+}
+
+#[test]
+fn a_cell_that_fails_only_under_perturbation_fails_the_envelope_and_the_gate_says_so() {
+    // 60 noise runs at the ≥ 10% per-run rate measured for the lost update: all 60 pass with
+    // probability < 0.002 (1.5e-6 at the 20% measured most often).
+    let dir = perturbed_spec("lost-update", "atomicity", "");
+    let ((code, stdout, _), receipt) = run_spec(&dir);
+    assert_eq!(code, 1, "trial is not supported:\n{stdout}");
+    let envelope = &receipt["predicate"]["layers"]["envelope"];
+    assert_eq!(envelope["status"], "failed", "{envelope}");
+    let summary = envelope["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("exit_failure under perturbation"),
+        "{summary}"
+    );
+    let cell = &receipt["predicate"]["cells"][0]["result"];
+    assert_eq!(cell["outcome"], "ok", "its own run passed: {cell}");
+    let p = &cell["perturb"];
+    assert_eq!(p["failures"][0]["outcome"], "exit_failure", "{p}");
+    assert!(
+        p.get("run_list").is_none(),
+        "the receipt keeps counts, not runs"
+    );
+    assert_eq!(envelope["evidence"]["perturbation"]["runs"], 60);
+    assert!(stdout.contains("under perturbation:"), "{stdout}");
+}
+
+#[test]
+fn its_correct_twin_is_supported_with_the_perturbed_runs_counted() {
+    let dir = perturbed_spec("no-lost-update", "atomicity_ok", "");
+    let ((code, stdout, stderr), receipt) = run_spec(&dir);
+    assert_eq!(code, 0, "trial is supported:\n{stdout}\n{stderr}");
+    let envelope = &receipt["predicate"]["layers"]["envelope"];
+    assert_eq!(envelope["status"], "closed", "{envelope}");
+    let p = &envelope["evidence"]["perturbation"];
+    assert_eq!(
+        (p["runs"].as_u64(), p["perturbed_cells"].as_u64()),
+        (Some(60), Some(1))
+    );
 }
