@@ -228,6 +228,9 @@ pub struct PerturbFailure {
     pub first_run: u64,
     /// Perturbed runs that failed this way.
     pub count: u64,
+    /// The seeds of the later runs that failed this way (at most 16), each with its mode.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_seeds: Vec<String>,
     /// Replaying the seed N times: how often it failed this way.
     pub replay: Rate,
     /// N unperturbed runs: how often they failed this way.

@@ -149,6 +149,8 @@ type Kind = (Outcome, Option<TimeoutKind>);
 struct Found {
     first_run: u64,
     count: u64,
+    /// Later failing runs' `seed mode` (bounded).
+    others: Vec<String>,
     recipe: Recipe,
     detail: String,
     log: ShimLog,
@@ -479,12 +481,19 @@ impl<'a, L: Launch> Campaign<'a, L> {
             }
             if let Some(kind) = failure_kind(&o.ended) {
                 match found.iter_mut().find(|(k, _)| *k == kind) {
-                    Some((_, f)) => f.count += 1,
+                    Some((_, f)) => {
+                        f.count += 1;
+                        if f.others.len() < 16 && plan.replay.is_none() {
+                            f.others
+                                .push(format!("{} {}", recipe.seed_text(), recipe.label()));
+                        }
+                    }
                     None => found.push((
                         kind,
                         Found {
                             first_run: i,
                             count: 1,
+                            others: Vec::new(),
                             recipe: recipe.clone(),
                             detail: o.ended.detail.clone(),
                             log: o.log,
@@ -558,6 +567,7 @@ impl<'a, L: Launch> Campaign<'a, L> {
                 mode: f.recipe.label(),
                 first_run: f.first_run,
                 count: f.count,
+                other_seeds: f.others,
                 replay,
                 bare: bare_rate,
                 only_under_perturbation: !bare.is_empty() && bare_failed == 0,

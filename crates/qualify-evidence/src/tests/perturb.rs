@@ -29,6 +29,7 @@ fn report(runs: u64, failure: Option<Outcome>) -> PerturbReport {
                 mode: "noise".into(),
                 first_run: 16,
                 count: 3,
+                other_seeds: Vec::new(),
                 replay: Rate::wilson(7, 20),
                 bare: Rate::wilson(0, 20),
                 only_under_perturbation: true,

@@ -94,6 +94,14 @@ fn counts_failures_replays_their_seed_and_runs_as_many_bare() {
     let f = &report.failures[0];
     assert_eq!(f.outcome, Outcome::Deadlock);
     assert_eq!(report.outcomes["deadlock"], f.count);
+    // Every later failing seed is kept too (bounded), each with its mode.
+    assert_eq!(f.other_seeds.len() as u64, (f.count - 1).min(16));
+    // (the fake never loads the shim: after the first run the scheduler stands in)
+    assert!(
+        f.other_seeds.iter().all(|s| s.ends_with(" noise+sched")),
+        "{:?}",
+        f.other_seeds
+    );
     assert_eq!(report.outcomes.values().sum::<u64>(), 40);
     // The failing seed fails every time it is replayed; no bare run fails.
     assert_eq!((f.replay.failed, f.replay.runs), (10, 10));
