@@ -1344,3 +1344,68 @@ fn printed_reports_decide_nothing_their_program_did_not_end_with() {
         "{hung}"
     );
 }
+
+// Leaks at exit -------------------------------------------------------------------------------
+
+/// `corpus/runtimes/go`'s test binary (`go test -c`, offline).
+fn go_test_binary() -> Option<String> {
+    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    built(&BIN, "gostall.test", |out| {
+        let cache = out_dir("go").join("cache");
+        run_build(
+            Command::new("go")
+                .args(["test", "-c", "-o"])
+                .arg(out)
+                .arg(".")
+                .current_dir(runtimes_src().join("go"))
+                .env("GOCACHE", cache)
+                .env("GOFLAGS", "-mod=mod")
+                .env("GOPROXY", "off")
+                .env("GOTOOLCHAIN", "local"),
+            "go test -c",
+            "golang-go",
+        )
+    })
+}
+
+/// A Go test binary whose tests pass but leave goroutines blocked: `ok`, flagged, each named
+/// from the binary's own execution trace; its twin leaves none; a program no runtime can be
+/// asked about says that leaks were not examined.
+#[test]
+fn goroutines_a_passing_go_test_leaves_blocked_are_counted() {
+    let Some(test) = go_test_binary() else {
+        return;
+    };
+    let run = probe("auto", QUICK, &[&test, "-test.run", "TestLeaks$"]);
+    run.expect_outcome("ok").expect_flag("leaked_threads");
+    let leaks = &run.json["evidence"]["leaks"];
+    assert_eq!(leaks["blocked"], 2, "{run}");
+    let states: Vec<&str> = leaks["goroutines"]
+        .as_array()
+        .map(|gs| gs.iter().filter_map(|g| g["state"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(states, ["chan send", "sync"], "{run}");
+    let detail = run.str_field("detail").unwrap_or("");
+    assert!(
+        detail.contains("2 goroutine(s) left blocked when the tests ended")
+            && detail.contains("TestLeaks.func1 at ")
+            && detail.contains("leak_test.go:"),
+        "{run}"
+    );
+    assert!(
+        run.str_field("stdout_tail").unwrap_or("").contains("PASS"),
+        "{run}"
+    );
+
+    let twin = probe("auto", QUICK, &[&test, "-test.run", "TestNoLeaks$"]);
+    twin.expect_outcome("ok").expect_no_flag("leaked_threads");
+    assert_eq!(twin.json["evidence"]["leaks"]["blocked"], 0, "{twin}");
+
+    let other = probe("auto", QUICK, &[&bin("exit_code"), "0"]);
+    assert!(
+        other.json["evidence"]["leaks"]["not_examined"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("not a Go test binary")),
+        "{other}"
+    );
+}
