@@ -744,7 +744,7 @@ pub(crate) fn run_with(
         decision.detail.push_str(&named);
     }
     // What the run left behind when it ended by itself.
-    let leaks = matches!(ending, Ending::Exited).then(|| crate::leaks::examine(&leak_plan));
+    let leaks = matches!(ending, Ending::Exited).then(|| crate::leaks::examine(&leak_plan, status));
     if let Some(l) = &leaks
         && l.blocked() > 0
     {

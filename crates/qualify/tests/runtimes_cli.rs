@@ -1,11 +1,15 @@
-//! Partial deadlocks in the runtimes people ship, under the real `qualify probe`: programs whose
-//! deadlocked threads sit beside threads that keep ticking (a C timer thread, a Python daemon,
-//! the JVM's housekeeping, a Go ticker), each asserted on its outcome and on the cycle, threads
-//! and frames the result names; and their twins that only look stuck for a while (an untimed
-//! wait a timed thread releases) and must end `ok`, never `deadlock`.
+//! Partial deadlocks and fatal reports in the runtimes people ship, under the real `qualify
+//! probe`: programs whose deadlocked threads sit beside threads that keep ticking (a C timer
+//! thread, a Python daemon, the JVM's housekeeping, a Go ticker), each asserted on its outcome
+//! and on the cycle, threads and frames the result names; the runtimes' own fatal reports (Go,
+//! the JVM, CPython, Node.js, Rust, glibc, the sanitizers, Open MPI, libgomp), each row of
+//! `runtime_reports.toml` asserted on outcome, cause and evidence; goroutines a Go test binary
+//! leaves blocked; and their twins that only look stuck or hit the same limit and recover, which
+//! must end `ok`.
 //!
-//! Java (javac/java/jcmd), Go and py-spy are needed; a test whose tool is missing says so and
-//! passes, unless `QUALIFY_REQUIRE_RUNTIMES` is set (CI), which makes it fail.
+//! Java (javac/java/jcmd), Go, Node.js, rustc, gcc's sanitizers, Open MPI and py-spy are needed;
+//! a test whose tool is missing says so and passes, unless `QUALIFY_REQUIRE_RUNTIMES` is set
+//! (CI), which makes it fail.
 
 #[allow(unused_macros)]
 mod common;

@@ -4,7 +4,8 @@
 //! goroutines were still blocked and where ([`gotrace`]). qualify adds the flag (to a file it
 //! owns, bound into the sandbox), reads the trace after the run, and reports what was left
 //! (`evidence.leaks`, the `leaked_threads` flag). Every other program's run says that leaks
-//! were not examined, and why.
+//! were not examined, and why. The trace is the program's own account (a hostile program could
+//! write an empty one): it can add the flag, and nothing reads its absence as evidence.
 
 pub mod gotrace;
 
@@ -180,8 +181,8 @@ pub fn plan(spec: &ProbeSpec, workdir: &Path, tag: &str) -> Plan {
     Plan::GoTrace { file, argv }
 }
 
-/// What the run left, once it ended by itself.
-pub fn examine(plan: &Plan) -> Leaks {
+/// What the run left, once it ended by itself with the raw wait status `status`.
+pub fn examine(plan: &Plan, status: Option<i32>) -> Leaks {
     let file = match plan {
         Plan::No(why) => {
             return Leaks::NotExamined {
@@ -190,6 +191,16 @@ pub fn examine(plan: &Plan) -> Leaks {
         }
         Plan::GoTrace { file, .. } => file,
     };
+    // The testing package ends its trace once its tests ran (exit 0, or 1 when one failed);
+    // a fatal error or a panic (status 2) cuts it mid-run, where every goroutine is still busy.
+    let normal = status.is_some_and(|st| libc::WIFEXITED(st) && libc::WEXITSTATUS(st) <= 1);
+    if !normal {
+        return Leaks::NotExamined {
+            not_examined: "the test binary did not end its tests normally (not status 0 or 1): \
+                           its execution trace stops mid-run"
+                .into(),
+        };
+    }
     let size = std::fs::metadata(&file.0).map(|m| m.len()).unwrap_or(0);
     if size == 0 {
         return Leaks::NotExamined {
@@ -222,7 +233,8 @@ pub fn examine(plan: &Plan) -> Leaks {
             left.sort_by_key(|g| (!g.blocked(), g.id));
             left.truncate(NAMED);
             Leaks::Examined {
-                examined_by: "the test binary's own execution trace (-test.trace, added by qualify)",
+                examined_by: "the test binary's own execution trace (-test.trace, added by qualify): \
+                              the program's own account, which only ever adds the flag",
                 blocked,
                 also_alive,
                 goroutines: left,
