@@ -197,7 +197,7 @@ pub fn probe_repeated(
         on_run(0, &r);
         return Ok(r);
     }
-    let mut runs = Vec::with_capacity(repeat);
+    let mut runs = Vec::new();
     for i in 0..repeat {
         let r = probe(spec, cancel)?;
         on_run(i, &r);

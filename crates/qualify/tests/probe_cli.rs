@@ -273,6 +273,7 @@ on_every_backend!(
     livelock_heartbeat,
     steady_heartbeat_is_not_livelock,
     timeout_busy,
+    timeout_busy_beside_a_busy_neighbour,
     timeout_idle,
     timeout_blocked_external,
 );
@@ -371,6 +372,33 @@ fn timeout_busy(backend: &str) {
     run.expect_outcome("timeout").expect_code(1);
     assert_eq!(run.str_field("timeout_kind"), Some("busy"), "{run}");
     assert!(run.wall() >= 2.5 && run.wall() < 20.0, "{run}");
+}
+
+/// The twin of `timeout_busy` on a machine whose other work takes the CPUs: five spinners
+/// beside the probe on two cores leave the program a third of a core or less. It wanted a
+/// whole one (the rest of the time it waited in the run queue): busy, never "idle".
+fn timeout_busy_beside_a_busy_neighbour(backend: &str) {
+    let _cpu = cpu_heavy();
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut hogs: Vec<std::process::Child> = (0..cpus * 2 + 1)
+        .map(|_| {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .expect("start a CPU hog")
+        })
+        .collect();
+    let run = probe(
+        backend,
+        &["--stall", "1s", "--timeout", "3s"],
+        &[&bin("spin")],
+    );
+    for h in &mut hogs {
+        let _ = h.kill();
+        let _ = h.wait();
+    }
+    run.expect_outcome("timeout").expect_code(1);
+    assert_eq!(run.str_field("timeout_kind"), Some("busy"), "{run}");
 }
 
 fn timeout_idle(backend: &str) {

@@ -57,6 +57,15 @@ struct Motion {
     heartbeat: Option<(std::time::SystemTime, u64)>,
 }
 
+/// CPU over a window: cores the tree ran on, and cores it wanted (ran on plus waited for in
+/// the run queue). On a machine whose other work takes the CPUs, a spinner runs on a third of
+/// a core and waits for the rest: what it wanted, not what it got, says it is busy.
+#[derive(Debug, Clone, Copy, Default)]
+struct Load {
+    cores: f64,
+    wanted: f64,
+}
+
 /// Follows the tree across samples.
 pub struct Watch {
     stall: Duration,
@@ -70,7 +79,8 @@ pub struct Watch {
     last_output_at: Option<Instant>,
     last_output: u64,
     last_heartbeat: Option<(std::time::SystemTime, u64)>,
-    cpu_hist: VecDeque<(Instant, u64)>,
+    /// (when, CPU ns so far, run-queue wait ns so far) over the last stall window.
+    cpu_hist: VecDeque<(Instant, u64, u64)>,
     prev_sched: HashMap<i32, (u64, u64)>,
     cpu_ns: u64,
     wait_ns: u64,
@@ -161,12 +171,12 @@ impl Watch {
             sched.insert(t.tid, (t.run_ns.max(pr), t.wait_ns.max(pw)));
         }
         self.prev_sched = sched;
-        self.cpu_hist.push_back((now, self.cpu_ns));
+        self.cpu_hist.push_back((now, self.cpu_ns, self.wait_ns));
         while self.cpu_hist.len() > 2
             && self
                 .cpu_hist
                 .get(1)
-                .is_some_and(|(t, _)| now.duration_since(*t) >= self.stall)
+                .is_some_and(|(t, _, _)| now.duration_since(*t) >= self.stall)
         {
             self.cpu_hist.pop_front();
         }
@@ -234,7 +244,7 @@ impl Watch {
         // others may tick; decided from owners, the runtimes' reports and their helpers.
         let interval_cores = match (self.cpu_hist.len(), interval.as_secs_f64()) {
             (n, secs) if n >= 2 && secs > 0.0 => {
-                let prev = self.cpu_hist.get(n - 2).map(|(_, c)| *c).unwrap_or(0);
+                let prev = self.cpu_hist.get(n - 2).map(|(_, c, _)| *c).unwrap_or(0);
                 self.cpu_ns.saturating_sub(prev) as f64 / 1e9 / secs
             }
             _ => 0.0,
@@ -278,28 +288,37 @@ impl Watch {
         if self.progress != Progress::None && !self.spin.examining() {
             let quiet = now.duration_since(self.last_progress);
             if quiet >= self.stall
-                && let Some(cores) = self.window_cores(now, true)
-                && cores >= self.busy_cores
+                && let Some(load) = self.window_load(now, true)
+                && load.wanted >= self.busy_cores
             {
-                return Some(Ending::Livelock { cores, quiet });
+                return Some(Ending::Livelock {
+                    cores: load.cores,
+                    quiet,
+                });
             }
         }
         None
     }
 
-    /// Average cores used over the last stall window. With `full`, `None` until a whole window
-    /// has been observed; otherwise over whatever has been observed.
-    fn window_cores(&self, now: Instant, full: bool) -> Option<f64> {
-        let (t0, c0) = *self.cpu_hist.front()?;
+    /// Cores used, and cores wanted, over the last stall window. With `full`, `None` until a
+    /// whole window has been observed; otherwise over whatever has been observed.
+    fn window_load(&self, now: Instant, full: bool) -> Option<Load> {
+        let (t0, c0, w0) = *self.cpu_hist.front()?;
         let span = now.duration_since(t0);
         if full && span + Duration::from_millis(1) < self.stall {
             return None;
         }
-        let (_, c1) = *self.cpu_hist.back()?;
+        let (_, c1, w1) = *self.cpu_hist.back()?;
         if span.is_zero() {
             return None;
         }
-        Some((c1 - c0) as f64 / 1e9 / span.as_secs_f64())
+        let secs = span.as_secs_f64();
+        let cores = c1.saturating_sub(c0) as f64 / 1e9 / secs;
+        let waited = w1.saturating_sub(w0) as f64 / 1e9 / secs;
+        Some(Load {
+            cores,
+            wanted: cores + waited,
+        })
     }
 
     /// What the tree was doing when the deadline passed.
@@ -320,17 +339,24 @@ impl Watch {
         if let Some(Conclusion::Ambiguous(f)) = self.spin.conclusion() {
             return (TimeoutKind::AmbiguousSpin, f.why.clone());
         }
-        let cores = self.window_cores(now, false).unwrap_or(0.0);
-        if cores >= self.busy_cores {
+        let load = self.window_load(now, false).unwrap_or_default();
+        let cores = load.cores;
+        if load.wanted >= self.busy_cores {
             let unexamined = match self.spin.conclusion() {
                 Some(Conclusion::Unexamined(why)) => {
                     format!("; not examined for spin-waits in synchronization calls: {why}")
                 }
                 _ => String::new(),
             };
+            // A tree kept off the CPU by a busy machine is as busy as the CPU it waited for.
+            let starved = if load.wanted >= cores + 0.1 {
+                format!(", wanting {:.2} (the rest waiting for a CPU)", load.wanted)
+            } else {
+                String::new()
+            };
             return (
                 TimeoutKind::Busy,
-                format!("busy ({cores:.2} cores) without a progress signal{unexamined}"),
+                format!("busy ({cores:.2} cores{starved}) without a progress signal{unexamined}"),
             );
         }
         if let Some(f) = self.partial.conclusion() {
