@@ -1211,22 +1211,39 @@ fn mpi_abort_names_the_rank_and_slots_refused_name_the_count() {
     let Some(program) = mpi_abort() else {
         return;
     };
-    let run = probe_with_env(
-        "auto",
-        QUICK,
-        &["mpirun", "-n", "2", &program, "1", "3"],
-        ROOT_MPI,
-    );
-    check_report(
-        &run,
-        "exit_failure",
-        "mpi_abort",
-        &["rank 1 called MPI_Abort (errorcode 3)"],
-    );
-    assert_eq!(
-        run.json["evidence"]["runtime_report"]["detail"]["rank"], "1",
-        "{run}"
-    );
+    // Open MPI 4.1 loses its own MPI_ABORT message now and then (`ORTE_ERROR_LOG … show_help.c`,
+    // also without qualify): a run whose stderr lacks it stays `exit_failure`, with no report.
+    let mut reported = false;
+    for _ in 0..6 {
+        let run = probe_with_env(
+            "auto",
+            QUICK,
+            &["mpirun", "-n", "2", &program, "1", "3"],
+            ROOT_MPI,
+        );
+        if !run
+            .str_field("stderr_tail")
+            .unwrap_or("")
+            .contains("MPI_ABORT was invoked")
+        {
+            run.expect_outcome("exit_failure");
+            assert!(run.json["evidence"]["runtime_report"].is_null(), "{run}");
+            continue;
+        }
+        check_report(
+            &run,
+            "exit_failure",
+            "mpi_abort",
+            &["rank 1 called MPI_Abort (errorcode 3)"],
+        );
+        assert_eq!(
+            run.json["evidence"]["runtime_report"]["detail"]["rank"], "1",
+            "{run}"
+        );
+        reported = true;
+        break;
+    }
+    assert!(reported, "Open MPI printed no MPI_ABORT message in 6 runs");
     let twin = probe_with_env(
         "auto",
         QUICK,

@@ -104,20 +104,44 @@ fn not(why: impl Into<String>) -> Plan {
     Plan::No(why.into())
 }
 
-/// Whether `exe` (an ELF file) holds Go's build information and the testing package's flags.
+/// Whether `exe` (an ELF file) holds Go's build information and the testing package's flags;
+/// remembered per file (path, size, modification time), so a plan of many cells reads it once.
 fn go_test_binary(exe: &Path) -> bool {
+    use std::collections::HashMap;
     use std::io::Read;
+    use std::sync::Mutex;
+    type Key = (PathBuf, u64, Option<std::time::SystemTime>);
+    static SEEN: Mutex<Option<HashMap<Key, bool>>> = Mutex::new(None);
+    let Ok(meta) = std::fs::metadata(exe) else {
+        return false;
+    };
+    let key: Key = (exe.to_path_buf(), meta.len(), meta.modified().ok());
+    if let Some(known) = SEEN
+        .lock()
+        .ok()
+        .and_then(|m| m.as_ref()?.get(&key).copied())
+    {
+        return known;
+    }
     let Ok(f) = std::fs::File::open(exe) else {
         return false;
     };
     let mut data = Vec::new();
-    if f.take(EXE_LIMIT).read_to_end(&mut data).is_err() || !data.starts_with(b"\x7fELF") {
-        return false;
+    let found =
+        f.take(EXE_LIMIT).read_to_end(&mut data).is_ok() && data.starts_with(b"\x7fELF") && {
+            let has = |needle: &str| {
+                regex::bytes::Regex::new(&regex::escape(needle)).is_ok_and(|re| re.is_match(&data))
+            };
+            has(" Go buildinf:") && has("test.paniconexit0")
+        };
+    if let Ok(mut m) = SEEN.lock() {
+        let m = m.get_or_insert_with(HashMap::new);
+        if m.len() > 256 {
+            m.clear();
+        }
+        m.insert(key, found);
     }
-    let has = |needle: &str| {
-        regex::bytes::Regex::new(&regex::escape(needle)).is_ok_and(|re| re.is_match(&data))
-    };
-    has(" Go buildinf:") && has("test.paniconexit0")
+    found
 }
 
 /// Decide how leaks are examined for `spec` (workdir `workdir`); `tag` names the trace file.
