@@ -58,7 +58,8 @@ pub struct ProbeSpec {
     pub argv: Vec<OsString>,
     /// Working directory; `None` inherits qualify's.
     pub workdir: Option<PathBuf>,
-    /// Extra environment variables for the program (added to qualify's environment).
+    /// Extra environment variables for the program, added to what the sandbox lets through of
+    /// qualify's environment ([`Sandbox::inherited_env`]).
     pub env: Vec<(OsString, OsString)>,
     pub limits: Limits,
     pub backend: BackendChoice,

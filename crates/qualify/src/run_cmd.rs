@@ -116,6 +116,16 @@ pub struct RunArgs {
     /// that measures, the machine's measurement lock) instead of waiting for it.
     #[arg(long)]
     no_wait: bool,
+    /// Pass this variable of qualify's environment to the artifact (a name, or a prefix ending
+    /// in `*`). Repeatable. The artifact otherwise gets only PATH, HOME, LANG, LANGUAGE, LC_*,
+    /// TZ, TMPDIR and the spec's `env` (the build step gets everything).
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pass_env: Vec<String>,
+    /// Treat the value of this environment variable as a secret: it is replaced by <redacted>
+    /// in every text the run stores (receipt, ledger, reports), as the values of variables
+    /// whose names look secret are. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    secret: Vec<String>,
 }
 
 /// What every stage reads: the spec, the flags, the cancellation token, and where to talk.
@@ -152,6 +162,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let cancel = crate::cancel_on_signals();
     let mut spec = Spec::load(&args.spec)?;
     sandbox::hide_run_paths(&mut spec, &args);
+    spec.sandbox.pass_env = args.pass_env.clone();
     let ctx = Context {
         spec: &spec,
         args: &args,
@@ -170,6 +181,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         &format!("the workdir {}", workdir.display()),
     )?;
     let built = build::build(&ctx)?;
+    // What the receipt names, read before the first probe of the artifact.
+    let artifact = crate::subjects::artifact_files(&spec);
     // Slurm jobs may wait in the queue for hours: the workdir is held for the build only.
     let workdir_lock = match slurm::kind(args.executor, &spec) {
         qualify_spec::ExecutorKind::Slurm => {
@@ -184,7 +197,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     }
     let probed = region::probe(&ctx, &mut prepared.controls, &checked.next)?;
     let analysed = analysis::analyse(&ctx, &prepared, &checked, &probed);
-    let sealed = seal::seal(&ctx, &prepared, checked, probed, analysed)?;
+    // Still what ran: a file changed since the start is a setup failure, never a receipt.
+    artifact.unchanged(&spec, &seal::written_by_qualify(&ctx))?;
+    let sealed = seal::seal(&ctx, &prepared, checked, probed, analysed, artifact)?;
     drop(workdir_lock);
     record::record(&ctx, &mut prepared, &sealed)?;
     summary::print(&ctx, &sealed);

@@ -1041,13 +1041,16 @@ fn parallel_bin(name: &str) -> Option<String> {
     }
 }
 
-/// `qualify probe --backend B --json <opts> -- <cmd>` with extra environment for qualify (and
-/// so for the probed tree).
+/// `qualify probe --backend B --json <opts> -- <cmd>` with extra environment for qualify, passed
+/// on to the probed tree by name (`--pass-env`: a sandboxed tree gets only a short list of
+/// qualify's variables otherwise).
 fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
     let _probing = common::probe_guard();
     let sandbox = common::test_sandbox_flags();
+    let pass: Vec<String> = env.iter().map(|(k, _)| format!("--pass-env={k}")).collect();
     let mut args = vec!["probe", "--backend", backend, "--json"];
     args.extend(sandbox.iter().map(String::as_str));
+    args.extend(pass.iter().map(String::as_str));
     args.extend_from_slice(opts);
     args.push("--");
     args.extend_from_slice(cmd);

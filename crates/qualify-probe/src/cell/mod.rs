@@ -304,8 +304,9 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         sb.check_command(&spec.argv, workdir)?;
     }
 
-    // The environment: qualify's, then the spec's, then the tag and extras (last one wins).
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    // The environment: what the sandbox lets through of qualify's, then the spec's, then the
+    // tag and extras (last one wins).
+    let mut env: Vec<(OsString, OsString)> = spec.sandbox.inherited_env();
     let mut set = |k: OsString, v: OsString| {
         env.retain(|(key, _)| *key != k);
         env.push((k, v));

@@ -49,6 +49,15 @@ pub enum Ending {
     Watchdog {
         used: u64,
     },
+    /// The tree reached the pids guard (the ceiling set when none was asked for): qualify ended
+    /// the run. `tasks`: the count seen, when counted from `/proc`.
+    PidsExhausted {
+        tasks: Option<u64>,
+    },
+    /// The writable places reached the disk ceiling: qualify ended the run.
+    DiskFull {
+        used: u64,
+    },
 }
 
 /// Everything that changes when a tree makes any kind of progress.
@@ -426,6 +435,9 @@ pub struct Facts<'a> {
     pub leaked: usize,
     pub truncated: bool,
     pub wall: Duration,
+    /// The writable places reached the disk ceiling (seen by the watch, also after the main
+    /// process ended).
+    pub disk_hit: bool,
 }
 
 /// Outcome, exit code, signal, timeout kind, flags and the detail line.
@@ -512,6 +524,34 @@ pub fn compose(f: &Facts) -> Decision {
                 ),
             )
         }
+        Ending::PidsExhausted { tasks } => (
+            Outcome::PidsExhausted,
+            format!(
+                "the tree reached the {} pids ceiling qualify sets when the spec sets none{}; qualify ended the run (set [limits] pids to make it a condition under test)",
+                f.limits.pids.unwrap_or(0),
+                tasks.map(|t| format!(" ({t} tasks)")).unwrap_or_default()
+            ),
+        ),
+        Ending::DiskFull { used } => (
+            Outcome::DiskFull,
+            format!(
+                "the tree's writes to its writable places reached the {} disk ceiling{} ({} counted); qualify ended the run",
+                format_bytes(f.limits.disk_bytes.unwrap_or(0)),
+                if f.limits.is_guard(qualify_model::Ceiling::Disk) {
+                    " qualify sets when the spec sets none ([limits] disk)"
+                } else {
+                    ""
+                },
+                format_bytes(*used)
+            ),
+        ),
+        _ if f.disk_hit => (
+            Outcome::DiskFull,
+            format!(
+                "the writable places reached the {} disk ceiling (writes failed: no space left on device); the main process then {status_text}",
+                format_bytes(f.limits.disk_bytes.unwrap_or(0))
+            ),
+        ),
         Ending::Deadlock(waits, quiet) => (Outcome::Deadlock, deadlock_detail(waits, *quiet)),
         Ending::SpinDeadlock(finding) => (Outcome::Deadlock, finding.why.clone()),
         Ending::WaitFor(finding) => (Outcome::Deadlock, finding.why.clone()),
@@ -589,8 +629,11 @@ pub fn compose(f: &Facts) -> Decision {
         Kind::Rlimit => f.limits.pids.is_some_and(|p| f.watch.max_tasks as u64 > p),
         _ => f.counters.pids_max_events.unwrap_or(0) > 0,
     };
-    if pids_hit {
+    if pids_hit || matches!(f.ending, Ending::PidsExhausted { .. }) {
         flags.push(Flag::PidsLimitHit);
+    }
+    if f.disk_hit || matches!(f.ending, Ending::DiskFull { .. }) {
+        flags.push(Flag::DiskLimitHit);
     }
     if f.leaked > 0 {
         flags.push(Flag::LeakedProcesses);

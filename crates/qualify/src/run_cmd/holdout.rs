@@ -17,6 +17,8 @@ struct Check {
     /// Run through `sh` (a non-executable `*.sh`).
     via_sh: bool,
     sha256: String,
+    /// The file's text: its lines are kept out of every stored text.
+    content: String,
 }
 
 /// The held-out checks of this run, if a directory was given.
@@ -41,6 +43,13 @@ impl HeldOut {
                 .as_ref()
                 .is_some_and(|f| f.holdout == qualify_spec::Holdout::Required),
         })
+    }
+
+    /// Keep the checks' content out of every text the run stores.
+    pub fn redact(&self, r: &mut qualify_trust::redact::Redactor) {
+        for c in self.checks.iter().flatten() {
+            r.held_out(&c.content);
+        }
     }
 
     /// Run the checks (unless `skip`), printing only counts.
@@ -128,6 +137,7 @@ fn discover(dir: &Path, workdir: &Path) -> Result<Vec<Check>, CliError> {
             path,
             via_sh: !executable,
             sha256: ev::sha256_hex(&bytes),
+            content: String::from_utf8_lossy(&bytes).into_owned(),
         });
     }
     checks.sort_by(|a, b| a.sha256.cmp(&b.sha256));

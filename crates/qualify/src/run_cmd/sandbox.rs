@@ -3,7 +3,8 @@
 //! workdir, the ledger), set on the spec before anything runs so that every probe spec built
 //! from it carries them; and the self-test at the start of the run, whose attempts (read a
 //! canary in the state directory, list the held-out checks, create a file outside the workdir,
-//! reach a listener on the host's loopback, signal qualify) are recorded in the receipt and
+//! reach a listener on the host's loopback or a unix socket bound on the host, signal qualify)
+//! are recorded in the receipt and
 //! decide whether the held-out checks' secrecy was kernel-enforced.
 
 use std::path::{Path, PathBuf};
@@ -145,6 +146,19 @@ pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, CliError> {
         .iter()
         .find(|(r, _)| *r == Role::Holdout)
         .map(|(_, p)| p.clone());
+    // A unix socket on the host, where the sandbox neither hides nor makes private: next to
+    // the workdir, else in /var/tmp.
+    let beside = workdir.parent().unwrap_or(Path::new("/"));
+    let visible = |d: &Path| {
+        let private = d.starts_with("/tmp") || d.starts_with("/dev/shm");
+        !private && !spec.sandbox.hidden.iter().any(|(_, h)| d.starts_with(h))
+    };
+    let socket_dir = if visible(beside) {
+        beside.to_path_buf()
+    } else {
+        PathBuf::from("/var/tmp")
+    };
+    let socket = socket_dir.join(format!(".qualify-self-test-{}.sock", std::process::id()));
     let probe = spec.command_probe(vec!["qualify-self-test".into()], ctx.args.backend);
     let result = qualify_probe::selftest::run(
         &probe,
@@ -152,6 +166,7 @@ pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, CliError> {
             canary: canary.clone(),
             holdout,
             outside,
+            socket: Some(socket),
         },
         ctx.cancel,
     );
@@ -159,12 +174,14 @@ pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, CliError> {
     match result {
         Ok((t, _)) => {
             let escaped: Vec<&str> = [
-                (&t.read_hidden, "read a hidden path"),
-                (&t.write_outside, "wrote outside its workdir"),
-                (&t.connect_host, "reached the host's loopback"),
-                (&t.signal_qualify, "could signal qualify"),
+                (Some(&t.read_hidden), "read a hidden path"),
+                (Some(&t.write_outside), "wrote outside its workdir"),
+                (Some(&t.connect_host), "reached the host's loopback"),
+                (t.connect_unix.as_ref(), "reached a unix socket on the host"),
+                (Some(&t.signal_qualify), "could signal qualify"),
             ]
             .into_iter()
+            .filter_map(|(a, what)| a.map(|a| (a, what)))
             .filter(|(a, _)| !a.blocked)
             .map(|(_, what)| what)
             .collect();
