@@ -49,10 +49,13 @@ pub struct RecordedIncident {
     pub escape_note: String,
 }
 
+/// The `type` of an incident's text.
+pub(crate) const TYPE: &str = "https://qualify.dev/incident/v1";
+
 /// The canonical text of an incident (what its digest covers).
 pub(crate) fn text(new: &NewIncident, escaped: Option<&str>, recorded: &str) -> String {
     json!({
-        "type": "https://qualify.dev/incident/v1",
+        "type": TYPE,
         "artifact": new.artifact,
         "params": Value::Object(new.params.clone()),
         "outcome": new.outcome,
@@ -73,7 +76,7 @@ pub(crate) fn key_and_signature(new: &NewIncident) -> (String, String) {
 /// receipt and lies inside what its claim covers (up to a target value where the receipt states
 /// one; the declared values or range otherwise).
 pub fn claims(receipt_text: &str, params: &Map<String, Value>) -> bool {
-    let Ok(doc) = serde_json::from_str::<Value>(receipt_text) else {
+    let Ok(doc) = qualify_model::json::from_str(receipt_text) else {
         return false;
     };
     let Ok(statement) = statement_of(&doc) else {

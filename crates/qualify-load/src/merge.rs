@@ -280,6 +280,7 @@ pub fn merge(reports: &[GeneratorReport]) -> Result<LoadReport, MergeError> {
                     mine.answered += sec.answered;
                     mine.errors += sec.errors;
                     mine.dropped += sec.dropped;
+                    mine.censored += sec.censored;
                 }
             }
         }
@@ -363,6 +364,10 @@ pub fn merge(reports: &[GeneratorReport]) -> Result<LoadReport, MergeError> {
     out.latency = Latency {
         corrected: corrected.summary(),
         uncorrected: uncorrected.summary(),
+        censored: parts
+            .iter()
+            .map(|(_, r)| r.latency.censored)
+            .sum::<Option<u64>>(),
         corrected_histogram: corrected.encoded(&base.latency.corrected_histogram),
         ..base.latency.clone()
     };

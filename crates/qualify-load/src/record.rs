@@ -121,8 +121,12 @@ pub(crate) struct Recorder {
     pub window_answers: u64,
     pub window_successes: u64,
     pub counts: Counts,
+    /// Corrected latency of every measured request that ended (answered, failed fast or
+    /// timed out), microseconds.
     pub corrected: Histogram<u64>,
     pub uncorrected: Histogram<u64>,
+    /// Of those, requests that timed out: recorded when given up on (a lower bound).
+    pub censored: u64,
     pub examples: BTreeMap<ErrorClass, String>,
     rows: Vec<TimelineSecond>,
     row_latency: Histogram<u64>,
@@ -148,6 +152,9 @@ struct StartSecond {
     answered: u64,
     errors: u64,
     dropped: u64,
+    /// Requests of the second that timed out (in `latency` at their timeout).
+    censored: u64,
+    /// Corrected latency of every request of the second that ended.
     latency: Histogram<u64>,
 }
 
@@ -158,6 +165,7 @@ impl StartSecond {
             answered: 0,
             errors: 0,
             dropped: 0,
+            censored: 0,
             latency: template.clone(),
         }
     }
@@ -182,6 +190,7 @@ impl Recorder {
             counts: Counts::default(),
             corrected: histogram(max_us, 3)?,
             uncorrected: histogram(max_us, 3)?,
+            censored: 0,
             examples: BTreeMap::new(),
             rows: Vec::new(),
             row_latency: histogram(max_us, 2)?,
@@ -252,6 +261,7 @@ impl Recorder {
                     row.answered = s.answered;
                     row.errors = s.errors;
                     row.dropped = s.dropped;
+                    row.censored = s.censored;
                     row.latency = crate::report::summary_of(&s.latency);
                 }
                 row
@@ -338,22 +348,25 @@ impl Recorder {
         self.counts.end(&ending);
         let corrected = micros(now.saturating_duration_since(intended));
         let uncorrected = micros(now.saturating_duration_since(sent_at));
+        let timed_out = ending.error == Some(ErrorClass::Timeout);
         if let Some(s) = self.start_row(intended) {
             s.errors += u64::from(ending.error.is_some());
-            if ending.answered {
-                s.answered += 1;
-                // Auto-resizing: `record` grows the range (`saturating_record` would clamp).
-                let _ = s.latency.record(corrected);
-            }
+            s.answered += u64::from(ending.answered);
+            s.censored += u64::from(timed_out);
+            // Auto-resizing: `record` grows the range (`saturating_record` would clamp).
+            let _ = s.latency.record(corrected);
         }
-        if ending.answered {
-            self.corrected.saturating_record(corrected);
-            self.uncorrected.saturating_record(uncorrected);
-        }
+        // Every request that ended counts in the run's latency: an answer of any status, a
+        // fast failure, and a timeout at the moment it was given up on (censored: its true
+        // latency is at least that). Leaving failures out would let p99 look healthy while
+        // requests time out.
+        self.corrected.saturating_record(corrected);
+        self.uncorrected.saturating_record(uncorrected);
+        self.censored += u64::from(timed_out);
         let (index, row) = self.row(now);
         row.completed += u64::from(ending.answered);
         row.errors += u64::from(ending.error.is_some());
-        if ending.answered && index >= self.row_latency_at {
+        if index >= self.row_latency_at {
             if index > self.row_latency_at {
                 self.close_row();
                 self.row_latency_at = index;
@@ -434,6 +447,7 @@ impl Recorder {
         self.close_row();
         other.close_row();
         self.counts.add(&other.counts);
+        self.censored += other.censored;
         // Same bounds on both sides: adding cannot fail.
         let _ = self.corrected.add(&other.corrected);
         let _ = self.uncorrected.add(&other.uncorrected);
@@ -491,6 +505,7 @@ impl Recorder {
                 m.answered += theirs.answered;
                 m.errors += theirs.errors;
                 m.dropped += theirs.dropped;
+                m.censored += theirs.censored;
                 // Both auto-resizing: adding cannot fail.
                 let _ = m.latency.add(&theirs.latency);
             }
@@ -619,13 +634,21 @@ mod tests {
             (4, 3, 2, 1, 1)
         );
         assert_eq!((c.errors.timeout, c.errors.status_5xx), (1, 1));
-        assert_eq!(r.corrected.len(), 3);
+        // Every request that ended has a latency, the timeout at the moment it was given up
+        // on (2 s after it was sent): it is censored, never left out.
+        assert_eq!(r.corrected.len(), 4);
+        assert_eq!(r.censored, 1);
+        assert!(r.corrected.max() >= 2_000_000, "{}", r.corrected.max());
         assert!(
-            r.corrected.max() >= 300_000,
+            r.corrected.value_at_quantile(0.75) >= 300_000,
             "the slot wait counts: {}",
-            r.corrected.max()
+            r.corrected.value_at_quantile(0.75)
         );
-        assert!(r.uncorrected.max() < 3_000, "{}", r.uncorrected.max());
+        assert!(
+            r.uncorrected.value_at_quantile(0.75) < 3_000,
+            "{}",
+            r.uncorrected.value_at_quantile(0.75)
+        );
         let w = r.writes.as_ref().unwrap();
         assert_eq!(w.attempted.ranges(), [(0, 4)]);
         assert_eq!(w.acknowledged.ranges(), [(0, 2)]);
@@ -705,7 +728,8 @@ mod tests {
             (c.sent, c.completed, c.succeeded, c.errors.reset),
             (3, 2, 2, 1)
         );
-        assert_eq!(a.corrected.len(), 2);
+        assert_eq!(a.corrected.len(), 3, "the reset counts too");
+        assert_eq!(a.censored, 0);
         assert_eq!((a.window_answers, a.window_successes), (2, 2));
         assert_eq!(a.schedule_lag().late, 1);
         let w = a.writes.as_ref().unwrap();

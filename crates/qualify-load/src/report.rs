@@ -166,6 +166,7 @@ pub(crate) mod tests_support {
             latency: Latency {
                 corrected,
                 uncorrected: corrected,
+                censored: Some(10),
                 corrected_histogram: String::new(),
                 histogram_encoding: HISTOGRAM_ENCODING.to_string(),
                 histogram_unit: HISTOGRAM_UNIT.to_string(),

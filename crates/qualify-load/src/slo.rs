@@ -81,7 +81,7 @@ pub fn evaluate_fault(slos: &[Slo], window: &LoadReport) -> Vec<SloResult> {
 /// by the intended start of their requests, in order, skipping those that offered nothing. A
 /// second fails when any of its arrivals was dropped; when its failed / sent requests exceed
 /// a steady `error_rate` objective (the implicit 1% without one); or when a steady latency
-/// objective's quantile of its answered requests' corrected latency breaks the limit.
+/// objective's quantile of its requests' corrected latency (a timeout at its timeout) breaks the limit.
 /// Throughput and `dropped_rate` objectives are not judged per second (a ramp's low start is
 /// not a throughput failure; a drop fails the second by itself).
 pub fn judge_seconds(slos: &[Slo], shape: &mut LoadShape) {
@@ -129,7 +129,7 @@ pub fn judge_seconds(slos: &[Slo], shape: &mut LoadShape) {
                 (
                     sec,
                     format!(
-                        "{} {} of its answers breaks {} {}",
+                        "{} {} of its requests breaks {} {}",
                         slo.metric,
                         format_value(slo.metric, v),
                         slo.bound,
@@ -269,6 +269,7 @@ mod tests {
             answered: rate as u64 - errors,
             errors,
             dropped: 0,
+            censored: 0,
             latency: crate::report::LatencySummary {
                 count: rate as u64,
                 p50: Some(p99 / 4.0),
@@ -309,7 +310,7 @@ mod tests {
         assert_eq!(s.first_failed_second, Some(3));
         assert_eq!(
             s.first_failed_because.as_deref(),
-            Some("latency_p99 400 ms of its answers breaks max 100 ms")
+            Some("latency_p99 400 ms of its requests breaks max 100 ms")
         );
         // Errors: the implicit 1% without an error objective, the declared one with it.
         s.seconds[2].errors = 3;

@@ -157,8 +157,14 @@ fn requests_past_the_timeout_are_timeouts() {
     assert_eq!(r.sent, 10);
     assert_eq!(r.errors.timeout, 10, "{:?}", r.errors);
     assert_eq!((r.completed, r.succeeded), (0, 0));
-    assert_eq!(r.latency.corrected.count, 0, "a timeout has no latency");
-    assert_eq!(r.latency.corrected.p99, None);
+    // Every timeout counts in the latency, censored at the moment it was given up on: never
+    // less than the timeout, and the receipt says how many were censored.
+    assert_eq!(r.latency.corrected.count, 10, "a timeout counts in latency");
+    assert_eq!(r.latency.censored, Some(10));
+    for p in [r.latency.corrected.p50, r.latency.corrected.p99] {
+        assert!(p.unwrap() >= 0.2, "{:?}", r.latency.corrected);
+    }
+    assert!(r.latency.uncorrected.p50.unwrap() >= 0.2, "{:?}", r.latency);
     assert_eq!(
         r.error_examples[&ErrorClass::Timeout],
         "no answer within 0.2 s"

@@ -466,6 +466,15 @@ pub(crate) fn run_with(
     let mut max_memory_current = 0u64;
     // How each thread waited when the deadline passed (read before the tree is killed).
     let mut timeout_waits: Option<Vec<crate::blocking::ThreadWait>> = None;
+    // Command lines of the tree's processes (the probed command first): where a runtime's own
+    // limits (`-Xmx`, `--max-old-space-size`) are read from.
+    let mut commands: Vec<String> = vec![
+        spec.argv
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" "),
+    ];
 
     loop {
         wait_exit_or(exit_fd, interval);
@@ -481,7 +490,12 @@ pub(crate) fn run_with(
         let pids = members(&containment, &tag, main, init);
         let procs: Vec<ProcSnap> = pids.iter().filter_map(|&p| sample::read_proc(p)).collect();
         for p in &procs {
-            seen.entry(p.pid).or_insert(p.starttime);
+            if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(p.pid) {
+                e.insert(p.starttime);
+                if commands.len() < COMMANDS_KEPT {
+                    commands.push(sample::cmdline(p.pid));
+                }
+            }
         }
         let mut memory_now = None;
         let mut refused_forks = 0;
@@ -581,11 +595,6 @@ pub(crate) fn run_with(
             stuck_evidence = match &stuck {
                 // The samples that proved it are the stacks.
                 Ending::SpinDeadlock(finding) => finding.stacks.clone(),
-                // The Go runtime's own dump is the stack: SIGQUIT, then let it write and exit.
-                Ending::GoDump { pid, .. } => {
-                    go_dump(*pid);
-                    Value::Null
-                }
                 _ => {
                     let live: Vec<i32> = procs
                         .iter()
@@ -615,6 +624,23 @@ pub(crate) fn run_with(
     // clean-up below: killing stragglers, reaping and removing cgroups is qualify's time.
     let ended = start.elapsed();
     let verdict_seconds = ended.as_secs_f64();
+
+    // A tree qualify ends (deadline, livelock): what its runtimes say of it first — the JVM's
+    // and CPython's threads, a Go program's goroutine dump (SIGQUIT, which ends it).
+    let mut at_end: Vec<crate::stall::RuntimeReport> = Vec::new();
+    let mut livelock_named: Option<String> = None;
+    let mut go_dumped = Vec::new();
+    if main_status.is_none()
+        && matches!(ending, Ending::Timeout(..) | Ending::Livelock { .. })
+        && let Ok(table) = crate::runtimes::RUNTIMES.as_ref()
+    {
+        let asked = crate::stall::deadline::ask(&last_procs, &mut inspect, table);
+        at_end = asked.reports;
+        for &pid in &asked.go {
+            go_dump(pid);
+        }
+        go_dumped = asked.go;
+    }
 
     // Asked to stop, the rest of the group got the signal too: give it what is left of the
     // grace to exit before anything counts as leaked.
@@ -672,19 +698,36 @@ pub(crate) fn run_with(
     };
     drop(started);
     let (out, err, streams_closed) = drain.finish(Duration::from_secs(2));
-    // A Go program's goroutine dump (its stderr) decides what its quiet stall was.
-    let mut go_finding: Option<Box<crate::stall::Finding>> = None;
-    if let Ending::GoDump { finding, .. } = &ending
-        && let Ok(table) = crate::runtimes::RUNTIMES.as_ref()
+    // The goroutine dumps asked for, as the stream carried them (not only the kept tail).
+    if !go_dumped.is_empty()
+        && let (Ok(table), Ok(reports)) = (
+            crate::runtimes::RUNTIMES.as_ref(),
+            crate::reports::REPORTS.as_ref(),
+        )
     {
-        let (deadlock, f) = crate::stall::judge_go_dump(&err.tail, (**finding).clone(), table);
-        ending = if deadlock {
-            Ending::WaitFor(Box::new(f))
-        } else {
-            let why = f.why.clone();
-            go_finding = Some(Box::new(f));
-            Ending::Timeout(crate::result::TimeoutKind::AmbiguousWait, why)
-        };
+        let dumps: Vec<String> = err
+            .reports
+            .reports
+            .iter()
+            .filter(|c| reports.rows[c.row].id == "go.sigquit")
+            .map(|c| format!("{}\n{}", c.line, c.body))
+            .collect();
+        for (i, &pid) in go_dumped.iter().enumerate() {
+            let dump = dumps.get(i).cloned().unwrap_or_default();
+            at_end.push(crate::stall::name_goroutines(&dump, pid, table));
+        }
+    }
+    if !at_end.is_empty() {
+        let said: Vec<String> = at_end
+            .iter()
+            .map(|r| format!("{} ({}): {}", r.runtime, r.tool, r.said))
+            .collect();
+        let named = format!("; at the end the runtimes said: {}", said.join(" | "));
+        match &mut ending {
+            Ending::Timeout(_, why) => why.push_str(&named),
+            Ending::Livelock { .. } => livelock_named = Some(named),
+            _ => {}
+        }
     }
     let wall = ended;
     let cleanup_seconds = (start.elapsed() - ended).as_secs_f64();
@@ -692,9 +735,19 @@ pub(crate) fn run_with(
     let cgroup_paths = containment.paths();
     let leftover = containment.remove();
 
+    let status = main_status.and_then(|(s, _)| s);
+    let report = runtime_report(
+        &err.reports,
+        &ending,
+        status,
+        &counters,
+        &commands,
+        spec,
+        crate::classify::pids_hit(containment.kind, limits, &counters, &watch),
+    );
     let mut decision = compose(&Facts {
         ending: &ending,
-        status: main_status.and_then(|(s, _)| s),
+        status,
         counters: &counters,
         kind: containment.kind,
         limits,
@@ -703,8 +756,12 @@ pub(crate) fn run_with(
         truncated: out.truncated || err.truncated,
         wall,
         disk_hit,
+        report: report.as_ref(),
     });
 
+    if let Some(named) = livelock_named {
+        decision.detail.push_str(&named);
+    }
     if let Some(stop) = stopping {
         requested_stop(
             &mut decision,
@@ -754,7 +811,7 @@ pub(crate) fn run_with(
     };
     let wait_for = match &ending {
         Ending::WaitFor(finding) => Some(&**finding),
-        Ending::Timeout(..) => go_finding.as_deref().or(watch.stall_conclusion()),
+        Ending::Timeout(..) => watch.stall_conclusion(),
         _ => None,
     };
     let evidence = Evidence {
@@ -788,6 +845,8 @@ pub(crate) fn run_with(
             _ => None,
         },
         interrupted: decision.outcome == Outcome::Interrupted,
+        runtime_report: report.as_ref(),
+        at_end: &at_end,
     }
     .to_value();
 
@@ -897,8 +956,69 @@ fn disk_enforcement(e: &mut crate::result::Enforcement, plan: Option<&Plan>, lim
     }
 }
 
+/// Command lines kept per run (each cut at 4 KiB).
+const COMMANDS_KEPT: usize = 16;
+
+/// The runtime's report on the program's stderr, judged against how the run ended.
+fn runtime_report(
+    scanned: &crate::reports::Scanned,
+    ending: &Ending,
+    status: Option<i32>,
+    counters: &crate::backend::Counters,
+    commands: &[String],
+    spec: &ProbeSpec,
+    pids_hit: bool,
+) -> Option<crate::reports::Reported> {
+    use crate::reports::judge::Ended;
+    let table = crate::reports::REPORTS.as_ref().ok()?;
+    let ended = match (ending, status) {
+        _ if counters.oom_kills > 0 => Ended::Stopped("the kernel's memory kill"),
+        (Ending::Exited, Some(st)) => Ended::ByItself(st),
+        (Ending::Exited, None) => Ended::Stopped("its wait status was lost"),
+        (Ending::Interrupted, _) => Ended::Stopped("qualify was interrupted"),
+        (Ending::Timeout(..), _) => Ended::Stopped("the deadline"),
+        (Ending::Watchdog { .. }, _) => Ended::Stopped("the memory watchdog"),
+        (Ending::PidsExhausted { .. }, _) => Ended::Stopped("the pids guard"),
+        (Ending::DiskFull { .. }, _) => Ended::Stopped("the disk ceiling"),
+        _ => Ended::Stopped("qualify's stall verdict"),
+    };
+    let options: Vec<String> = crate::reports::limits::OPTION_VARIABLES
+        .iter()
+        .filter_map(|name| {
+            spec.env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+                .or_else(|| {
+                    // What the program got of qualify's environment (an allowlist when
+                    // sandboxed), not qualify's own.
+                    spec.sandbox
+                        .inherited_env()
+                        .into_iter()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v.to_string_lossy().into_owned())
+                })
+        })
+        .collect();
+    let ctx = crate::reports::Context {
+        ended,
+        commands,
+        options: &options,
+        limits: &spec.limits,
+        counters,
+        pids_hit,
+    };
+    crate::reports::judge(
+        table,
+        crate::runtimes::RUNTIMES.as_ref().ok(),
+        scanned,
+        &ctx,
+    )
+}
+
 /// Ask a Go program for its goroutine dump: SIGQUIT makes its runtime print every goroutine
-/// to stderr and exit; wait (at most 3 s) until it has.
+/// to stderr and exit (the cell is ending anyway); wait (at most 3 s) until it has.
 fn go_dump(pid: i32) {
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
@@ -1034,6 +1154,8 @@ mod tests {
             interrupted: true,
             spin: None,
             wait_for: None,
+            runtime_report: None,
+            at_end: &[],
         }
         .to_value();
         let text = serde_json::to_string(&value).unwrap();
@@ -1122,6 +1244,8 @@ mod tests {
             interrupted: false,
             spin: None,
             wait_for: Some(&finding),
+            runtime_report: None,
+            at_end: &[],
         }
         .to_value();
         assert_eq!(
@@ -1158,6 +1282,8 @@ mod tests {
             interrupted: false,
             spin: None,
             wait_for: None,
+            runtime_report: None,
+            at_end: &[],
         }
         .to_value();
         let keys: Vec<&str> = value

@@ -12,6 +12,9 @@ use toml::{Spanned, Value};
 use crate::error::{Diagnostic, diagnostic_at};
 use crate::template::{LITERAL_BRACES_HELP, Placeholder, placeholders};
 
+/// The largest count a spec may write where no smaller bound applies (a billion).
+pub(crate) const MAX_COUNT: u64 = 1_000_000_000;
+
 pub(crate) struct Checker<'a> {
     pub text: &'a str,
     path: &'a Path,
@@ -86,10 +89,16 @@ impl<'a> Checker<'a> {
         self.diagnostics
     }
 
-    /// A memory size: a size string (`512MiB`, `1.5G`) or a positive integer (bytes).
+    /// A size with its unit (`512MiB`, `1.5G`, `4096B`). A bare number is refused with the
+    /// fix: `512` could be bytes or MiB, so the spec never guesses (`units` documents the
+    /// grammar: "every size and duration in qualify.toml carries its unit").
     pub fn size(&mut self, value: &Spanned<Value>) -> Option<u64> {
         let hint = Quantity::Size.hint();
         match value.get_ref() {
+            Value::String(text) if units::is_bare_number(text) => {
+                self.unitless(value.span(), Quantity::Size, text.trim());
+                None
+            }
             Value::String(text) => match units::parse_size(text) {
                 Ok(bytes) => Some(bytes),
                 Err(e) => {
@@ -97,12 +106,19 @@ impl<'a> Checker<'a> {
                     None
                 }
             },
-            Value::Integer(n) if *n >= 1 => Some(*n as u64),
+            Value::Integer(n) if *n >= 1 => {
+                self.unitless(value.span(), Quantity::Size, &n.to_string());
+                None
+            }
             Value::Integer(n) => {
                 self.error(
                     value.span(),
                     format!("invalid size `{n}`: must be at least 1 byte; {hint}"),
                 );
+                None
+            }
+            Value::Float(x) if x.is_finite() && *x > 0.0 => {
+                self.unitless(value.span(), Quantity::Size, &float_text(*x));
                 None
             }
             other => {
@@ -115,12 +131,23 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// A duration: a duration string (`30s`, `2m`) or a positive number of seconds.
+    /// A positive duration with its unit (`30s`, `250ms`, `1h30m`), at most
+    /// [`units::MAX_DURATION`] (the bounds live in [`units`]). A bare number (`30`, `"30"`,
+    /// `0.25`) is refused with the fix: `250` could be milliseconds or seconds, and a latency
+    /// limit read in the wrong one can never fail.
     pub fn duration(&mut self, value: &Spanned<Value>) -> Option<Duration> {
         let hint = Quantity::Duration.hint();
-        let seconds = match value.get_ref() {
+        let number = match value.get_ref() {
+            Value::String(text) if units::is_bare_number(text) => text.trim().to_string(),
             Value::String(text) => {
-                return match units::parse_duration_or_seconds(text) {
+                return match units::parse_duration(text) {
+                    Ok(d) if d.is_zero() => {
+                        self.error(
+                            value.span(),
+                            format!("invalid duration `{text}`: must be positive; {hint}"),
+                        );
+                        None
+                    }
                     Ok(d) => Some(d),
                     Err(e) => {
                         self.error(value.span(), e.to_string());
@@ -128,8 +155,8 @@ impl<'a> Checker<'a> {
                     }
                 };
             }
-            Value::Integer(n) => *n as f64,
-            Value::Float(x) => *x,
+            Value::Integer(n) => n.to_string(),
+            Value::Float(x) => float_text(*x),
             other => {
                 self.error(
                     value.span(),
@@ -138,18 +165,40 @@ impl<'a> Checker<'a> {
                 return None;
             }
         };
-        if seconds.is_finite() && seconds > 0.0 && seconds < 1e12 {
-            Some(Duration::from_secs_f64(seconds))
-        } else {
-            self.error(
+        match number.parse::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 => {
+                self.unitless(value.span(), Quantity::Duration, &number)
+            }
+            _ => self.error(
                 value.span(),
-                format!("invalid duration `{seconds}`: must be positive; {hint}"),
-            );
-            None
+                format!("invalid duration `{number}`: must be positive; {hint}"),
+            ),
         }
+        None
     }
 
-    /// A CPU ceiling in cores: a number or a numeric string, at least 0.01.
+    /// A positive number written without the unit its key needs: the error, and the fix with
+    /// the number in the units it could have meant.
+    fn unitless(&mut self, span: Range<usize>, quantity: Quantity, number: &str) {
+        let (what, fix) = match quantity {
+            Quantity::Duration => (
+                "a duration needs its unit",
+                format!(
+                    "write \"{number}ms\" or \"{number}s\" (ns, us, ms, s, m, h): qualify.toml takes no duration without its unit"
+                ),
+            ),
+            Quantity::Size | Quantity::Rate => (
+                "a size needs its unit",
+                format!(
+                    "write \"{number}MiB\", \"{number}GiB\" or \"{number}B\" for bytes (KiB/MiB/GiB are 1024-based, KB/MB/GB 1000-based): qualify.toml takes no size without its unit"
+                ),
+            ),
+        };
+        self.error_help(span, format!("`{number}` has no unit: {what}"), fix);
+    }
+
+    /// A CPU ceiling in cores: a number or a numeric string, from 0.01 to
+    /// [`qualify_model::limits::MAX_CPUS`].
     pub fn cpus(&mut self, value: &Spanned<Value>) -> Option<f64> {
         let text = match value.get_ref() {
             Value::String(text) => text.clone(),
@@ -175,10 +224,23 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// A positive integer (`what` names it in the message).
+    /// A positive integer up to [`MAX_COUNT`] (`what` names it in the message).
     pub fn positive(&mut self, value: &Spanned<i64>, what: &str) -> Option<u64> {
+        self.positive_at_most(value, what, MAX_COUNT)
+    }
+
+    /// A positive integer up to `max`: counts that become runs, threads or allocations have
+    /// their own, smaller bound.
+    pub fn positive_at_most(&mut self, value: &Spanned<i64>, what: &str, max: u64) -> Option<u64> {
         match *value.get_ref() {
-            n if n >= 1 => Some(n as u64),
+            n if n >= 1 && n as u64 <= max => Some(n as u64),
+            n if n >= 1 => {
+                self.error(
+                    value.span(),
+                    format!("{what} must be at most {max}, found {n}"),
+                );
+                None
+            }
             n => {
                 self.error(
                     value.span(),
@@ -299,5 +361,15 @@ pub(crate) fn describe(value: &Value) -> String {
         Value::Datetime(d) => format!("datetime `{d}`"),
         Value::Array(_) => "array".to_string(),
         Value::Table(_) => "table".to_string(),
+    }
+}
+
+/// A float as a message shows it: as written for everyday values, in exponent form when it
+/// would be a screenful of digits (`1e300`).
+fn float_text(x: f64) -> String {
+    if x.is_finite() && (x.abs() >= 1e15 || (x != 0.0 && x.abs() < 1e-6)) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
     }
 }

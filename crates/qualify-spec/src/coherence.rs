@@ -10,7 +10,10 @@
 //! - a `[target] workload` key naming an axis that is not a workload axis;
 //! - `[performance]`: two `expect`s on one axis and metric, `min_efficiency` of a metric that
 //!   grows with concurrency by design (`cpu`, `peak_memory`), `max_exponent` along an axis with
-//!   fewer distinct values than a model needs.
+//!   fewer distinct values than a model needs;
+//! - `[[slo]]` objectives that can never fail or never pass under `[load]`: a latency limit at
+//!   or above the request timeout, a throughput floor above the offered rate (or above the
+//!   lower rates of a load axis), a throughput ceiling at or above it.
 //!
 //! (`stall ≥ timeout` is checked in `limits.rs`: both values live there.)
 
@@ -242,8 +245,14 @@ pub(crate) fn performance(
 
 /// Faults a dependency can take: a process fault (`kill`, `pause`, `restart`) needs a
 /// dependency qualify starts (`start`), an HTTP fault (`status`, `throttle`, `http_delay`) one
-/// declared `protocol = "http"`. Reported at the value.
-pub(crate) fn fault_kinds(dependencies: &[Dependency], axes: &[CheckedAxis], ck: &mut Checker<'_>) {
+/// declared `protocol = "http"`. A standing fault (`window = "all"`) is one on the wire or in
+/// HTTP: a process fault ends or stops a dependency and keeps its window. Reported at the value.
+pub(crate) fn fault_kinds(
+    dependencies: &[Dependency],
+    axes: &[CheckedAxis],
+    standing: bool,
+    ck: &mut Checker<'_>,
+) {
     for a in axes {
         let Some(fault) = &a.axis.fault else {
             continue;
@@ -252,6 +261,17 @@ pub(crate) fn fault_kinds(dependencies: &[Dependency], axes: &[CheckedAxis], ck:
             continue;
         };
         for (f, span) in fault.faults.iter().zip(&a.value_spans) {
+            if f.kind.is_process() && standing {
+                ck.error_help(
+                    span.clone(),
+                    format!(
+                        "`{f}` acts on the processes of dependency `{}`, which a fault held for the whole load (window = \"all\") cannot: it would never run again",
+                        dep.name
+                    ),
+                    "give [faults] a window = [\"3s\", \"8s\"] for process faults, or use a wire fault such as `latency(50ms)` or `down` as a standing one",
+                );
+                continue;
+            }
             if f.kind.is_process() && matches!(dep.source, DependencySource::Upstream { .. }) {
                 ck.error_help(
                     span.clone(),
@@ -335,5 +355,109 @@ pub(crate) fn dependencies(
                 ),
             );
         }
+    }
+}
+
+/// Objectives that can never fail or never pass under the spec's own `[load]`: a latency
+/// limit at or above the request timeout (a request is given up at the timeout, so — without
+/// a wait for a free slot — none is ever slower; the objective judges nothing), a throughput
+/// floor above every rate the load offers (it can never pass), a throughput ceiling at or above
+/// it (it can never fail). Each is refused at the limit, naming the key it contradicts.
+pub(crate) fn objectives(
+    slos: &[crate::slo::CheckedSlo],
+    load: Option<&crate::load::Load>,
+    axes: &[CheckedAxis],
+    ck: &mut Checker<'_>,
+) {
+    use qualify_model::slo::format_value;
+    use qualify_model::{BoundKind, SloMetric};
+    let Some(load) = load else {
+        return;
+    };
+    let timeout = load.plan.timeout.as_secs_f64();
+    // The largest and smallest arrival rates any cell offers (open model only).
+    let offered: Option<(f64, f64)> = match (&load.amount, load.model()) {
+        (_, crate::load::LoadModel::Closed) => None,
+        (crate::load::Amount::Fixed(x), _) => Some((*x, *x)),
+        (crate::load::Amount::Axis(name), _) => axes
+            .iter()
+            .find(|a| &a.axis.name == name)
+            .and_then(|a| match &a.axis.domain {
+                Domain::Values(values) => {
+                    let rates: Vec<f64> = values.iter().filter_map(|v| v.as_f64()).collect();
+                    let lo = rates.iter().copied().reduce(f64::min)?;
+                    let hi = rates.iter().copied().reduce(f64::max)?;
+                    Some((lo, hi))
+                }
+                Domain::Range(r) => Some((r.lo.as_f64(), r.hi.as_f64())),
+            }),
+    };
+    for c in slos {
+        let s = &c.slo;
+        let span = c.limit_span.clone();
+        if s.metric.is_latency() && s.limit >= timeout {
+            ck.error_help(
+                span,
+                format!(
+                    "{} max {} can never fail: [load] timeout = \"{}\" gives every request up by then, so none is counted slower",
+                    s.metric,
+                    duration_text(s.limit),
+                    qualify_model::units::DurationText(load.plan.timeout),
+                ),
+                "lower the limit below the request timeout, or raise [load] timeout above the limit (a timed-out request counts at its timeout)",
+            );
+            continue;
+        }
+        let (Some((lo, hi)), SloMetric::Throughput) = (offered, s.metric) else {
+            continue;
+        };
+        match s.bound {
+            BoundKind::Min if s.limit > hi => ck.error_help(
+                span,
+                format!(
+                    "throughput min {} can never pass: the load offers at most {} requests per second",
+                    format_value(s.metric, s.limit),
+                    trim_rate(hi)
+                ),
+                "throughput counts successful answers per second, which cannot exceed the offered rate: lower the floor, or offer more",
+            ),
+            BoundKind::Max if s.limit >= hi => ck.error_help(
+                span,
+                format!(
+                    "throughput max {} can never fail: the load offers at most {} requests per second",
+                    format_value(s.metric, s.limit),
+                    trim_rate(hi)
+                ),
+                "a ceiling on successful answers per second must be below the offered rate to judge anything; remove it, or lower it",
+            ),
+            BoundKind::Min if lo < hi && s.limit > lo => {
+                // Cells offering less than the floor fail by arithmetic, not by the service.
+                ck.error_help(
+                    span,
+                    format!(
+                        "throughput min {} can never pass at the load axis's lower rates (from {} requests per second)",
+                        format_value(s.metric, s.limit),
+                        trim_rate(lo)
+                    ),
+                    "those cells would fail whatever the service does: judge latency and error_rate along a load axis, and throughput at a fixed rate",
+                )
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A latency limit as written: `"2s"`, `"250ms"`.
+fn duration_text(seconds: f64) -> String {
+    let d = std::time::Duration::from_secs_f64(seconds.clamp(0.0, 1e12));
+    format!("\"{}\"", qualify_model::units::DurationText(d))
+}
+
+/// `200`, `37.5`.
+fn trim_rate(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
     }
 }

@@ -27,8 +27,18 @@ pub(crate) struct RawSlo {
     phase: Option<Spanned<String>>,
 }
 
+/// A checked objective and where its limit was written (for the contradictions
+/// `coherence::objectives` finds between it and `[load]`).
+pub(crate) struct CheckedSlo {
+    pub slo: Slo,
+    pub limit_span: Range<usize>,
+}
+
 /// The checked objectives, and where each `phase = "fault"` was written.
-pub(crate) fn check(raw: Vec<RawSlo>, ck: &mut Checker<'_>) -> (Vec<Slo>, Vec<Range<usize>>) {
+pub(crate) fn check(
+    raw: Vec<RawSlo>,
+    ck: &mut Checker<'_>,
+) -> (Vec<CheckedSlo>, Vec<Range<usize>>) {
     let fault_spans = raw
         .iter()
         .filter_map(|s| s.phase.as_ref())
@@ -39,7 +49,7 @@ pub(crate) fn check(raw: Vec<RawSlo>, ck: &mut Checker<'_>) -> (Vec<Slo>, Vec<Ra
     (slos, fault_spans)
 }
 
-fn check_one(raw: RawSlo, ck: &mut Checker<'_>) -> Option<Slo> {
+fn check_one(raw: RawSlo, ck: &mut Checker<'_>) -> Option<CheckedSlo> {
     let phase = match raw.phase.as_ref().map(|p| p.get_ref().as_str()) {
         None | Some("steady") => SloPhase::WholeRun,
         Some("fault") => SloPhase::Fault,
@@ -109,28 +119,59 @@ fn check_one(raw: RawSlo, ck: &mut Checker<'_>) -> Option<Slo> {
             }
         },
     }?;
-    Some(Slo {
-        metric,
-        bound,
-        limit,
-        phase,
+    Some(CheckedSlo {
+        slo: Slo {
+            metric,
+            bound,
+            limit,
+            phase,
+        },
+        limit_span: value.span(),
     })
 }
 
-/// A fraction in [0, 1]: a number, or a percentage string such as `"1%"`.
+/// A fraction below 1: a number (`0.01`), or a percentage string (`"1%"`). A bare number of
+/// 1 or more is refused with the fix (`max = 1` is 100%, an objective that can never fail;
+/// `max = 5` was surely meant as `"5%"`), and so is a percentage of 100 or more.
 fn fraction(value: &Spanned<Value>, metric: SloMetric, ck: &mut Checker<'_>) -> Option<f64> {
-    let v = match value.get_ref() {
-        Value::Integer(n) => Some(*n as f64),
-        Value::Float(x) => Some(*x),
-        Value::String(s) => s
-            .trim()
-            .strip_suffix('%')
-            .and_then(|p| p.trim().parse::<f64>().ok())
-            .map(|p| p / 100.0),
-        _ => None,
+    let (v, percent) = match value.get_ref() {
+        Value::Integer(n) => (Some(*n as f64), false),
+        Value::Float(x) => (Some(*x), false),
+        Value::String(s) => (
+            s.trim()
+                .strip_suffix('%')
+                .and_then(|p| p.trim().parse::<f64>().ok())
+                .map(|p| p / 100.0),
+            true,
+        ),
+        _ => (None, false),
     };
     match v {
-        Some(v) if (0.0..=1.0).contains(&v) => Some(v),
+        Some(v) if v.is_finite() && (0.0..1.0).contains(&v) => Some(v),
+        Some(v) if v.is_finite() && !percent && v >= 1.0 => {
+            let n = describe_number(v);
+            ck.error_help(
+                value.span(),
+                if v == 1.0 {
+                    format!("{metric} max = 1 means 100%: an objective that can never fail")
+                } else {
+                    format!("{metric} max = {n} would be {}%: a rate is a fraction of the requests, at most 1", describe_number(v * 100.0))
+                },
+                format!("1 means 100%; write \"{n}%\" for {n} percent (a bare number is a fraction: 0.01 is 1%)"),
+            );
+            None
+        }
+        Some(v) if v.is_finite() && v >= 1.0 => {
+            ck.error_help(
+                value.span(),
+                format!(
+                    "{metric} max = {} can never fail: at most 100% of the requests can fail",
+                    describe(value.get_ref())
+                ),
+                "give the share of failures the service may have, e.g. max = \"1%\"; to judge latency alone, keep an error objective anyway (without one qualify adds error_rate max 1%)",
+            );
+            None
+        }
         _ => {
             ck.error_help(
                 value.span(),
@@ -142,5 +183,14 @@ fn fraction(value: &Spanned<Value>, metric: SloMetric, ck: &mut Checker<'_>) -> 
             );
             None
         }
+    }
+}
+
+/// `5`, `2.5`: a number as the user wrote it.
+fn describe_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        v.to_string()
     }
 }

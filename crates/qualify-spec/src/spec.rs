@@ -118,10 +118,11 @@ impl Spec {
     /// (made absolute) and must exist.
     pub fn load(path: impl AsRef<Path>) -> Result<Spec, SpecError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
+        let bytes = std::fs::read(path).map_err(|source| SpecError::Read {
             path: path.to_path_buf(),
             source,
         })?;
+        let text = crate::error::utf8(bytes, path)?;
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         check(&text, path, &parent(&absolute), true)
     }
@@ -375,10 +376,12 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
             "add [service] and [load] (the load the objectives are measured under), or remove the [[slo]]",
         );
     }
-    let (slos, fault_slo_spans) = slo::check(
+    let (checked_slos, fault_slo_spans) = slo::check(
         raw.slo.into_iter().map(Spanned::into_inner).collect(),
         &mut ck,
     );
+    coherence::objectives(&checked_slos, load.as_ref(), &axes, &mut ck);
+    let slos: Vec<qualify_model::Slo> = checked_slos.into_iter().map(|c| c.slo).collect();
 
     if let Some(first) = raw.dependency.first()
         && service.is_none()
@@ -484,7 +487,8 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
             "keep one: it is read back after the load, whichever fault or restart it had",
         );
     }
-    coherence::fault_kinds(&dependencies, &axes, &mut ck);
+    let standing = faults.as_ref().is_some_and(|f| f.standing);
+    coherence::fault_kinds(&dependencies, &axes, standing, &mut ck);
     if service.is_some()
         && let Some(axis) = axes.iter().find(|a| a.axis.name == PORT_PLACEHOLDER)
     {

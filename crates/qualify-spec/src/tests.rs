@@ -59,7 +59,7 @@ memory = "2GiB"
 cpus = 1.5
 pids = 256
 timeout = "60s"
-stall = 5
+stall = "5s"
 progress = "output"
 
 [[axis]]
@@ -76,7 +76,7 @@ search = "boundary"
 [[axis]]
 name = "mem"
 kind = "memory"
-values = ["256MiB", 1048576, "1G"]
+values = ["256MiB", "1048576B", "1G"]
 
 [[axis]]
 name = "mode"
@@ -778,8 +778,41 @@ fn bad_sizes_durations_and_numbers() {
     assert_starts(
         &errors[1],
         &at(&text, "2.5", 0, 0),
-        "wrong type: found float `2.5`, expected a size",
+        "`2.5` has no unit: a size needs its unit",
     );
+
+    // Units that cannot lie: a bare number is neither a duration nor a size.
+    for (key, value, message, help) in [
+        (
+            "[limits]\ntimeout",
+            "30",
+            "`30` has no unit: a duration needs its unit",
+            "write \"30ms\" or \"30s\"",
+        ),
+        (
+            "[limits]\nstall",
+            "\"5\"",
+            "`5` has no unit: a duration needs its unit",
+            "\"5s\"",
+        ),
+        (
+            "[limits]\nmemory",
+            "512",
+            "`512` has no unit: a size needs its unit",
+            "\"512MiB\"",
+        ),
+        (
+            "[target]\nmemory",
+            "\"4096\"",
+            "`4096` has no unit: a size needs its unit",
+            "\"4096B\" for bytes",
+        ),
+    ] {
+        let text = format!("{BASE}\n{key} = {value}\n");
+        let e = error(&text);
+        assert_starts(&e, &at(&text, &format!("{value}\n"), 0, 0), message);
+        assert!(e.contains(help), "{e}");
+    }
 }
 
 #[test]

@@ -187,7 +187,7 @@ fn closed_model_tcp_requests_and_every_ready_kind() {
         )
         .replace(
             "ready = { http = \"/healthz\", within = \"20s\" }",
-            "ready = { command = \"redis-cli -p {port} ping\", within = 5 }\nstop = { signal = \"int\", grace = \"1s\" }\nport = 6379",
+            "ready = { command = \"redis-cli -p {port} ping\", within = \"5s\" }\nstop = { signal = \"int\", grace = \"1s\" }\nport = 6379",
         );
     let spec = parse(&text).unwrap();
     let service = spec.service.unwrap();
@@ -558,13 +558,13 @@ fn slo_checks() {
     let with = |slo: &str| format!("{SERVICE}\n[[slo]]\n{slo}\n");
     let ok = |slo: &str| parse(&with(slo)).unwrap().slos[0];
     assert_eq!(ok("metric = \"latency_p99\"\nmax = \"200ms\"").limit, 0.2);
-    assert_eq!(ok("metric = \"latency_max\"\nmax = 2").limit, 2.0);
+    assert_eq!(ok("metric = \"latency_max\"\nmax = \"1.5s\"").limit, 1.5);
     assert_eq!(ok("metric = \"error_rate\"\nmax = \"0.5%\"").limit, 0.005);
     assert_eq!(ok("metric = \"dropped_rate\"\nmax = 0").limit, 0.0);
-    let t = ok("metric = \"throughput\"\nmin = 500");
+    let t = ok("metric = \"throughput\"\nmin = 45");
     assert_eq!(
         (t.metric, t.bound, t.limit),
-        (SloMetric::Throughput, BoundKind::Min, 500.0)
+        (SloMetric::Throughput, BoundKind::Min, 45.0)
     );
     let one = |slo: &str, needle: &str, message: &str, help: &str| {
         let text = with(slo);
@@ -602,11 +602,73 @@ fn slo_checks() {
         "latency_p99 takes max (an upper bound), not min",
         "only throughput takes min",
     );
+    // Units that cannot lie: a latency without its unit, a ratio of 1 or more.
+    one(
+        "metric = \"latency_p99\"\nmax = 250",
+        "250\n",
+        "`250` has no unit: a duration needs its unit",
+        "write \"250ms\" or \"250s\"",
+    );
+    one(
+        "metric = \"latency_p99\"\nmax = \"0.25\"",
+        "\"0.25\"",
+        "`0.25` has no unit: a duration needs its unit",
+        "\"0.25ms\"",
+    );
+    one(
+        "metric = \"error_rate\"\nmax = 1",
+        "1\n",
+        "error_rate max = 1 means 100%: an objective that can never fail",
+        "1 means 100%; write \"1%\"",
+    );
     one(
         "metric = \"error_rate\"\nmax = 5",
         "5\n",
+        "error_rate max = 5 would be 500%",
+        "write \"5%\"",
+    );
+    one(
+        "metric = \"dropped_rate\"\nmax = \"100%\"",
+        "\"100%\"",
+        "dropped_rate max = string \"100%\" can never fail",
+        "max = \"1%\"",
+    );
+    one(
+        "metric = \"error_rate\"\nmax = -0.5",
+        "-0.5",
         "the error_rate limit must be a fraction from 0 to 1 or a percentage",
         "\"1%\"",
+    );
+    // Objectives that can never fail or never pass under the spec's own load.
+    one(
+        "metric = \"latency_p99\"\nmax = \"2s\"",
+        "\"2s\"",
+        "latency_p99 max \"2s\" can never fail: [load] timeout = \"2s\" gives every request up by then",
+        "lower the limit below the request timeout",
+    );
+    one(
+        "metric = \"latency_max\"\nmax = \"5s\"\nphase = \"steady\"",
+        "\"5s\"",
+        "latency_max max \"5s\" can never fail",
+        "raise [load] timeout",
+    );
+    one(
+        "metric = \"throughput\"\nmin = 500",
+        "500\n",
+        "throughput min 500/s can never pass: the load offers at most 200 requests per second",
+        "cannot exceed the offered rate",
+    );
+    one(
+        "metric = \"throughput\"\nmin = 100",
+        "100\n",
+        "throughput min 100/s can never pass at the load axis's lower rates (from 50 requests per second)",
+        "judge latency and error_rate along a load axis",
+    );
+    one(
+        "metric = \"throughput\"\nmax = 200",
+        "200\n",
+        "throughput max 200/s can never fail: the load offers at most 200 requests per second",
+        "",
     );
     one(
         "metric = \"throughput\"\nmin = \"fast\"",

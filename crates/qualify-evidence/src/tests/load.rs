@@ -51,6 +51,7 @@ fn load(
             latency: Latency {
                 corrected: summary(p99 / 4.0, p99 / 2.0, p99, p99),
                 uncorrected: summary(0.01, 0.02, 0.04, 0.05),
+                censored: Some(errors.timeout),
                 corrected_histogram: String::new(),
                 histogram_encoding: HISTOGRAM_ENCODING.to_string(),
                 histogram_unit: HISTOGRAM_UNIT.to_string(),

@@ -562,9 +562,15 @@ impl Shared {
                 .errors
                 .fetch_add(u64::from(ending.error.is_some()), Ordering::Relaxed);
         }
+        // A request given up on counts as no faster than its timeout (a kernel's own connect
+        // timeout may come earlier): its latency is censored there, never left out.
+        let mut now = Instant::now();
+        if ending.error == Some(ErrorClass::Timeout) {
+            now = now.max(sent_at + self.timeout);
+        }
         self.rec
             .borrow_mut()
-            .on_end(seq, intended, sent_at, Instant::now(), ending);
+            .on_end(seq, intended, sent_at, now, ending);
         self.in_flight.set(self.in_flight.get() - 1);
         self.control.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
@@ -867,6 +873,7 @@ fn report(
         latency: Latency {
             corrected: crate::report::summary_of(&rec.corrected),
             uncorrected: crate::report::summary_of(&rec.uncorrected),
+            censored: Some(rec.censored),
             corrected_histogram: encode_histogram(&rec.corrected),
             histogram_encoding: HISTOGRAM_ENCODING.to_string(),
             histogram_unit: HISTOGRAM_UNIT.to_string(),

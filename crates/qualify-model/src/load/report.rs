@@ -154,10 +154,12 @@ impl ErrorCounts {
     }
 }
 
-/// Latency percentiles in seconds (`None` when nothing completed).
+/// Latency percentiles in seconds (`None` when nothing was recorded).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
-    /// Requests whose latency was recorded (answers of every status).
+    /// Requests whose latency was recorded: for a run's (and a second's) latency every request
+    /// that ended, a timeout at the moment it was given up on ([`Latency::censored`]); for a
+    /// phase's `corrected`/`uncorrected`, its answers of every status.
     pub count: u64,
     pub p50: Option<f64>,
     pub p90: Option<f64>,
@@ -180,11 +182,20 @@ impl LatencySummary {
     }
 }
 
-/// Latency from the intended start (corrected) and from the actual send (uncorrected).
+/// Latency from the intended start (corrected) and from the actual send (uncorrected), of
+/// every measured request that ended: answered (any status), failed fast (refused, reset), or
+/// timed out — a timeout counted at the moment it was given up on, no less than the request
+/// timeout (k6 counts failed requests' durations too). So p99 never looks healthy while
+/// requests time out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     pub corrected: LatencySummary,
     pub uncorrected: LatencySummary,
+    /// Of the requests counted, those that timed out: censored at the timeout (their true
+    /// latency is at least what was recorded). `None` in receipts written before failed
+    /// requests counted, whose summaries hold answers only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub censored: Option<u64>,
     /// The corrected histogram, [`HISTOGRAM_ENCODING`], values in [`HISTOGRAM_UNIT`].
     pub corrected_histogram: String,
     pub histogram_encoding: String,
@@ -194,7 +205,7 @@ pub struct Latency {
 /// One second of the run (`second` 0 is the first of the measured phase; the drain after the
 /// schedule adds rows). Counts are of measured requests, by the time the event happened: sent
 /// when sent, completed/errors when they ended; `p99` is the corrected p99 of the requests
-/// that completed in that second.
+/// that ended in that second (answered, failed, or timed out at their timeout).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimelineSecond {
     pub second: u32,
@@ -402,8 +413,8 @@ pub struct LoadReport {
 /// fell in `s` (what that second's rate offered), in order, by
 /// `qualify_load::slo::first_failed`: the second fails when any arrival of it was dropped, when
 /// its failed requests / its sent requests exceed an `error_rate` objective (or the implicit
-/// 1% one when none is declared), or when a latency objective's quantile of its answered
-/// requests' corrected latency exceeds the limit (steady objectives only; throughput and the
+/// 1% one when none is declared), or when a latency objective's quantile of its requests'
+/// corrected latency (timeouts at their timeout) exceeds the limit (steady objectives only; throughput and the
 /// fault window's are not judged per second). The rate is that second's offered rate (the
 /// schedule's expected arrivals in it); `first_failed_because` says which objective, with the
 /// value.
@@ -477,8 +488,15 @@ pub struct ShapeSecond {
     pub errors: u64,
     /// Arrivals that never got a slot before the schedule ended.
     pub dropped: u64,
-    /// Corrected latency of its answered requests.
+    /// Of its requests, those that timed out (in `latency` at the moment given up on).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub censored: u64,
+    /// Corrected latency of its requests that ended (answered, failed, timed out).
     pub latency: LatencySummary,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 /// One generator process of a split load, as the merged report names it: what it sent and
 /// achieved, its own schedule lag and CPU, and whether it (not the service) limited the run.

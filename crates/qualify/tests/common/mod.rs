@@ -334,6 +334,48 @@ pub fn probe(backend: &str, opts: &[&str], cmd: &[&str]) -> Run {
     run
 }
 
+/// `qualify probe --backend B --json <opts> -- <cmd>` with extra environment for qualify (and
+/// so for the probed tree).
+pub fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
+    let _probing = probe_guard();
+    let sandbox = test_sandbox_flags();
+    // Passed on by name: a sandboxed tree gets only a short list of qualify's variables.
+    let pass: Vec<String> = env.iter().map(|(k, _)| format!("--pass-env={k}")).collect();
+    let mut args = vec!["probe", "--backend", backend, "--json"];
+    args.extend(sandbox.iter().map(String::as_str));
+    args.extend(pass.iter().map(String::as_str));
+    args.extend_from_slice(opts);
+    args.push("--");
+    args.extend_from_slice(cmd);
+    let started = Instant::now();
+    let child = Command::new(QUALIFY)
+        .args(&args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run qualify");
+    record_qualify_pid(child.id());
+    let out = child.wait_with_output().expect("wait for qualify");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let json: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    record_evidence_cgroups(&json);
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        stdout,
+        json,
+        elapsed: started.elapsed(),
+    };
+    assert!(
+        run.json.is_object(),
+        "`qualify {}` did not print a JSON object\n{run}",
+        args.join(" ")
+    );
+    run
+}
+
 // ---------------------------------------------------------------------------------------------
 // Backends.
 
@@ -656,6 +698,10 @@ const VOLATILE: [&str; 10] = [
     "fast_error_histogram",
 ];
 
+/// Keys, named `parent.key`, present only when timing says so: a generator that lagged on a busy
+/// machine says why (`generator.detail`), a load stopped early says when.
+const VOLATILE_IN: [&str; 2] = ["generator.detail", "load.stopped_at_seconds"];
+
 /// Keys whose identifier-like values depend on timing or content (the tests assert those they
 /// rely on).
 const JUDGED: [&str; 3] = ["outcome", "verdict", "sha256"];
@@ -674,7 +720,8 @@ fn shape_of(key: Option<&str>, v: &Value) -> Value {
         Value::Bool(_) => Value::from("bool"),
         Value::String(s) => {
             let word = !s.is_empty()
-                && !key.is_some_and(|k| JUDGED.contains(&k))
+                && !key.is_some_and(|k| JUDGED.contains(&k) || encoded_key(k))
+                && !looks_encoded(s)
                 && s.chars()
                     .all(|c| c.is_ascii_alphanumeric() || "_()@.×-".contains(c));
             Value::from(if word { s.as_str() } else { "text" })
@@ -690,11 +737,48 @@ fn shape_of(key: Option<&str>, v: &Value) -> Value {
         }
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(k, _)| !VOLATILE.contains(&k.as_str()))
+                .filter(|(k, _)| {
+                    !VOLATILE.contains(&k.as_str())
+                        && !key.is_some_and(|parent| {
+                            VOLATILE_IN.contains(&format!("{parent}.{k}").as_str())
+                        })
+                })
                 .map(|(k, v)| (k.clone(), shape_of(Some(k), v)))
                 .collect(),
         ),
     }
+}
+
+/// Keys whose values are encoded blobs (histograms, digests, signatures, payloads): their
+/// characters differ run to run, so they are never kept as words, whatever this run's encoding
+/// happened to contain.
+fn encoded_key(key: &str) -> bool {
+    [
+        "histogram",
+        "sha256",
+        "digest",
+        "signature",
+        "sig",
+        "payload",
+        "keyid",
+    ]
+    .iter()
+    .any(|suffix| key.ends_with(suffix))
+}
+
+/// Whether `s` has the form of an encoded blob rather than an identifier: base64 or hex of
+/// some length, with or without `+`, `/` and `=` (an unlucky run's base64 has none of them).
+/// Identifiers in a receipt (outcomes, verdicts, phases, faults) are short, lower-case words
+/// joined by `_`, `-` or `(…)`; a blob mixes cases and digits, or is a long run of hex.
+fn looks_encoded(s: &str) -> bool {
+    let base64 = s.len() >= 16
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))
+        && s.bytes().any(|b| b.is_ascii_digit())
+        && s.bytes().any(|b| b.is_ascii_uppercase())
+        && s.bytes().any(|b| b.is_ascii_lowercase());
+    let hex = s.len() >= 16 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    base64 || hex
 }
 
 /// Compare the shape of `value` with `tests/golden/<name>.json` (keys compared as a set: the
