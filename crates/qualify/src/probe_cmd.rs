@@ -159,6 +159,7 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         backend: args.backend,
         control: None,
         sandbox,
+        stdio: None,
     };
     let repeat = args.repeat as usize;
     let json = args.json;

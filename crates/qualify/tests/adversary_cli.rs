@@ -603,3 +603,235 @@ fn without_a_mount_namespace_the_unix_channel_stays_open_and_is_stated() {
         "{net}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Held-out checks the artifact can neither read nor recognise.
+
+const HELD: &str = "ZQXJ-held-out-secret-line-7f3a9c";
+
+/// A workdir with every held-out peek script, a directory shared by every cell and check
+/// (`[sandbox] writable`: the tests' window into what the artifact saw in a held-out run), and
+/// a held-out directory with one check, `check-<marker>.sh`, whose body is `body`.
+struct HeldOutWorld {
+    dir: TestDir,
+    work: PathBuf,
+    shared: PathBuf,
+    holdout: PathBuf,
+}
+
+fn held_out_world(name: &str, command: &str, body: &str, extra: &str) -> HeldOutWorld {
+    let scripts = [
+        "heldout_env.sh",
+        "heldout_parent.sh",
+        "heldout_init.sh",
+        "heldout_files.sh",
+        "heldout_stash.sh",
+        "heldout_steal.sh",
+    ];
+    let w = work(name, &scripts, "");
+    let shared = w.dir.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::write(
+        w.work.join("qualify.toml"),
+        spec(
+            command,
+            "functional",
+            &format!(
+                "[functional]\ncommand = \"true\"\n\n[sandbox]\nwritable = [\"{}\"]\n{extra}",
+                shared.display()
+            ),
+        ),
+    )
+    .unwrap();
+    let holdout = w.dir.join("held");
+    std::fs::create_dir_all(&holdout).unwrap();
+    let check = holdout.join(format!("check-{HELD}.sh"));
+    std::fs::write(&check, format!("#!/bin/sh\n# {HELD}\n{body}\n")).unwrap();
+    std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+    HeldOutWorld {
+        work: w.work,
+        shared,
+        holdout,
+        dir: w.dir,
+    }
+}
+
+fn run_held_out(h: &HeldOutWorld) -> (Out, Value) {
+    let o = qualify(
+        &h.work,
+        &[
+            "run",
+            "--receipt",
+            "../r.json",
+            "--holdout",
+            h.holdout.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let r = receipt(&h.dir.join("r.json"));
+    (o, r)
+}
+
+fn report_of(h: &HeldOutWorld) -> String {
+    std::fs::read_to_string(h.shared.join("report")).unwrap_or_default()
+}
+
+#[test]
+fn the_artifact_a_check_starts_sees_nothing_of_the_check() {
+    let body = format!(
+        "r={report}\n\
+         \"$QUALIFY_RUN\" ./heldout_env.sh $r\n\
+         \"$QUALIFY_RUN\" ./heldout_parent.sh {HELD} $r\n\
+         \"$QUALIFY_RUN\" ./heldout_init.sh $r\n\
+         \"$QUALIFY_RUN\" ./heldout_files.sh \"$(dirname \"$0\")/notes.txt\" $r\n\
+         out=$(\"$QUALIFY_RUN\" ./heldout_env.sh) && [ \"$out\" = 'env tell: none' ]",
+        report = "$QUALIFY_ARTIFACT_DIR/../shared/report",
+    );
+    let h = held_out_world("held-channels", "./heldout_env.sh {n}", &body, "");
+    // Not a check (neither executable nor *.sh): a file of the held-out directory to read.
+    std::fs::write(h.holdout.join("notes.txt"), HELD).unwrap();
+    let (o, r) = run_held_out(&h);
+    assert!(o.code == 0 || o.code == 1, "{}", o.context());
+    let held = &r["predicate"]["layers"]["functional"]["evidence"]["held_out"];
+    assert_eq!(
+        held["passed"],
+        1,
+        "the check reached the artifact: {held}\n{}",
+        o.context()
+    );
+    let report = report_of(&h);
+    for line in [
+        "env tell: none",
+        "parent: nothing (ppid 1)",
+        "init: nothing",
+        "files: blocked",
+    ] {
+        assert!(report.contains(line), "{line:?} missing from:\n{report}");
+    }
+    // Every channel stated, closed and tried.
+    let secrecy = &held["secrecy"];
+    assert_eq!(secrecy["kernel_enforced"], true, "{secrecy}");
+    let names: Vec<&str> = secrecy["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "files",
+            "environment",
+            "check_process",
+            "qualify_command_line",
+            "later_cells",
+            "stored_text"
+        ]
+    );
+    assert!(
+        r["predicate"]["sandbox"]["held_out_self_test"]["check_process"]["blocked"] == true,
+        "{}",
+        r["predicate"]["sandbox"]
+    );
+}
+
+#[test]
+fn a_check_that_runs_the_artifact_directly_cannot_and_nothing_is_stolen() {
+    // The issue's artifact: started by the check, it copies the check from /proc/$PPID/cmdline
+    // into the workdir and prints it from a later cell.
+    let body = "./heldout_steal.sh \"$QUALIFY_ARTIFACT_DIR/../shared\"; echo direct $? >> \"$QUALIFY_ARTIFACT_DIR/../shared/report\"\n\
+                \"$QUALIFY_RUN\" ./heldout_steal.sh \"$QUALIFY_ARTIFACT_DIR/../shared\"";
+    let h = held_out_world(
+        "held-steal",
+        &format!("./heldout_steal.sh {} {{n}}", "../shared"),
+        body,
+        "",
+    );
+    std::fs::write(
+        h.work.join("qualify.toml"),
+        std::fs::read_to_string(h.work.join("qualify.toml"))
+            .unwrap()
+            .replace("values = [1]", "values = [1, 2]"),
+    )
+    .unwrap();
+    let (o, r) = run_held_out(&h);
+    assert!(o.code == 0 || o.code == 1, "{}", o.context());
+    // Not executable from the check's cell; through qualify it ran, and found nothing.
+    assert!(report_of(&h).contains("direct 126"), "{}", report_of(&h));
+    let stolen = std::fs::read_to_string(h.shared.join("stolen-check")).unwrap_or_default();
+    assert!(!stolen.contains(HELD), "the check was copied");
+    assert!(!r.to_string().contains(HELD), "the check is in the receipt");
+    let ledger = qualify(&h.work, &["ledger", "list", "--json"], &[]);
+    assert!(!ledger.stdout.contains(HELD), "{}", ledger.context());
+}
+
+#[test]
+fn a_check_that_leaks_itself_into_a_shared_path_is_redacted_in_every_stored_text() {
+    // The check's author runs the artifact's script through an interpreter inside the check's
+    // own cell (not through $QUALIFY_RUN): it steals the check into the shared path, and a
+    // later cell prints it. What reaches the receipt is replaced.
+    let body = "sh ./heldout_steal.sh \"$QUALIFY_ARTIFACT_DIR/../shared\"";
+    let h = held_out_world(
+        "held-redact",
+        &format!("./heldout_steal.sh {} {{n}}", "../shared"),
+        body,
+        "",
+    );
+    let (o, r) = run_held_out(&h);
+    assert!(o.code == 0 || o.code == 1, "{}", o.context());
+    // The cell printed the stolen check (and then stole its own script: the shared copy is
+    // overwritten); the receipt keeps neither line of it.
+    let tail = cell(&r)["stdout_tail"].as_str().unwrap_or("");
+    assert_eq!(tail, "<redacted: held-out check content>", "{tail}");
+    let md = qualify(&h.work, &["report", "../r.json", "--markdown"], &[]);
+    assert!(!md.stdout.contains(HELD));
+    for (path, text) in texts_under(&h.work) {
+        assert!(!text.contains(HELD), "{} holds the check", path.display());
+    }
+}
+
+#[test]
+fn nothing_a_check_or_cell_writes_in_the_workdir_reaches_a_later_cell() {
+    let body = "\"$QUALIFY_RUN\" ./heldout_stash.sh from-the-check > /dev/null";
+    let h = held_out_world("held-stash", "./heldout_stash.sh cell-{n}", body, "");
+    std::fs::write(
+        h.work.join("qualify.toml"),
+        std::fs::read_to_string(h.work.join("qualify.toml"))
+            .unwrap()
+            .replace("values = [1]", "values = [1, 2]"),
+    )
+    .unwrap();
+    let (o, r) = run_held_out(&h);
+    assert!(o.code == 0 || o.code == 1, "{}", o.context());
+    for c in r["predicate"]["cells"].as_array().unwrap() {
+        assert_eq!(c["result"]["stdout_tail"], "stash: none\n", "{c}");
+    }
+    assert!(!h.work.join(".stash").exists());
+    // Without the sandbox the same artifact finds what an earlier run left.
+    std::fs::write(
+        h.work.join("qualify.toml"),
+        std::fs::read_to_string(h.work.join("qualify.toml"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with("writable"))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace("[sandbox]\n", "[sandbox]\nmode = \"off\"\n"),
+    )
+    .unwrap();
+    let (o, r) = run_held_out(&h);
+    assert!(o.code == 0 || o.code == 1, "{}", o.context());
+    let tails: Vec<&str> = r["predicate"]["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["result"]["stdout_tail"].as_str())
+        .collect();
+    assert!(
+        tails.iter().any(|t| t.starts_with("stash: from-the-check")),
+        "{tails:?}"
+    );
+    let _ = std::fs::remove_file(h.work.join(".stash"));
+}

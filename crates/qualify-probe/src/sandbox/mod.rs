@@ -123,6 +123,12 @@ pub struct Sandbox {
     /// Whether the program writes its workdir through a private layer (an overlay whose upper
     /// layer is qualify's): nothing it writes reaches the workdir or a later cell.
     pub private_workdir: PrivateWorkdir,
+    /// Nothing in the workdir can be executed (a held-out check's view: the artifact's programs
+    /// run only in a cell of their own, started through qualify).
+    pub workdir_noexec: bool,
+    /// Files of the host bound read-only into the private `/tmp` (source, target under
+    /// `/tmp`): qualify's own executable and the socket a held-out check asks qualify through.
+    pub binds: Vec<(PathBuf, PathBuf)>,
     /// Variables of qualify's environment the program gets besides [`BASE_ENV`] (`--pass-env`):
     /// a name, or a prefix ending in `*` (`SLURM_*`). With the sandbox off the program gets
     /// qualify's whole environment.
@@ -200,6 +206,8 @@ impl Default for Sandbox {
                 .collect(),
             user: None,
             private_workdir: PrivateWorkdir::No,
+            workdir_noexec: false,
+            binds: Vec::new(),
             pass_env: Vec::new(),
         }
     }
@@ -228,6 +236,13 @@ impl Sandbox {
     pub fn reveal(&mut self, role: Role) {
         self.hidden.retain(|h| h.role != role);
     }
+}
+
+/// Whether a sandboxed program gets its own mount namespace here (then [`Sandbox::binds`] are
+/// made; without one they are not, and a caller points at the files where they are).
+pub fn mount_namespace_available() -> bool {
+    let h = host::host();
+    h.namespaces("mountns").is_ok() && h.mount_setattr.is_ok()
 }
 
 /// Every home directory: `$HOME`, `/root`, and each directory in `/home`.

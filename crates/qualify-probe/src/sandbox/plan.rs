@@ -16,6 +16,9 @@ use super::idmap::{
     self, AT_RECURSIVE, IdmapError, MOUNT_ATTR_IDMAP, MOUNT_ATTR_RDONLY, MOVE_MOUNT_F_EMPTY_PATH,
     MountAttr, OPEN_TREE_CLONE,
 };
+
+/// `MOUNT_ATTR_NOEXEC` of `mount_setattr(2)`.
+const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 use super::layer::{self, WorkdirLayer};
 use super::{
     HiddenLayer, HiddenPath, Layer, Mode, Network, PrivateWorkdir, Role, Sandbox,
@@ -69,6 +72,10 @@ enum MountStep {
     Writable {
         target: CString,
     },
+    /// Nothing under `target` (its top mount) can be executed.
+    NoExec {
+        target: CString,
+    },
     /// The workdir's private layer: an overlay of `lower` (the workdir, escaped for
     /// `lowerdir`) with the opened upper and work directories, moved onto `target`.
     Overlay {
@@ -88,6 +95,7 @@ impl MountStep {
             | MountStep::Devpts { target }
             | MountStep::Proc { target }
             | MountStep::Writable { target }
+            | MountStep::NoExec { target }
             | MountStep::Overlay { target, .. } => Some(target),
             MountStep::Symlink { link, .. } => Some(link),
             MountStep::Open { path, .. } => Some(path),
@@ -234,7 +242,14 @@ impl Plan {
                 hidden.push((hd.role, c));
             }
         }
-        let granted: Vec<PathBuf> = writable.iter().chain(&readable).cloned().collect();
+        // What the program sees although it lies in a hidden or private place: the writable and
+        // readable paths, and the files bound into its /tmp.
+        let granted: Vec<PathBuf> = writable
+            .iter()
+            .chain(&readable)
+            .cloned()
+            .chain(sb.binds.iter().map(|(_, target)| target.clone()))
+            .collect();
 
         // --- which mechanisms this host gives us
         let no_pidns = crate::cell::base_flags().1;
@@ -613,7 +628,11 @@ impl Plan {
         } else {
             let mut m = vec!["PID namespace".to_string(), "new session".to_string()];
             if mountns.is_ok() {
-                m.push("/proc of the namespace".into());
+                m.push(
+                    "/proc of the namespace (hidepid=2: other users' processes, the init's \
+                     among them, are not listed)"
+                        .into(),
+                );
             }
             if matches!(landlock, Ok(abi) if abi >= 6) && ruleset.is_some() {
                 m.push("landlock signal scope".into());
@@ -793,6 +812,24 @@ impl Plan {
                     },
                 ));
             }
+            for (source, target) in &sb.binds {
+                if !target.starts_with("/tmp") || target == Path::new("/tmp") {
+                    return Err(ProbeError::BindOutsideTmp {
+                        target: target.clone(),
+                    });
+                }
+                let s = open(source, &mut steps)?;
+                covering.push((
+                    depth(target),
+                    4,
+                    MountStep::Bind {
+                        slot: s,
+                        target: cstr(target)?,
+                        file: true,
+                        idmap: None,
+                    },
+                ));
+            }
             for sock in &hidden_sockets {
                 covering.push((
                     depth(sock),
@@ -850,6 +887,11 @@ impl Plan {
             steps.push(MountStep::ReadOnlyAll);
             for t in writable_targets {
                 steps.push(MountStep::Writable { target: t });
+            }
+            if sb.workdir_noexec {
+                steps.push(MountStep::NoExec {
+                    target: cstr(&workdir)?,
+                });
             }
         }
 
@@ -1021,6 +1063,7 @@ impl Plan {
                 MountStep::Proc { .. } => "mounting proc on",
                 MountStep::ReadOnlyAll => "making every mount read-only from",
                 MountStep::Overlay { .. } => "mounting the private layer over the workdir",
+                MountStep::NoExec { .. } => "making non-executable",
                 MountStep::Writable { .. } => "making writable",
             };
             return format!("setting up the sandbox: {what} {target}");
@@ -1288,12 +1331,14 @@ unsafe fn run_step(step: &MountStep, slots: &mut [i32; MAX_SLOTS]) -> Result<(),
                 }
                 Ok(())
             }
+            // Another user's processes are invisible (the init's, when the program runs as an
+            // unprivileged user): not even its command line shows.
             MountStep::Proc { target } => check(libc::mount(
                 c"proc".as_ptr(),
                 target.as_ptr(),
                 c"proc".as_ptr(),
                 libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                std::ptr::null(),
+                c"hidepid=2".as_ptr().cast(),
             ) as libc::c_long),
             MountStep::ReadOnlyAll => {
                 let attr = MountAttr {
@@ -1336,6 +1381,22 @@ unsafe fn run_step(step: &MountStep, slots: &mut [i32; MAX_SLOTS]) -> Result<(),
                 let e = errno();
                 libc::close(mnt);
                 if r < 0 { Err(e) } else { Ok(()) }
+            }
+            MountStep::NoExec { target } => {
+                let attr = MountAttr {
+                    attr_set: MOUNT_ATTR_NOEXEC,
+                    attr_clr: 0,
+                    propagation: 0,
+                    userns_fd: 0,
+                };
+                check(libc::syscall(
+                    libc::SYS_mount_setattr,
+                    libc::AT_FDCWD,
+                    target.as_ptr(),
+                    0u32,
+                    &attr as *const MountAttr,
+                    std::mem::size_of::<MountAttr>(),
+                ))
             }
             MountStep::Writable { target } => {
                 let attr = MountAttr {
