@@ -207,6 +207,7 @@ impl Spec {
             backend,
             control: None,
             sandbox: self.sandbox.to_probe(),
+            stdio: None,
         }
     }
 
@@ -235,6 +236,7 @@ impl Spec {
             backend,
             control: None,
             sandbox: self.sandbox.to_probe(),
+            stdio: None,
         }
     }
 

@@ -339,8 +339,11 @@ pub fn probe(backend: &str, opts: &[&str], cmd: &[&str]) -> Run {
 pub fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
     let _probing = probe_guard();
     let sandbox = test_sandbox_flags();
+    // Passed on by name: a sandboxed tree gets only a short list of qualify's variables.
+    let pass: Vec<String> = env.iter().map(|(k, _)| format!("--pass-env={k}")).collect();
     let mut args = vec!["probe", "--backend", backend, "--json"];
     args.extend(sandbox.iter().map(String::as_str));
+    args.extend(pass.iter().map(String::as_str));
     args.extend_from_slice(opts);
     args.push("--");
     args.extend_from_slice(cmd);
