@@ -86,6 +86,10 @@ pub struct Predicate {
 pub struct RunInfo {
     pub artifact: ArtifactRecord,
     pub spec: FileDigest,
+    /// `--set KEY=VALUE` overrides the run applied over the spec file (its digest is the
+    /// file's): what ran differs from the file by exactly these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spec_overrides: Vec<String>,
     pub qualify_version: String,
     /// RFC 3339, UTC, seconds.
     pub started: String,
@@ -150,7 +154,7 @@ pub fn build(record: &RunRecord) -> Statement {
     let boundaries = record
         .boundaries
         .iter()
-        .map(|b| claimed::with_headroom(b, record))
+        .map(|b| crate::capacity::with_capacity(claimed::with_headroom(b, record), record))
         .collect();
     let mut predicate = Predicate {
         claim: GateVerdict {
@@ -172,6 +176,7 @@ pub fn build(record: &RunRecord) -> Statement {
         run: RunInfo {
             artifact: record.artifact.clone(),
             spec: record.spec.clone(),
+            spec_overrides: record.spec_overrides.clone(),
             qualify_version: record.qualify_version.clone(),
             started: rfc3339(record.started),
             finished: rfc3339(record.finished),

@@ -346,6 +346,12 @@ pub(crate) fn run_with(
     }
     extra_env.push((spawn::TAG_KEY.to_string(), tag.clone()));
     let join = containment.join_files()?;
+    // A service's own process ends (workers killed and replaced): the kernel's process events,
+    // subscribed before the program exists so no fork of its tree is missed.
+    let mut events = spec
+        .control
+        .as_ref()
+        .and_then(|_| crate::children::ProcEvents::open());
     let spawning = SPAWNING.lock();
     let launch = Instant::now();
     let direct = crate::sandbox::simulated_missing("init");
@@ -466,6 +472,8 @@ pub(crate) fn run_with(
         };
         c.started(main, netns, list);
     }
+    let mut children =
+        control.map(|_| crate::children::Tracker::new(main, start, events.is_some()));
     // Holds of the tree (SIGSTOP … SIGCONT through the control) seen so far.
     let mut holds_seen = 0u64;
     if plan.is_some() {
@@ -525,6 +533,13 @@ pub(crate) fn run_with(
                     commands.push(sample::cmdline(p.pid));
                 }
             }
+        }
+        // What the tree does to its own processes while it runs (not while it is stopped).
+        if let Some(t) = children.as_mut().filter(|_| stopping.is_none()) {
+            if let Some(e) = events.as_mut() {
+                e.drain(t);
+            }
+            t.sampled(&procs);
         }
         let mut memory_now = None;
         let mut refused_forks = 0;
@@ -891,6 +906,8 @@ pub(crate) fn run_with(
     }
     .to_value();
 
+    let children = children.map(|t| t.finish(&[&err.tail, &out.tail], counters.oom_kills));
+    drop(events);
     Ok(ProbeResult {
         outcome: decision.outcome,
         exit_code: decision.exit_code,
@@ -925,6 +942,7 @@ pub(crate) fn run_with(
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        children,
     })
 }
 

@@ -357,6 +357,13 @@ fn boundaries(m: &mut String, v: &View) {
     if b.is_empty() {
         return;
     }
+    let capacity: Vec<&String> = b.iter().filter_map(|x| x.capacity.as_ref()).collect();
+    if !capacity.is_empty() {
+        m.push_str("\n### Capacity\n\n");
+        for c in capacity {
+            let _ = writeln!(m, "**{}**\n", md_cell(c));
+        }
+    }
     m.push_str("\n### Boundaries\n\n");
     for x in &b {
         let _ = writeln!(m, "- {}", md_cell(&x.sentence()));

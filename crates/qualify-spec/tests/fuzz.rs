@@ -443,6 +443,7 @@ fn result(outcome: Outcome) -> ProbeResult {
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        children: None,
     }
 }
 

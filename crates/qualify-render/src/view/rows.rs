@@ -65,6 +65,9 @@ pub struct BoundaryRow {
     /// names a value for the axis; `headroom_at_least` when the search found no failure.
     pub headroom: Option<f64>,
     pub headroom_at_least: Option<f64>,
+    /// A load axis's capacity in one sentence, with the precision its repeated edge probes
+    /// support (`boundaries[].capacity`); `None` for other axes and older receipts.
+    pub capacity: Option<String>,
 }
 
 impl BoundaryRow {
@@ -84,6 +87,10 @@ impl BoundaryRow {
             monotonic: b.get("monotonic").and_then(Value::as_bool),
             headroom: b.get("headroom").and_then(Value::as_f64),
             headroom_at_least: b.get("headroom_at_least").and_then(Value::as_f64),
+            capacity: b
+                .get("capacity")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         }
     }
 
