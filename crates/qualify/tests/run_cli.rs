@@ -387,6 +387,10 @@ fn sumsq_supports_trial_with_a_complete_in_toto_receipt() {
         p["boundaries"]
     );
     assert!(p["checklist"].is_object(), "checklist present");
+    // The whole receipt and what the run printed, pinned as shapes (figures and this host's
+    // names left out): a batch run.
+    common::assert_receipt_golden("pinned_batch_receipt", &r);
+    common::assert_transcript("pinned_batch", &dir, &out.stdout, &out.stderr, &[]);
 }
 
 #[test]

@@ -182,6 +182,9 @@ fn orders_envelope_has_ok_and_overloaded_cells_with_the_load_in_the_receipt() {
     assert!(out.stdout.contains("O overloaded"), "{}", out.context());
     // What a service cell's result says (the load report and its judgement), as a shape.
     common::assert_shape("orders", &serde_json::json!([ok["result"], over["result"]]));
+    // The whole receipt and what the run printed: a service run.
+    common::assert_receipt_golden("pinned_service_receipt", &out.receipt);
+    common::assert_transcript("pinned_service", dir, &out.stdout, &out.stderr, &[]);
 }
 
 #[test]
