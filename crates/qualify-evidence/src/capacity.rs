@@ -23,7 +23,7 @@ pub fn with_capacity(mut b: Value, record: &RunRecord) -> Value {
 }
 
 /// The cells of boundary `b` at `value` of its axis (its fixed axes as they were).
-fn cells_at<'a>(b: &Value, record: &'a RunRecord, value: &Value) -> Vec<&'a Cell> {
+pub(crate) fn cells_at<'a>(b: &Value, record: &'a RunRecord, value: &Value) -> Vec<&'a Cell> {
     let axis = b.get("axis").and_then(Value::as_str).unwrap_or("");
     let fixed = b.get("fixed").and_then(Value::as_object);
     let Ok(value) = serde_json::from_value::<ParamValue>(value.clone()) else {
@@ -58,7 +58,7 @@ fn load(c: &Cell) -> Option<&ServiceLoad> {
 }
 
 /// `req/s` (open model) or `users`.
-fn unit(cells: &[&Cell]) -> &'static str {
+pub(crate) fn unit(cells: &[&Cell]) -> &'static str {
     let closed = cells
         .iter()
         .filter_map(|c| load(c)?.report.as_ref())
@@ -67,7 +67,7 @@ fn unit(cells: &[&Cell]) -> &'static str {
 }
 
 /// `latency_p99 ≤ 250 ms and error_rate ≤ 1%`: the steady objectives the cells were judged by.
-fn objectives(slos: &[SloResult]) -> String {
+pub(crate) fn objectives(slos: &[SloResult]) -> String {
     let steady: Vec<String> = slos
         .iter()
         .filter(|s| s.phase != SloPhase::Fault)
@@ -97,7 +97,7 @@ fn objectives(slos: &[SloResult]) -> String {
 
 /// What failed in the failing cells: `latency_p99 276 ms` (the first failing run's objectives
 /// that broke), with the outcome named when it is not `slo_violated`.
-fn what_failed(cells: &[&Cell]) -> String {
+pub(crate) fn what_failed(cells: &[&Cell]) -> String {
     let Some(c) = cells.iter().find(|c| c.result.outcome != Outcome::Ok) else {
         return String::new();
     };
@@ -146,7 +146,7 @@ fn edge(b: &Value) -> Vec<Runs> {
         .unwrap_or_default()
 }
 
-fn value_text(v: &Value) -> String {
+pub(crate) fn value_text(v: &Value) -> String {
     serde_json::from_value::<ParamValue>(v.clone())
         .map(|p| match p.as_f64() {
             Some(x) => rate(x),

@@ -18,6 +18,7 @@ pub mod checklist;
 pub mod claim;
 pub mod claimed;
 pub mod faults;
+pub mod frontier;
 pub mod gap;
 pub mod holdout;
 pub mod layers;

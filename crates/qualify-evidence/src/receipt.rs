@@ -67,6 +67,10 @@ pub struct Predicate {
     pub waivers: Vec<WaiverUse>,
     pub checklist: Checklist,
     pub boundaries: Vec<Value>,
+    /// The capacity of each combination of the other axes along a searched load axis
+    /// ([`crate::frontier`]); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontier: Option<crate::frontier::Frontier>,
     pub cells: Vec<Cell>,
     pub run: RunInfo,
     /// The environment fingerprint (OS, CPU, tools, git, lockfiles, redacted environment).
@@ -151,11 +155,12 @@ pub fn build(record: &RunRecord) -> Statement {
             c
         })
         .collect();
-    let boundaries = record
+    let boundaries: Vec<Value> = record
         .boundaries
         .iter()
         .map(|b| crate::capacity::with_capacity(claimed::with_headroom(b, record), record))
         .collect();
+    let frontier = crate::frontier::frontier(&boundaries, record);
     let mut predicate = Predicate {
         claim: GateVerdict {
             level: record.claim,
@@ -172,6 +177,7 @@ pub fn build(record: &RunRecord) -> Statement {
         waivers,
         checklist,
         boundaries,
+        frontier,
         cells,
         run: RunInfo {
             artifact: record.artifact.clone(),

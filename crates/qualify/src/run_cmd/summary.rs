@@ -106,6 +106,9 @@ pub fn summary(
             let _ = writeln!(s, "  {}", paint("1", c));
         }
     }
+    if let Some(table) = qualify_render::terminal::frontier_table(&view) {
+        let _ = write!(s, "\ncapacity frontier:\n{table}");
+    }
     if !p.boundaries.is_empty() {
         let _ = writeln!(s, "\nboundaries:");
         for b in &p.boundaries {
