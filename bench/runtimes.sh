@@ -4,7 +4,7 @@
 #   - the time to verdict (evidence.verdict_seconds: the program's start to the verdict, the
 #     runtime's own start-up included), and
 #   - its excess over the stall window (goal: at most 2 s, the runtime's report — jcmd, py-spy,
-#     the Go dump — included), with how the verdict was decided;
+#     Go's own "all goroutines are asleep" — included), with how the verdict was decided;
 # and for the twins that only look stuck (released after 3 s) the outcome, which must be `ok`.
 #
 # Usage: bench/runtimes.sh                   (REPS=3 runs per case and window)
@@ -50,7 +50,7 @@ deadlocks = [
     ("Java monitors", ["java", "-cp", work, "Deadlock", "monitors"]),
     ("Java ReentrantLocks", ["java", "-cp", work, "Deadlock", "locks"]),
     ("Java locks + ticker", ["java", "-cp", work, "Deadlock", "ticking"]),
-    ("Go mutexes + ticker", [f"{work}/gostall", "deadlock"]),
+    ("Go all asleep", [f"{work}/gostall", "asleep"]),
 ]
 twins = [
     ("C condvar, timed release", [f"{work}/cond_release", "3"]),
@@ -58,6 +58,8 @@ twins = [
     ("asyncio call_later", ["python3", f"{work}/py_asyncio.py", "later", "3"]),
     ("Java latch + scheduler", ["java", "-cp", work, "Latch", "3"]),
     ("Go chan after Sleep", [f"{work}/gostall", "sleep", "3"]),
+    ("Go chan after AfterFunc", [f"{work}/gostall", "timer", "3"]),
+    ("Go chan after 30 ticks", [f"{work}/gostall", "ticks", "3"]),
 ]
 
 def probe(stall, cmd, timeout="60s"):
@@ -78,7 +80,10 @@ for label, cmd in deadlocks:
             continue
         v = [r["evidence"]["verdict_seconds"] for r in runs]
         excess = [x - stall for x in v]
-        how = runs[-1]["evidence"].get("wait_for", {}).get("decided_by", "all threads blocked")
+        ev = runs[-1]["evidence"]
+        how = ev.get("wait_for", {}).get("decided_by") or (
+            f"the runtime's report ({ev['runtime_report']['report']})" if "runtime_report" in ev
+            else "all threads blocked")
         print(f"   {label:<22}{stall:>8}{statistics.median(v):>11.2f}{statistics.median(excess):>10.2f}"
               f"{max(excess):>7.2f}  {'yes' if max(excess) <= 2.0 else 'NO':<6} {how[:70]}")
 print()

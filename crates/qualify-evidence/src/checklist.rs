@@ -367,10 +367,11 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
     };
 
     let ooms = of(Outcome::OomKilled);
+    let runtime_ooms = of(Outcome::OutOfMemory);
     let pressure = flagged(Flag::MemoryPressure);
     let pids = flagged(Flag::PidsLimitHit);
     let throttled = flagged(Flag::CpuThrottled);
-    let resource_exhaustion = if ooms + pressure + pids + throttled == 0 {
+    let resource_exhaustion = if ooms + runtime_ooms + pressure + pids + throttled == 0 {
         if capacity.cells == 0 {
             "no cell reached a resource ceiling; behaviour under exhaustion not observed"
                 .to_string()
@@ -389,6 +390,11 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
         if ooms > 0 {
             parts.push(format!(
                 "{ooms} cell(s) were killed at the memory ceiling (did not degrade or shed load)"
+            ));
+        }
+        if runtime_ooms > 0 {
+            parts.push(format!(
+                "{runtime_ooms} cell(s) ran out of memory as their runtime reported it (its own limit or a refused allocation; the limit in evidence.runtime_report)"
             ));
         }
         if pressure > 0 {
@@ -413,6 +419,7 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
     let crashes = of(Outcome::Crash);
     let killed = of(Outcome::Killed);
     let leaked = flagged(Flag::LeakedProcesses);
+    let leaked_threads = flagged(Flag::LeakedThreads);
     let mut parts = Vec::new();
     if exits > 0 {
         parts.push(format!(
@@ -430,6 +437,11 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
     if leaked > 0 {
         parts.push(format!(
             "{leaked} cell(s) left processes behind that qualify had to kill"
+        ));
+    }
+    if leaked_threads > 0 {
+        parts.push(format!(
+            "{leaked_threads} cell(s) exited with goroutines or threads still blocked (leaked_threads; where in evidence.leaks)"
         ));
     }
     let observed = match (parts.is_empty(), children.partial_failure.is_empty()) {

@@ -234,6 +234,9 @@ pub fn capacity_sentences(record: &RunRecord, cells: &[&Cell]) -> CapacitySenten
                     .map(|g| format!(" after resident memory grew steadily{g}"))
                     .unwrap_or_default()
             )),
+            Outcome::OutOfMemory => out.resource_exhaustion.push(format!(
+                "{at} it ran out of memory at its runtime's own limit (out_of_memory)"
+            )),
             Outcome::Crash | Outcome::ExitFailure | Outcome::Killed => out
                 .resource_exhaustion
                 .push(format!("{at} it ended under load ({outcome})")),

@@ -2,7 +2,9 @@
 //! verdict depends on (statement type, predicate type, the five layers and their statuses, the
 //! gap, the claim level) and naming what is wrong when a receipt is bad. Parsing goes text → JSON
 //! → envelope unwrap → statement, so signed (DSSE) envelopes can be unwrapped and verified in the
-//! unwrap step later without touching the rest.
+//! unwrap step later without touching the rest. JSON is read strictly
+//! ([`qualify_model::json`]): a key twice in one object (two `payload`s) makes the receipt
+//! unreadable, so no reader can judge another copy than the one a signature covers.
 
 use std::collections::BTreeMap;
 
@@ -150,7 +152,7 @@ pub fn parse_with_key(
     text: &str,
     key: Option<&qualify_trust::PublicKey>,
 ) -> Result<Receipt, ReceiptError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| ReceiptError::NotJson {
+    let doc: Value = qualify_model::json::from_str(text).map_err(|e| ReceiptError::NotJson {
         line: e.line(),
         column: e.column(),
         message: strip_position(&e.to_string()),
@@ -262,9 +264,10 @@ fn unwrap_envelope(
             )
         }
     };
-    let statement = serde_json::from_slice(&payload).map_err(|e| ReceiptError::BadEnvelope {
-        message: format!("the payload is not a JSON Statement: {e}"),
-    })?;
+    let statement =
+        qualify_model::json::from_slice(&payload).map_err(|e| ReceiptError::BadEnvelope {
+            message: format!("the payload is not a JSON Statement: {e}"),
+        })?;
     Ok((statement, signing))
 }
 

@@ -18,8 +18,10 @@
 //! 1. `loses_writes` — an acknowledged write is missing from the final read.
 //! 2. `retry_storm` — at the dependency, requests (or connection attempts: connections opened
 //!    plus failed connects when the proxy counted them — the refused ones of `down`) per service request
-//!    during the window are ≥ [`STORM_FACTOR`]× what they were before it, or connection attempts
-//!    per service request during the window exceed [`MAX_ATTEMPTS_PER_REQUEST`].
+//!    during the window are ≥ [`STORM_FACTOR`]× what they were before it (connections only for
+//!    a client that opened at least one per request before: against a pooled client's near-zero
+//!    a reconnect looks like a storm), or connection attempts per service request during the
+//!    window exceed [`MAX_ATTEMPTS_PER_REQUEST`].
 //! 3. `stops` — a restarted service never became ready again.
 //! 4. `unaffected` / `degrades` — the window's failed requests stayed within the error budget
 //!    (the `error_rate` objective, else 1%) and every second from its start held the SLOs;
@@ -32,13 +34,17 @@
 //!    service held them without an answer for the load's whole timeout, whatever
 //!    `max_in_flight` (at a moderate rate the slots never fill).
 //! 6. `stops` — the SLOs never held again after the window (until the end of the load).
-//! 7. `recovers_late` — they held again, but later than `recover_within` (the cell's outcome
-//!    is `not_recovered`).
-//! 8. `fails_fast` — the window's failed requests mostly came back fast (an error answer, a
+//! 7. `fails_fast` — the window's failed requests mostly came back fast (an error answer, a
 //!    refused or reset connection: fast errors > timeouts), with their latency, and the SLOs
-//!    held again within `recover_within`.
-//! 9. `recovers` — the SLOs broke in the window without failed requests beyond the budget
-//!    (slow answers), and held again within `recover_within`.
+//!    held again — when, is in the detail (how the requests failed outranks how long the
+//!    service took to come back: a busy machine moves the one, not the other).
+//! 8. `recovers_late` — the SLOs broke in the window without failed requests beyond the budget
+//!    and held again later than `recover_within` (the cell's outcome is `not_recovered`).
+//! 9. `recovers` — the same, held again within `recover_within`.
+//!
+//! A standing fault (`window = "all"`) has no after: its recovery is `not_examined`, its
+//! failures are `hangs`, `fails_fast` or (the objectives broken otherwise) `degrades`, and its
+//! latency is compared with the control's level.
 //!
 //! Every fault verdict's detail ends with what the service kept after the window: a count of
 //! threads, open files or sockets that grew in the window by at least
@@ -173,6 +179,8 @@ pub enum Recovery {
     After(f64),
     /// The SLOs did not hold again through the end of the load.
     NotRecovered,
+    /// A standing fault never ended within the load: there was nothing to recover from.
+    NotExamined,
 }
 
 impl Serialize for Recovery {
@@ -180,6 +188,7 @@ impl Serialize for Recovery {
         match self {
             Recovery::After(t) => s.serialize_f64(*t),
             Recovery::NotRecovered => s.serialize_str("not_recovered"),
+            Recovery::NotExamined => s.serialize_str("not_examined"),
         }
     }
 }
@@ -230,6 +239,12 @@ pub struct ProcessObservation {
 pub struct Noise {
     pub p99: Option<f64>,
     pub p50: Option<f64>,
+    /// The control's own corrected latency over its measured load (not a ratio): what a
+    /// standing fault's cell, which has no before of its own, is compared with.
+    #[serde(default)]
+    pub latency_p99: Option<f64>,
+    #[serde(default)]
+    pub latency_p50: Option<f64>,
 }
 
 /// What the service's process tree held, counted by the probe's samples.
@@ -321,6 +336,11 @@ pub struct Observation {
     /// The service's threads, open files and sockets around the window (empty: not sampled).
     #[serde(default)]
     pub resources: Vec<ResourceObservation>,
+    /// A standing fault (`window = "all"`): held for the whole measured load, so there is no
+    /// before or after in this cell; `before` holds the control cell's whole run when one was
+    /// measured (else nothing), and recovery is not examined.
+    #[serde(default)]
+    pub standing: bool,
 }
 
 /// Dependency traffic per service request in one phase.
@@ -428,9 +448,14 @@ impl Noise {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+        // A standing fault's control is one phase (the whole load); a windowed one's level is
+        // its load before the window.
+        let level = if o.standing { &o.during } else { &o.before };
         Noise {
             p99,
             p50: spread(phases.iter().map(|p| p.latency_p50)),
+            latency_p99: level.latency_p99,
+            latency_p50: level.latency_p50,
         }
     }
 }
@@ -480,7 +505,11 @@ impl NoiseFloor {
 
 /// The verdict and the figures behind it.
 pub fn judge(o: &Observation) -> Behaviour {
-    let recovery = recovery_time(&o.timeline, o.window_end, &o.slos);
+    let recovery = if o.standing {
+        Recovery::NotExamined
+    } else {
+        recovery_time(&o.timeline, o.window_end, &o.slos)
+    };
     let dep = o.dependency.as_ref();
     let amp_before = dep.and_then(|d| amplification(&o.before, &d.before));
     let amp_during = dep.and_then(|d| amplification(&o.during, &d.during));
@@ -561,6 +590,7 @@ fn recovery_tail(recovery: Recovery) -> String {
     match recovery {
         Recovery::After(t) => format!(", SLOs held again {} after the window", seconds(t)),
         Recovery::NotRecovered => ", not recovered by the end of the load".to_string(),
+        Recovery::NotExamined => String::new(),
     }
 }
 
@@ -613,7 +643,20 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
         } else {
             String::new()
         };
+        if o.standing && o.before.latency_p99.is_none() && o.before.latency_p50.is_none() {
+            return (
+                Verdict::Unaffected,
+                format!(
+                    "within the objectives under the standing fault{errors}; its latency was compared with nothing (no control cell at the same values of the other axes)"
+                ),
+            );
+        }
         let floor = b.noise_floor.unwrap_or_else(|| noise_floor(o));
+        let (inside, baseline) = if o.standing {
+            ("under the standing fault", "in the control")
+        } else {
+            ("in the window", "before")
+        };
         return match slowdown(&o.before, &o.during, &floor) {
             Slowdown::Beyond {
                 which,
@@ -622,7 +665,7 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
             } => (
                 Verdict::Degrades,
                 format!(
-                    "slower in the window ({which} {} vs {} before, {}) but within SLOs{errors}",
+                    "slower {inside} ({which} {} vs {} {baseline}, {}) but within SLOs{errors}",
                     seconds(during),
                     seconds(before),
                     floor.text(which)
@@ -635,7 +678,7 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
             } => (
                 Verdict::Unaffected,
                 format!(
-                    "no slowdown beyond the noise in the window ({which} {} vs {} before, within the {}){errors}",
+                    "no slowdown beyond the noise {inside} ({which} {} vs {} {baseline}, within the {}){errors}",
                     seconds(during),
                     seconds(before),
                     floor.text(which)
@@ -670,12 +713,43 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
         );
     }
     match b.recovery {
+        // Held for the whole load: failing answers are all there is to see.
+        Recovery::NotExamined if fast > 0 => (
+            Verdict::FailsFast,
+            format!(
+                "{fast} of {} requests under the standing fault failed fast{}, {timeouts} timed out",
+                o.during.requests,
+                fast_latency(&o.during),
+            ),
+        ),
+        Recovery::NotExamined => (
+            Verdict::Degrades,
+            format!(
+                "the objectives did not hold under the standing fault (p99 {}, error rate {})",
+                o.during
+                    .latency_p99
+                    .map_or_else(|| "—".to_string(), seconds),
+                percent(b.error_rate_during)
+            ),
+        ),
         Recovery::NotRecovered => (
             Verdict::Stops,
             format!(
                 "SLOs did not hold again after the window (error rate {} in it, {} after)",
                 percent(b.error_rate_during),
                 percent(b.error_rate_after)
+            ),
+        ),
+        // What the window's failures were outranks how long the service took to come back: a
+        // busy machine moves the recovery, not the way requests failed (the recovery is in the
+        // detail, and the cell's verdict weighs it against `recover_within`).
+        Recovery::After(_) if fast > 0 && !within_budget => (
+            Verdict::FailsFast,
+            format!(
+                "{fast} of {} requests in the window failed fast{}, {timeouts} timed out{}",
+                o.during.requests,
+                fast_latency(&o.during),
+                recovery_tail(b.recovery)
             ),
         ),
         Recovery::After(t) if t > o.recover_within => (
@@ -685,15 +759,6 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
                 seconds(t),
                 seconds(o.recover_within),
                 percent(b.error_rate_during)
-            ),
-        ),
-        Recovery::After(_) if fast > 0 && !within_budget => (
-            Verdict::FailsFast,
-            format!(
-                "{fast} of {} requests in the window failed fast{}, {timeouts} timed out{}",
-                o.during.requests,
-                fast_latency(&o.during),
-                recovery_tail(b.recovery)
             ),
         ),
         Recovery::After(t) => (
@@ -744,8 +809,12 @@ fn storm(b: &Behaviour) -> Option<String> {
                 before.requests, during.requests
             ));
         }
+        // Connections are compared with before only for a client that opened one per request
+        // or more: a pooled client opens almost none before the window (0.01 per request), so
+        // reconnecting once per request and retrying a few within a budget would look like a
+        // hundredfold storm. Its attempts are judged by their number alone (below).
         if let Some(r) = ratio(during.connections, before.connections)
-            .filter(|r| *r >= STORM_FACTOR && during.connections > 1.0)
+            .filter(|r| *r >= STORM_FACTOR && before.connections >= 1.0)
         {
             return Some(format!(
                 "dependency connections per service request {:.2} before, {:.2} in the window ({r:.1}×)",
@@ -917,6 +986,7 @@ mod tests {
             control: false,
             control_noise: None,
             resources: Vec::new(),
+            standing: false,
         }
     }
 
@@ -946,9 +1016,81 @@ mod tests {
         o
     }
 
+    /// `base()` with the fault held for the whole load: no before (unless a control's level
+    /// stands in for it), the window the whole run.
+    fn standing(mut o: Observation) -> Observation {
+        o.standing = true;
+        o.before = PhaseLoad::default();
+        o.window_start = 0.0;
+        o.window_end = 20.0;
+        if let Some(d) = o.dependency.as_mut() {
+            d.before = PhaseCounters::default();
+        }
+        o
+    }
+
+    #[test]
+    fn a_standing_fault_has_no_recovery_to_examine() {
+        let b = judge(&standing(base()));
+        assert_eq!(b.recovery, Recovery::NotExamined);
+        assert_eq!(
+            serde_json::to_value(b.recovery).unwrap(),
+            serde_json::json!("not_examined")
+        );
+        assert_eq!(
+            qualify_model::fault::BehaviourRecord::from(&b).recovery_seconds,
+            None
+        );
+    }
+
     #[test]
     fn verdict_table() {
         let cases: Vec<(&str, Observation, Verdict, &str)> = vec![
+            (
+                "standing, within the objectives, no control to compare with",
+                standing(base()),
+                Verdict::Unaffected,
+                "its latency was compared with nothing (no control cell",
+            ),
+            (
+                "standing, slower than the control's level",
+                {
+                    let mut o = standing(base());
+                    o.before.latency_p99 = Some(0.004);
+                    o.during.latency_p99 = Some(0.06);
+                    o
+                },
+                Verdict::Degrades,
+                "slower under the standing fault (p99 60 ms vs 4 ms in the control",
+            ),
+            (
+                "standing, failing fast",
+                standing(with_seconds(
+                    errors_in_window(base(), 300, 0),
+                    0,
+                    20,
+                    bad_second(),
+                )),
+                Verdict::FailsFast,
+                "300 of 500 requests under the standing fault failed fast",
+            ),
+            (
+                "standing, requests held until the timeout",
+                standing(with_seconds(
+                    errors_in_window(base(), 300, 300),
+                    0,
+                    20,
+                    bad_second(),
+                )),
+                Verdict::Hangs,
+                "300 of 500 requests in the window timed out",
+            ),
+            (
+                "standing, slow beyond the objectives without errors",
+                standing(with_seconds(base(), 0, 20, slow_second())),
+                Verdict::Degrades,
+                "the objectives did not hold under the standing fault",
+            ),
             (
                 "healthy throughout",
                 base(),
@@ -1008,6 +1150,7 @@ mod tests {
                     o.control_noise = Some(Noise {
                         p99: Some(7.0),
                         p50: Some(1.2),
+                        ..Noise::default()
                     });
                     o
                 },
@@ -1023,6 +1166,7 @@ mod tests {
                     o.control_noise = Some(Noise {
                         p99: Some(2.1),
                         p50: None,
+                        ..Noise::default()
                     });
                     o
                 },
@@ -1066,9 +1210,15 @@ mod tests {
             ),
             (
                 "back one second past recover_within",
-                with_seconds(errors_in_window(base(), 300, 0), 5, 14, bad_second()),
+                with_seconds(base(), 5, 14, slow_second()),
                 Verdict::RecoversLate,
                 "later than recover_within 3.0 s",
+            ),
+            (
+                "failing fast, back one second past recover_within: fails_fast, the recovery said",
+                with_seconds(errors_in_window(base(), 300, 0), 5, 14, bad_second()),
+                Verdict::FailsFast,
+                "300 of 500 requests in the window failed fast in p50 200 ms, p99 205 ms, 0 timed out, SLOs held again 4.0 s after the window",
             ),
             (
                 "errors until the end",
@@ -1195,6 +1345,19 @@ mod tests {
                 ),
                 Verdict::RetryStorm,
                 "connections per service request 1.00 before, 3.00 in the window",
+            ),
+            (
+                "a pooled client that reconnects and retries within a budget is no storm",
+                dep_during(
+                    with_seconds(errors_in_window(base(), 500, 0), 5, 10, bad_second()),
+                    |d| {
+                        d.before.connections_opened = 5;
+                        d.during.requests = 500;
+                        d.during.connections_opened = 595;
+                    },
+                ),
+                Verdict::FailsFast,
+                "failed fast",
             ),
             (
                 "a pooled client reconnecting once per request is no storm",

@@ -81,7 +81,7 @@ impl From<&Behaviour> for BehaviourRecord {
                 // The control has nothing to recover from.
                 (qualify_model::fault::Verdict::Control, _) => None,
                 (_, Recovery::After(t)) => Some(t),
-                (_, Recovery::NotRecovered) => None,
+                (_, Recovery::NotRecovered | Recovery::NotExamined) => None,
             },
             error_rate_before: b.error_rate_before,
             error_rate_during: b.error_rate_during,

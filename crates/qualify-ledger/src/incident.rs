@@ -49,10 +49,13 @@ pub struct RecordedIncident {
     pub escape_note: String,
 }
 
+/// The `type` of an incident's text.
+pub(crate) const TYPE: &str = "https://qualify.dev/incident/v1";
+
 /// The canonical text of an incident (what its digest covers).
 pub(crate) fn text(new: &NewIncident, escaped: Option<&str>, recorded: &str) -> String {
     json!({
-        "type": "https://qualify.dev/incident/v1",
+        "type": TYPE,
         "artifact": new.artifact,
         "params": Value::Object(new.params.clone()),
         "outcome": new.outcome,
@@ -61,6 +64,61 @@ pub(crate) fn text(new: &NewIncident, escaped: Option<&str>, recorded: &str) -> 
         "recorded": recorded,
     })
     .to_string()
+}
+
+/// The fields of an incident's stored text (the canonical form [`text`] writes), read back by
+/// `verify`.
+pub(crate) struct Stored {
+    pub(crate) artifact: String,
+    pub(crate) params: Value,
+    pub(crate) outcome: String,
+    pub(crate) detail: Option<String>,
+    pub(crate) escaped_receipt: Option<String>,
+}
+
+/// Why a stored incident text is not one `record_incident` writes.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StoredError {
+    #[error("not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    #[error("`type` is not `{}`", TYPE)]
+    Type,
+    #[error("`{0}` is missing or not a string")]
+    Text(&'static str),
+    #[error("`params` is missing or not an object")]
+    Params,
+}
+
+impl Stored {
+    /// Read an incident's stored text; the error names what is missing.
+    pub(crate) fn parse(text: &str) -> Result<Stored, StoredError> {
+        let doc = qualify_model::json::from_str(text).map_err(StoredError::NotJson)?;
+        let string = |k: &'static str| {
+            doc.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or(StoredError::Text(k))
+        };
+        let optional = |k: &'static str| match doc.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(StoredError::Text(k)),
+        };
+        if string("type")? != TYPE {
+            return Err(StoredError::Type);
+        }
+        Ok(Stored {
+            artifact: string("artifact")?,
+            params: doc
+                .get("params")
+                .filter(|p| p.is_object())
+                .cloned()
+                .ok_or(StoredError::Params)?,
+            outcome: string("outcome")?,
+            detail: optional("detail")?,
+            escaped_receipt: optional("escaped_receipt")?,
+        })
+    }
 }
 
 pub(crate) fn key_and_signature(new: &NewIncident) -> (String, String) {
@@ -73,7 +131,7 @@ pub(crate) fn key_and_signature(new: &NewIncident) -> (String, String) {
 /// receipt and lies inside what its claim covers (up to a target value where the receipt states
 /// one; the declared values or range otherwise).
 pub fn claims(receipt_text: &str, params: &Map<String, Value>) -> bool {
-    let Ok(doc) = serde_json::from_str::<Value>(receipt_text) else {
+    let Ok(doc) = qualify_model::json::from_str(receipt_text) else {
         return false;
     };
     let Ok(statement) = statement_of(&doc) else {

@@ -3,8 +3,11 @@
 //! A SQLite database (WAL mode, `.qualify/ledger.sqlite` by default) holds each receipt by digest
 //! (sha256 of its bytes, whole text kept) with its cells and failures, and each *incident* (a
 //! failure observed outside qualify, [`Ledger::record_incident`]), in one hash chain: each entry
-//! records the digest of the entry before it, and [`Ledger::verify`] recomputes every digest and
-//! every link. Every failing cell and every incident becomes a *control* ([`Control`]) that later
+//! records the digest of the entry before it, and a file beside the database, its [`anchor`],
+//! records the chain's length and last link. [`Ledger::verify`] recomputes every digest, link
+//! and derived column from the stored texts, the controls from the chain, and the chain's end
+//! from the anchor ([`verify`]); [`Ledger::open_verified`] refuses a ledger that does not hold,
+//! naming the row. Every failing cell and every incident becomes a *control* ([`Control`]) that later
 //! runs of the same artifact re-run. [`Ledger::stats`] does the accounting: accepted runs per
 //! artifact and claim level, failures by outcome, escapes (incidents an accepted receipt's claim
 //! covered) and the escape rate, repeating failure signatures, time from a failure's first
@@ -16,12 +19,15 @@
 //! writer leaves the ledger as it was before that write.
 //!
 //! Modules: [`schema`] (tables and migrations), [`receipt`] (what is indexed from a receipt),
-//! [`incident`] (incidents and the claimed-region test for escapes), [`stats`] (accounting).
+//! [`incident`] (incidents and the claimed-region test for escapes), [`stats`] (accounting),
+//! [`anchor`] (the chain's end, outside the database), `verify` (recomputing what is shown).
 
+pub mod anchor;
 pub mod incident;
 pub mod receipt;
 pub mod schema;
 pub mod stats;
+mod verify;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -76,6 +82,11 @@ pub enum LedgerError {
         found: String,
         wanted: String,
     },
+    /// The ledger does not hold: a row was edited, added or deleted outside qualify.
+    #[error("ledger {path} is broken at {}: {}", .broken.row, .broken.reason)]
+    Broken { path: String, broken: BrokenLink },
+    #[error("ledger: {0}")]
+    Anchor(#[from] anchor::AnchorError),
 }
 
 pub type Result<T> = std::result::Result<T, LedgerError>;
@@ -130,14 +141,22 @@ pub struct Control {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verification {
     pub receipts: i64,
-    /// `None` when every digest and link holds.
+    pub incidents: i64,
+    /// Controls the chain creates (and the table holds, when nothing is broken).
+    pub controls: i64,
+    /// `None` when every digest, link, derived column and the anchor hold.
     pub broken: Option<BrokenLink>,
 }
 
-/// The first place the chain does not hold.
+/// The first place the ledger does not hold.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BrokenLink {
+    /// The row, in words: `receipt seq 3`, `incident 2`, `control 5`, `the schema`, `the end of
+    /// the chain`.
+    pub row: String,
+    /// The receipt's seq when the row is a receipt's (0 otherwise).
     pub seq: i64,
+    /// The entry's digest, when there is one.
     pub digest: String,
     pub reason: String,
 }
@@ -154,7 +173,9 @@ pub struct Appended {
 }
 
 impl Ledger {
-    /// Open (creating if needed) the ledger at `path`, in WAL mode, migrated to the current schema.
+    /// Open (creating if needed) the ledger at `path`, in WAL mode, migrated to the current schema,
+    /// with its anchor (written for the chain as it is when there is none: a new ledger, or one
+    /// from before anchors). Nothing is verified: see [`Ledger::open_verified`].
     pub fn open(path: &Path) -> Result<Ledger> {
         let shown = path.display().to_string();
         if let Some(dir) = path.parent()
@@ -173,7 +194,9 @@ impl Ledger {
         conn.busy_timeout(Duration::from_secs(30)).map_err(sql)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(sql)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
+        // Each commit is on disk before the anchor says so: a power loss must not leave an
+        // anchor ahead of the database (which would read as a deleted tail).
+        conn.pragma_update(None, "synchronous", "FULL")
             .map_err(sql)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(sql)?;
@@ -188,10 +211,113 @@ impl Ledger {
                 });
             }
         }
-        Ok(Ledger {
+        let ledger = Ledger {
             conn,
             path: path.to_path_buf(),
-        })
+        };
+        ledger.ensure_anchor()?;
+        Ok(ledger)
+    }
+
+    /// [`Ledger::open`], then [`Ledger::verify`]: a ledger that does not hold is refused
+    /// ([`LedgerError::Broken`], naming the row). What `run`, `ledger incident` and `ledger stats`
+    /// open, so that nothing is added to or counted from a ledger someone edited.
+    pub fn open_verified(path: &Path) -> Result<Ledger> {
+        let ledger = Ledger::open(path)?;
+        match ledger.verify()?.broken {
+            None => Ok(ledger),
+            Some(broken) => Err(LedgerError::Broken {
+                path: path.display().to_string(),
+                broken,
+            }),
+        }
+    }
+
+    /// The files of the ledger at `path` besides the database itself: SQLite's (`-wal`, `-shm`,
+    /// `-journal`) and the anchor. Whatever hides the ledger hides them too.
+    pub fn companion_files(path: &Path) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = ["-wal", "-shm", "-journal"]
+            .iter()
+            .map(|suffix| {
+                let mut p = path.as_os_str().to_owned();
+                p.push(suffix);
+                PathBuf::from(p)
+            })
+            .collect();
+        out.push(anchor::path_for(path));
+        out
+    }
+
+    /// Write the anchor for the chain as it is when there is none (a new ledger, or one written
+    /// before anchors). An existing anchor is never replaced here.
+    fn ensure_anchor(&self) -> Result<()> {
+        let path = anchor::path_for(&self.path);
+        if path.exists() {
+            return Ok(());
+        }
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(|e| self.sql(e))?;
+        if !path.exists() {
+            let (head, _) = chain_links(&tx).map_err(|e| self.sql(e))?;
+            anchor::Anchor::settled(head).write(&path)?;
+        }
+        tx.finish().map_err(|e| self.sql(e))
+    }
+
+    /// Inside a writer's transaction: the chain's head, refused unless the anchor records it.
+    fn anchored_head(&self, tx: &rusqlite::Transaction<'_>) -> Result<anchor::Head> {
+        let (head, links) = chain_links(tx).map_err(|e| self.sql(e))?;
+        let path = anchor::path_for(&self.path);
+        let reason = match anchor::Anchor::read(&path)? {
+            None => None,
+            Some(a) => a.disagreement(&head, &links),
+        };
+        match reason {
+            None => Ok(head),
+            Some(reason) => Err(LedgerError::Broken {
+                path: self.path.display().to_string(),
+                broken: BrokenLink {
+                    row: "the end of the chain".into(),
+                    seq: 0,
+                    digest: String::new(),
+                    reason,
+                },
+            }),
+        }
+    }
+
+    /// Before a writer's commit: the anchor names the entry it adds as pending.
+    fn announce(&self, head: &anchor::Head, next: &anchor::Head) -> Result<()> {
+        anchor::Anchor {
+            version: 1,
+            head: head.clone(),
+            pending: Some(next.clone()),
+        }
+        .write(&anchor::path_for(&self.path))?;
+        Ok(())
+    }
+
+    /// After a writer's commit, under the write lock again: the anchor without `pending`, unless
+    /// another writer has added to the chain since (its anchor is newer). A failure here leaves
+    /// the pending anchor, which still holds.
+    fn settle(&self, next: &anchor::Head) {
+        let settle = || -> Result<()> {
+            let tx =
+                rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+                    .map_err(|e| self.sql(e))?;
+            let (count, last): (i64, Option<String>) = tx
+                .query_row(
+                    "SELECT COUNT(*), (SELECT digest FROM chain ORDER BY pos DESC LIMIT 1) FROM chain",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .map_err(|e| self.sql(e))?;
+            if count == next.entries && last.as_ref() == next.last.as_ref().map(|(_, d)| d) {
+                anchor::Anchor::settled(next.clone()).write(&anchor::path_for(&self.path))?;
+            }
+            tx.finish().map_err(|e| self.sql(e))
+        };
+        let _ = settle();
     }
 
     pub fn path(&self) -> &Path {
@@ -207,6 +333,7 @@ impl Ledger {
 
     /// Store a receipt's text (as written to its file) with its cells and failures, chained to
     /// the current head, and turn each failing cell into a control. One transaction.
+    /// Refused ([`LedgerError::Broken`]) when the chain's end is not what the anchor records.
     pub fn append(&mut self, text: &str) -> Result<Appended> {
         let indexed = IndexedReceipt::parse(text).map_err(LedgerError::BadReceipt)?;
         let digest = sha256_hex(text.as_bytes());
@@ -216,9 +343,7 @@ impl Ledger {
             path: path.clone(),
             source,
         };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(sql)?;
         if let Some(seq) = tx
             .query_row(
@@ -236,6 +361,8 @@ impl Ledger {
                 new_controls: 0,
             });
         }
+        let head = self.anchored_head(&tx)?;
+        let next = head.next("receipt", &digest, now);
         let prev = chain_head(&tx).map_err(sql)?;
         tx.execute(
             "INSERT INTO chain (kind, digest, prev_digest) VALUES ('receipt', ?1, ?2)",
@@ -334,7 +461,9 @@ impl Ledger {
                 )
                 .map_err(sql)?;
         }
+        self.announce(&head, &next)?;
         tx.commit().map_err(sql)?;
+        self.settle(&next);
         Ok(Appended {
             seq,
             digest,
@@ -409,169 +538,12 @@ impl Ledger {
         Ok((entry, text))
     }
 
-    /// Recompute every stored receipt's and incident's digest and every link of the chain;
-    /// report the first entry that does not hold. The chain gives the order; each receipt row
-    /// (by `seq`) and incident row (by `id`) is matched to the next chain entry of its kind.
+    /// Recompute every stored receipt's and incident's digest, every link of the chain, every
+    /// column `list`, `stats` and `controls` show from the stored texts, the controls from the
+    /// chain, the schema, and the chain's end from the anchor; report the first row that does
+    /// not hold ([`verify`]).
     pub fn verify(&self) -> Result<Verification> {
-        let sql = |e| self.sql(e);
-        let mut chain_stmt = self
-            .conn
-            .prepare("SELECT kind, digest, prev_digest FROM chain ORDER BY pos")
-            .map_err(sql)?;
-        let mut receipt_stmt = self
-            .conn
-            .prepare("SELECT seq, digest, prev_digest, text, artifact FROM receipts ORDER BY seq")
-            .map_err(sql)?;
-        let mut incident_stmt = self
-            .conn
-            .prepare("SELECT digest, text FROM incidents ORDER BY id")
-            .map_err(sql)?;
-        let mut chain = chain_stmt.query([]).map_err(sql)?;
-        let mut receipt_rows = receipt_stmt.query([]).map_err(sql)?;
-        let mut incident_rows = incident_stmt.query([]).map_err(sql)?;
-        let mut receipts = 0;
-        let mut previous: Option<String> = None;
-        let mut disagreement: Option<(i64, i64, String)> = None;
-        let broken = |receipts: i64, seq: i64, digest: &str, reason: String| {
-            Ok(Verification {
-                receipts,
-                broken: Some(BrokenLink {
-                    seq,
-                    digest: digest.to_string(),
-                    reason,
-                }),
-            })
-        };
-        while let Some(entry) = chain.next().map_err(sql)? {
-            let kind: String = entry.get(0).map_err(sql)?;
-            let chain_digest: String = entry.get(1).map_err(sql)?;
-            let chain_prev: Option<String> = entry.get(2).map_err(sql)?;
-            if kind == "receipt" {
-                receipts += 1;
-                let Some(row) = receipt_rows.next().map_err(sql)? else {
-                    return broken(
-                        receipts,
-                        0,
-                        &chain_digest,
-                        "the chain lists a receipt whose row is missing: it was deleted".into(),
-                    );
-                };
-                let seq: i64 = row.get(0).map_err(sql)?;
-                let digest: String = row.get(1).map_err(sql)?;
-                let prev: Option<String> = row.get(2).map_err(sql)?;
-                let text: String = row.get(3).map_err(sql)?;
-                let artifact: String = row.get(4).map_err(sql)?;
-                let actual = sha256_hex(text.as_bytes());
-                if actual != digest {
-                    return broken(
-                        receipts,
-                        seq,
-                        &digest,
-                        format!(
-                            "the stored receipt text hashes to {actual}, not to its recorded digest: the row was modified"
-                        ),
-                    );
-                }
-                if prev != previous {
-                    return broken(
-                        receipts,
-                        seq,
-                        &digest,
-                        format!(
-                            "it records the previous receipt or incident as {}, but the entry before it is {}",
-                            prev.as_deref().unwrap_or("(none)"),
-                            previous.as_deref().unwrap_or("(none)")
-                        ),
-                    );
-                }
-                match IndexedReceipt::parse(&text) {
-                    Ok(ix) if ix.artifact == artifact => {}
-                    Ok(ix) => {
-                        return broken(
-                            receipts,
-                            seq,
-                            &digest,
-                            format!(
-                                "its indexed artifact `{artifact}` differs from the receipt's `{}`",
-                                ix.artifact
-                            ),
-                        );
-                    }
-                    Err(e) => {
-                        return broken(
-                            receipts,
-                            seq,
-                            &digest,
-                            format!("its stored text is not a receipt: {e}"),
-                        );
-                    }
-                }
-                // Reported only when nothing else breaks: a rewritten row (text and digest)
-                // shows first as a broken link at the next entry.
-                if (chain_digest != digest || chain_prev != prev) && disagreement.is_none() {
-                    disagreement = Some((receipts, seq, digest.clone()));
-                }
-                previous = Some(digest);
-            } else {
-                let Some(row) = incident_rows.next().map_err(sql)? else {
-                    return broken(
-                        receipts,
-                        0,
-                        &chain_digest,
-                        "the chain lists an incident whose row is missing: it was deleted".into(),
-                    );
-                };
-                let digest: String = row.get(0).map_err(sql)?;
-                let text: String = row.get(1).map_err(sql)?;
-                let actual = sha256_hex(text.as_bytes());
-                if actual != digest || digest != chain_digest {
-                    return broken(
-                        receipts,
-                        0,
-                        &digest,
-                        format!(
-                            "the stored incident text hashes to {actual}, not to its recorded digest {chain_digest}: the row was modified"
-                        ),
-                    );
-                }
-                if chain_prev != previous {
-                    return broken(
-                        receipts,
-                        0,
-                        &digest,
-                        format!(
-                            "incident {digest} records the previous receipt or incident as {}, but the entry before it is {}",
-                            chain_prev.as_deref().unwrap_or("(none)"),
-                            previous.as_deref().unwrap_or("(none)")
-                        ),
-                    );
-                }
-                previous = Some(digest);
-            }
-        }
-        if receipt_rows.next().map_err(sql)?.is_some()
-            || incident_rows.next().map_err(sql)?.is_some()
-        {
-            return broken(
-                receipts,
-                0,
-                "",
-                "receipt or incident rows exist outside the chain: they were added behind the ledger's back"
-                    .into(),
-            );
-        }
-        if let Some((at, seq, digest)) = disagreement {
-            return broken(
-                at,
-                seq,
-                &digest,
-                "its row and its chain entry disagree: one of them was modified".into(),
-            );
-        }
-        Ok(Verification {
-            receipts,
-            broken: None,
-        })
+        verify::run(&self.conn, &self.path).map_err(|e| self.sql(e))
     }
 
     /// Record a failure observed outside qualify: it joins the chain, becomes a control for its
@@ -642,10 +614,10 @@ impl Ledger {
             path: path.clone(),
             source,
         };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(sql)?;
+        let head = self.anchored_head(&tx)?;
+        let next = head.next("incident", &digest, at);
         let prev = chain_head(&tx).map_err(sql)?;
         tx.execute(
             "INSERT INTO chain (kind, digest, prev_digest) VALUES ('incident', ?1, ?2)",
@@ -680,7 +652,9 @@ impl Ledger {
             )
             .map_err(sql)?
             > 0;
+        self.announce(&head, &next)?;
         tx.commit().map_err(sql)?;
+        self.settle(&next);
         Ok(RecordedIncident {
             incident: Incident {
                 id,
@@ -787,8 +761,33 @@ impl Ledger {
 
 pub use qualify_model::sha256_hex;
 
+/// The chain's head and every entry's link, from its rows (no text is read: cheap enough for
+/// every write). An entry whose row is missing links with an impossible time, so that it never
+/// matches an anchor.
+pub(crate) fn chain_links(conn: &Connection) -> rusqlite::Result<(anchor::Head, Vec<String>)> {
+    let mut stmt = conn.prepare(
+        "SELECT c.kind, c.digest, COALESCE(r.recorded_at, i.recorded_at) FROM chain c \
+         LEFT JOIN receipts r ON c.kind = 'receipt' AND r.digest = c.digest \
+         LEFT JOIN incidents i ON c.kind = 'incident' AND i.digest = c.digest ORDER BY c.pos",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut head = anchor::Head::empty();
+    let mut links = Vec::new();
+    while let Some(r) = rows.next()? {
+        let kind: String = r.get(0)?;
+        let digest: String = r.get(1)?;
+        let at = match r.get::<_, rusqlite::types::Value>(2)? {
+            rusqlite::types::Value::Integer(n) => n,
+            _ => i64::MIN,
+        };
+        head = head.next(&kind, &digest, at);
+        links.push(head.link.clone());
+    }
+    Ok((head, links))
+}
+
 /// The digest at the head of the chain (receipt or incident), if any.
-fn chain_head(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<Option<String>> {
+fn chain_head(tx: &Connection) -> rusqlite::Result<Option<String>> {
     tx.query_row(
         "SELECT digest FROM chain ORDER BY pos DESC LIMIT 1",
         [],
@@ -810,3 +809,5 @@ fn unix_now() -> i64 {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod verify_tests;

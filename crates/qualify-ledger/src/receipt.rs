@@ -2,7 +2,8 @@
 //! finish, and per cell its parameters, outcome, limits, control and boundary marks, and a stable
 //! failure signature (`deadlock@threads=4,rounds=10`), and the development record's summary
 //! when the run had a trace. Receipts are read as generic JSON so the
-//! ledger keeps working across receipt additions; a DSSE envelope is unwrapped first.
+//! ledger keeps working across receipt additions; a DSSE envelope is unwrapped first. JSON is
+//! read strictly ([`qualify_model::json`]): a receipt with a key twice in one object is refused.
 
 use serde_json::Value;
 
@@ -143,7 +144,7 @@ pub fn params_key(params: &Value) -> String {
 impl IndexedReceipt {
     /// Read the indexed fields of a receipt's text; the error names the missing field.
     pub fn parse(text: &str) -> Result<IndexedReceipt, IndexError> {
-        let doc: Value = serde_json::from_str(text).map_err(IndexError::NotJson)?;
+        let doc = qualify_model::json::from_str(text).map_err(IndexError::NotJson)?;
         let statement = statement_of(&doc)?;
         let predicate = statement.get("predicate").ok_or(IndexError::NoPredicate)?;
         let text_at = |v: &Value, path: &'static str| -> Result<String, IndexError> {
@@ -214,6 +215,6 @@ pub(crate) fn statement_of(doc: &Value) -> Result<std::borrow::Cow<'_, Value>, I
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(payload)
         .map_err(IndexError::PayloadNotBase64)?;
-    let inner: Value = serde_json::from_slice(&bytes).map_err(IndexError::PayloadNotJson)?;
+    let inner = qualify_model::json::from_slice(&bytes).map_err(IndexError::PayloadNotJson)?;
     Ok(std::borrow::Cow::Owned(inner))
 }

@@ -8,12 +8,16 @@
 //! in the order they were recorded; version 1's receipt chain becomes its first entries), and
 //! since version 3 `development` (per receipt with a development trace: its formats, commands,
 //! runs of the artifact, and its failing cells outside, inside or not placeable relative to
-//! what development ran).
+//! what development ran), and since version 4 nothing new in the database: version 4 is the
+//! ledger with an anchor file beside it ([`crate::anchor`]), which a writer of version 3 would not
+//! update (so it must refuse the database as too new). [`check`] compares the tables, indexes
+//! and triggers with the ones these steps create: a dropped table or an added trigger is a
+//! broken ledger, not a different one.
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 4;
 
 /// Why the schema could not be brought up to date.
 #[derive(Debug)]
@@ -122,6 +126,9 @@ const STEPS: &[&str] = &[
         summary TEXT NOT NULL
      );
      CREATE INDEX development_by_artifact ON development (artifact);",
+    // 3 → 4: the anchor file (written by `Ledger::open` for the chain as it is). No table
+    // changes; a no-op statement keeps every step a statement.
+    "SELECT 1;",
 ];
 
 /// The migration steps, for tests that build an older database.
@@ -154,4 +161,54 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
         tx.execute("UPDATE schema_version SET version = ?1", [current + 1])?;
         tx.commit()?;
     }
+}
+
+/// What differs between `conn`'s schema and the one [`migrate`] creates, in words; `None` when
+/// they are the same (every table, index, trigger and view, by name and definition).
+pub fn check(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let mut reference = Connection::open_in_memory()?;
+    if let Err(e) = migrate(&mut reference) {
+        return Ok(Some(format!("the reference schema cannot be built: {e:?}")));
+    }
+    let objects = |c: &Connection| -> rusqlite::Result<Vec<(String, String, Option<String>)>> {
+        let mut stmt = c.prepare(
+            "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' \
+             ORDER BY type, name",
+        )?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect()
+    };
+    let want = objects(&reference)?;
+    let have = objects(conn)?;
+    for (kind, name, sql) in &want {
+        match have.iter().find(|(k, n, _)| k == kind && n == name) {
+            None => {
+                return Ok(Some(format!(
+                    "the {kind} `{name}` is missing: it was dropped"
+                )));
+            }
+            Some((_, _, s)) if s != sql => {
+                return Ok(Some(format!(
+                    "the {kind} `{name}` is not defined as qualify defines it: it was altered"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some((kind, name, _)) = have
+        .iter()
+        .find(|(k, n, _)| !want.iter().any(|(wk, wn, _)| wk == k && wn == n))
+    {
+        return Ok(Some(format!(
+            "the {kind} `{name}` is not part of the ledger's schema: it was added behind qualify's back"
+        )));
+    }
+    let version: i64 = conn.query_row("SELECT version FROM schema_version", [], |r| r.get(0))?;
+    let rows: i64 = conn.query_row("SELECT COUNT(*) FROM schema_version", [], |r| r.get(0))?;
+    if version != VERSION || rows != 1 {
+        return Ok(Some(format!(
+            "`schema_version` holds {rows} row(s), version {version}; qualify keeps exactly one, {VERSION}"
+        )));
+    }
+    Ok(None)
 }

@@ -63,7 +63,7 @@ fn tampered_text_and_links_are_named() {
     }
     l.conn
         .execute(
-            "UPDATE receipts SET text = replace(text, 'n1', 'n9') WHERE seq = 2",
+            "UPDATE receipts SET text = replace(text, '30.0', '31.0') WHERE seq = 2",
             [],
         )
         .unwrap();
@@ -346,8 +346,13 @@ fn a_version_1_ledger_is_migrated_with_its_chain() {
             let text = receipt(i, true, &[("ok", 1, false)]);
             let digest = sha256_hex(text.as_bytes());
             conn.execute(
-                "INSERT INTO receipts (digest, prev_digest, text, artifact, claim_level, supported, incomplete, recorded_at) VALUES (?1, ?2, ?3, 'transfer', 'trial', 1, 0, 0)",
-                rusqlite::params![digest, prev, text],
+                "INSERT INTO receipts (digest, prev_digest, text, artifact, claim_level, supported, incomplete, started, finished, recorded_at) VALUES (?1, ?2, ?3, 'transfer', 'trial', 1, 0, ?4, 'f', 0)",
+                rusqlite::params![digest, prev, text, format!("n{i}")],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO cells (receipt_seq, idx, params, params_key, outcome, signature, control, boundary) VALUES (?1, 0, '{\"rounds\":10,\"threads\":1}', 'rounds=10,threads=1', 'ok', 'ok@rounds=10,threads=1', 0, 0)",
+                [i + 1],
             )
             .unwrap();
             prev = Some(digest);

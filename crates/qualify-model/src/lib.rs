@@ -10,7 +10,8 @@
 //! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
 //! objectives ([`Slo`], [`SloMetric`], [`SloResult`]); a service cell's load and what it
 //! measured ([`load`]: [`LoadPlan`], [`LoadReport`]); one grammar for durations, sizes and rates ([`units`]);
-//! and one digest format ([`sha256_hex`]).
+//! one digest format ([`sha256_hex`]); and one strict JSON reader for documents qualify judges
+//! ([`json`]: a duplicate key is refused).
 
 mod axis;
 mod better;
@@ -20,6 +21,7 @@ pub mod digest;
 pub mod enforcement;
 mod estimator;
 pub mod fault;
+pub mod json;
 pub mod limits;
 pub mod load;
 #[cfg(test)]

@@ -77,20 +77,41 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The deadline's length: never longer than [`crate::units::MAX_DURATION`], whatever
+    /// `timeout_seconds` holds (limits are also read back from JSON).
     pub fn timeout(&self) -> Duration {
-        Duration::from_secs_f64(self.timeout_seconds.max(0.0))
+        bounded_seconds(self.timeout_seconds)
     }
+    /// The stall window, bounded like [`Limits::timeout`].
     pub fn stall(&self) -> Duration {
-        Duration::from_secs_f64(self.stall_seconds.max(0.0))
+        bounded_seconds(self.stall_seconds)
     }
+}
+
+/// `seconds` as a duration in `0..=MAX_DURATION` (not a number: the maximum).
+fn bounded_seconds(seconds: f64) -> Duration {
+    let max = crate::units::MAX_DURATION;
+    if seconds.is_nan() {
+        return max;
+    }
+    Duration::try_from_secs_f64(seconds.clamp(0.0, max.as_secs_f64())).unwrap_or(max)
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 pub const DEFAULT_STALL: Duration = Duration::from_secs(10);
 
-/// A CPU ceiling that is not a number of cores of at least 0.01.
+/// The most runs of one cell qualify makes (`--repeat`, `[reproducibility] repeat`,
+/// `[performance] repeat`, `max_repeat` and `warmup`).
+pub const MAX_REPEAT: u64 = 10_000;
+
+/// The most tasks a `pids` ceiling may name: the kernel's own limit (`PID_MAX_LIMIT`, 2^22).
+pub const MAX_PIDS: u64 = 1 << 22;
+
+/// A CPU ceiling that is not a number of cores from 0.01 to [`MAX_CPUS`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid CPU ceiling `{text}`: expected a number of cores of at least 0.01, e.g. 0.5 or 2")]
+#[error(
+    "invalid CPU ceiling `{text}`: expected a number of cores from 0.01 to 1048576, e.g. 0.5 or 2"
+)]
 pub struct CpusError {
     /// The ceiling as given.
     pub text: String,
@@ -103,10 +124,13 @@ impl From<CpusError> for String {
     }
 }
 
-/// Parse a CPU ceiling in cores (`0.5`, `2`).
+/// The largest CPU ceiling, in cores.
+pub const MAX_CPUS: f64 = 1_048_576.0;
+
+/// Parse a CPU ceiling in cores (`0.5`, `2`), at most [`MAX_CPUS`].
 pub fn parse_cpus(text: &str) -> Result<f64, CpusError> {
     match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.01 => Ok(v),
+        Ok(v) if v.is_finite() && (0.01..=MAX_CPUS).contains(&v) => Ok(v),
         _ => Err(CpusError {
             text: text.to_string(),
         }),

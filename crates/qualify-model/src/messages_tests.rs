@@ -14,7 +14,7 @@ fn unknown_words_name_the_input_and_every_accepted_value() {
         ),
         (
             "fine".parse::<Outcome>().unwrap_err().to_string(),
-            "unknown outcome `fine`; expected one of: ok, exit_failure, crash, oom_killed, \
+            "unknown outcome `fine`; expected one of: ok, exit_failure, crash, oom_killed, out_of_memory, \
              deadlock, livelock, timeout, killed, interrupted, slo_violated, overloaded, \
              unavailable, lost_writes, not_recovered, unexpected_behaviour",
         ),
@@ -53,8 +53,14 @@ fn quantities_that_do_not_parse_name_the_input_the_reason_and_the_form() {
         ),
         ("1..2M", "not a number"),
         ("1.1234567890123456789K", "more than 18 decimals"),
-        ("99999999999999999999999999999999999999999", "too large"),
-        ("99999999999T", "too large"),
+        (
+            "99999999999999999999999999999999999999999",
+            "larger than 1 PiB, the largest size qualify accepts",
+        ),
+        (
+            "99999999999T",
+            "larger than 1 PiB, the largest size qualify accepts",
+        ),
         ("0", "must be at least 1 byte"),
     ];
     for (text, reason) in cases {
@@ -83,6 +89,10 @@ fn quantities_that_do_not_parse_name_the_input_the_reason_and_the_form() {
             "99999999999999999999999s",
             "too large, or finer than a nanosecond",
         ),
+        (
+            "10000000000000000000s",
+            "longer than 30 days, the longest duration qualify accepts",
+        ),
     ];
     for (text, reason) in cases {
         assert_eq!(
@@ -98,6 +108,6 @@ fn quantities_that_do_not_parse_name_the_input_the_reason_and_the_form() {
     );
     assert_eq!(
         crate::limits::parse_cpus("many").unwrap_err().to_string(),
-        "invalid CPU ceiling `many`: expected a number of cores of at least 0.01, e.g. 0.5 or 2"
+        "invalid CPU ceiling `many`: expected a number of cores from 0.01 to 1048576, e.g. 0.5 or 2"
     );
 }

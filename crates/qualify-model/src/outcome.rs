@@ -18,13 +18,21 @@ pub enum Outcome {
     Ok,
     /// Non-zero exit status.
     ExitFailure,
-    /// Killed by SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL.
+    /// Killed by SIGSEGV, SIGABRT, SIGBUS, SIGFPE or SIGILL, or ended by a fatal error its
+    /// runtime or a sanitizer reported (a data race, memory corruption, a stack overflow;
+    /// `evidence.runtime_report`).
     Crash,
     /// The memory ceiling killed something in the tree (decided by the oom_kill counter or the
     /// watchdog, never by the exit status).
     OomKilled,
+    /// The program's runtime reported that memory ran out and the program ended (not killed by
+    /// the memory ceiling): a runtime's own limit (the JVM's `-Xmx`, Node.js's
+    /// `--max-old-space-size`) or an allocation the system refused. `evidence.runtime_report`
+    /// keeps the runtime's words and names the limit that was hit.
+    OutOfMemory,
     /// Every thread blocked in an untimed wait only the tree could release, nothing moving for
-    /// the stall window; or, from stack samples, every thread spinning or waiting in a blocking
+    /// the stall window; or the runtime's own report of a deadlock (Go's "all goroutines are
+    /// asleep", a lock glibc refused with `EDEADLK`); or, from stack samples, every thread spinning or waiting in a blocking
     /// synchronization call (or blocked, a runtime helper, a launcher) with nothing but CPU
     /// moving (`evidence.spin`).
     Deadlock,
@@ -61,11 +69,12 @@ impl Outcome {
     }
 
     /// Every outcome, in contract (and legend) order.
-    pub const ALL: [Outcome; 15] = [
+    pub const ALL: [Outcome; 16] = [
         Outcome::Ok,
         Outcome::ExitFailure,
         Outcome::Crash,
         Outcome::OomKilled,
+        Outcome::OutOfMemory,
         Outcome::Deadlock,
         Outcome::Livelock,
         Outcome::Timeout,
@@ -149,7 +158,7 @@ const fn style(
 }
 
 /// The table, in legend order.
-const STYLES: [(Outcome, Style); 15] = [
+const STYLES: [(Outcome, Style); 16] = [
     (
         Outcome::Ok,
         style("ok", '.', "32", "✓", "#2e7d32", "#fff", 0),
@@ -165,6 +174,10 @@ const STYLES: [(Outcome, Style); 15] = [
     (
         Outcome::OomKilled,
         style("oom_killed", 'M', "35;1", "M", "#6a1b9a", "#fff", 2),
+    ),
+    (
+        Outcome::OutOfMemory,
+        style("out_of_memory", 'm', "35", "m", "#8e24aa", "#fff", 2),
     ),
     (
         Outcome::Deadlock,

@@ -61,6 +61,10 @@ pub enum Flag {
     PidsLimitHit,
     /// Descendants were still alive after the main process ended; qualify killed them.
     LeakedProcesses,
+    /// Goroutines or threads of the program were still blocked when it exited, as its runtime
+    /// reported them (a Go test binary's execution trace); how many and where in
+    /// `evidence.leaks`.
+    LeakedThreads,
     /// More output than the kept tail; counts and digest still cover all of it.
     OutputTruncated,
     /// Asked to stop (a service after its load), it was not gone within the grace period;
@@ -79,6 +83,7 @@ impl Flag {
             Flag::MemoryPressure => "memory_pressure",
             Flag::PidsLimitHit => "pids_limit_hit",
             Flag::LeakedProcesses => "leaked_processes",
+            Flag::LeakedThreads => "leaked_threads",
             Flag::OutputTruncated => "output_truncated",
             Flag::SlowShutdown => "slow_shutdown",
             Flag::MemoryGrowth => "memory_growth",

@@ -21,9 +21,21 @@
 //!
 //! [`DurationText`] and [`RateText`] write the canonical forms that parse back to the same
 //! value; [`format_bytes`] writes sizes for people (`1.5 GiB`).
+//!
+//! **Bounds.** Every duration is at most [`MAX_DURATION`] (30 days) and every size or rate at
+//! most [`MAX_SIZE`] (1 PiB, per second for a rate): a value beyond is refused here, where it is
+//! read, so no deadline, buffer or sleep computed from it downstream can overflow. A number
+//! written without a unit goes through the same bounds ([`duration_from_seconds`],
+//! [`size_from_bytes`]).
 
 use std::fmt;
 use std::time::Duration;
+
+/// The longest duration qualify reads anywhere (30 days): a timeout, a window, a budget.
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// The largest size (and rate, per second) qualify reads anywhere: 1 PiB.
+pub const MAX_SIZE: u64 = 1 << 50;
 
 /// What a text was meant to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +101,9 @@ pub enum UnitReason {
     UnknownDurationUnit(String),
     #[error("too large, or finer than a nanosecond")]
     DurationOutOfRange,
+    /// Longer than [`MAX_DURATION`].
+    #[error("longer than 30 days, the longest duration qualify accepts")]
+    DurationTooLong,
     /// Zero or negative where a positive duration is needed.
     #[error("must be positive")]
     NotPositive,
@@ -104,8 +119,8 @@ pub enum UnitReason {
     NotANumber,
     #[error("more than 18 decimals")]
     TooManyDecimals,
-    /// More bytes than 64 bits hold.
-    #[error("too large")]
+    /// More than [`MAX_SIZE`] bytes.
+    #[error("larger than 1 PiB, the largest size qualify accepts")]
     TooLarge,
     #[error("below 1 byte per second")]
     BelowOneBytePerSecond,
@@ -138,10 +153,11 @@ pub fn is_bare_number(text: &str) -> bool {
         && t.parse::<f64>().is_ok()
 }
 
-/// A duration with units (`30s`, `1.5s`, `200ms`, `1h30m`); zero is allowed (`0s`).
+/// A duration with units (`30s`, `1.5s`, `200ms`, `1h30m`); zero is allowed (`0s`); at most
+/// [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     let t = text.trim();
-    humantime::parse_duration(t).map_err(|e| {
+    let d = humantime::parse_duration(t).map_err(|e| {
         use humantime::DurationError as E;
         let reason = match e {
             E::NumberExpected(_) if t.parse::<f64>().is_ok() => UnitReason::MissingDurationUnit,
@@ -155,7 +171,46 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
             E::Empty => UnitReason::Empty,
         };
         UnitError::new(Quantity::Duration, text, reason)
-    })
+    })?;
+    if d > MAX_DURATION {
+        return Err(UnitError::new(
+            Quantity::Duration,
+            text,
+            UnitReason::DurationTooLong,
+        ));
+    }
+    Ok(d)
+}
+
+/// A positive number of seconds (a bare number where a key or flag takes one), at most
+/// [`MAX_DURATION`].
+pub fn duration_from_seconds(seconds: f64) -> Result<Duration, UnitReason> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(UnitReason::NotPositive);
+    }
+    match Duration::try_from_secs_f64(seconds) {
+        Ok(d) if d <= MAX_DURATION && !d.is_zero() => Ok(d),
+        Ok(d) if d.is_zero() => Err(UnitReason::NotPositive),
+        _ => Err(UnitReason::DurationTooLong),
+    }
+}
+
+/// A size written as a whole number of bytes: at least 1, at most [`MAX_SIZE`].
+pub fn size_from_bytes(bytes: i64) -> Result<u64, UnitReason> {
+    match u64::try_from(bytes) {
+        Ok(0) | Err(_) => Err(UnitReason::BelowOneByte),
+        Ok(b) if b > MAX_SIZE => Err(UnitReason::TooLarge),
+        Ok(b) => Ok(b),
+    }
+}
+
+/// The error for a number read as [`Quantity`] `quantity` (its text as written).
+pub fn number_error(
+    quantity: Quantity,
+    number: impl fmt::Display,
+    reason: UnitReason,
+) -> UnitError {
+    UnitError::new(quantity, &number.to_string(), reason)
 }
 
 /// A positive duration: [`parse_duration`], or a bare number of seconds (`30`, `1.5`), where a
@@ -163,14 +218,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
 pub fn parse_duration_or_seconds(text: &str) -> Result<Duration, UnitError> {
     let t = text.trim();
     let d = match t.parse::<f64>() {
-        Ok(secs) if secs.is_finite() && secs > 0.0 && secs < 1e15 => Duration::from_secs_f64(secs),
-        Ok(_) => {
-            return Err(UnitError::new(
-                Quantity::Duration,
-                text,
-                UnitReason::NotPositive,
-            ));
-        }
+        Ok(secs) => duration_from_seconds(secs)
+            .map_err(|reason| UnitError::new(Quantity::Duration, text, reason))?,
         Err(_) => parse_duration(t)?,
     };
     if d.is_zero() {
@@ -252,6 +301,9 @@ fn size(t: &str, quantity: Quantity) -> Result<u64, UnitReason> {
             Quantity::Rate => UnitReason::BelowOneBytePerSecond,
             _ => UnitReason::BelowOneByte,
         });
+    }
+    if bytes > u128::from(MAX_SIZE) {
+        return Err(UnitReason::TooLarge);
     }
     u64::try_from(bytes).map_err(|_| UnitReason::TooLarge)
 }
@@ -395,6 +447,38 @@ mod tests {
             let d = Duration::from_nanos(d);
             assert_eq!(parse_duration(&DurationText(d).to_string()), Ok(d));
         }
+    }
+
+    #[test]
+    fn durations_and_sizes_have_upper_bounds() {
+        for huge in [
+            "10000000000000000000s",
+            "18446744073709551615s",
+            "31d",
+            "721h",
+            "2592001s",
+        ] {
+            let err = parse_duration(huge).unwrap_err();
+            assert!(err.reason.contains("longer than 30 days"), "{huge}: {err}");
+        }
+        assert_eq!(parse_duration("30d"), Ok(MAX_DURATION));
+        assert_eq!(parse_duration_or_seconds("2592000"), Ok(MAX_DURATION));
+        for huge in ["2592000.5", "1e300", "1e15", "inf", "NaN"] {
+            assert!(parse_duration_or_seconds(huge).is_err(), "{huge}");
+        }
+        assert_eq!(duration_from_seconds(1e-12), Err(UnitReason::NotPositive));
+        assert_eq!(
+            duration_from_seconds(1e19),
+            Err(UnitReason::DurationTooLong)
+        );
+        assert_eq!(parse_size("1024T"), Ok(MAX_SIZE));
+        for huge in ["1025T", "99999999999999999999", "16777216TB", "2PiB"] {
+            assert!(parse_size(huge).is_err(), "{huge}");
+        }
+        assert!(parse_rate("2000TB/s").unwrap_err().reason.contains("1 PiB"));
+        assert_eq!(size_from_bytes(i64::MAX), Err(UnitReason::TooLarge));
+        assert_eq!(size_from_bytes(-1), Err(UnitReason::BelowOneByte));
+        assert_eq!(size_from_bytes(4096), Ok(4096));
     }
 
     #[test]

@@ -76,6 +76,18 @@ pub struct Evidence<'a> {
     /// the runtimes' own reports, what every other thread did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_for: Option<&'a crate::stall::Finding>,
+    /// A runtime's fatal report from the program's stderr: the runtime's words, the cause, the
+    /// parsed detail, the limit hit; whether it named the outcome, and if not why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime_report: Option<&'a crate::reports::Reported>,
+    /// What the runtimes said of a tree qualify ended (deadline, livelock) just before: the
+    /// JVM's and CPython's threads, a Go program's goroutines (its dump ended it).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub at_end: &'a [crate::stall::RuntimeReport],
+    /// Goroutines or threads the program left when it ended by itself (a Go test binary's own
+    /// execution trace), or why that was not examined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaks: Option<&'a crate::leaks::Leaks>,
 }
 
 /// What the spin-wait examination contributes to the evidence.

@@ -1,7 +1,8 @@
 //! `qualify-probe` owns the primitive everything else rests on: run one command as a black box
 //! under resource ceilings, own its whole process tree, watch it through `/proc` and cgroup
-//! counters, and classify how it ended (`ok`, `exit_failure`, `crash`, `oom_killed`, `deadlock`,
-//! `livelock`, `timeout`, `killed`, `interrupted`) with the evidence that supports the verdict.
+//! counters, and classify how it ended (`ok`, `exit_failure`, `crash`, `oom_killed`,
+//! `out_of_memory`, `deadlock`, `livelock`, `timeout`, `killed`, `interrupted`) with the evidence
+//! that supports the verdict — the runtime's own fatal report among it ([`reports`]).
 //!
 //! Entry point: [`probe`] (one run) and [`probe_repeated`] (N runs, compared by stdout digest).
 //! The enforcement backend (cgroup v2, cgroup v1/hybrid, rlimit + watchdog) is chosen by
@@ -16,6 +17,7 @@ mod control;
 mod errno;
 mod evidence;
 mod inspect;
+mod leaks;
 pub mod limits;
 mod memory;
 #[cfg(test)]
@@ -24,6 +26,7 @@ pub mod netns;
 pub mod observe;
 mod output;
 mod ranks;
+pub mod reports;
 pub mod result;
 mod rules;
 mod runtimes;
@@ -213,7 +216,7 @@ pub fn probe_repeated(
         on_run(0, &r);
         return Ok(r);
     }
-    let mut runs = Vec::with_capacity(repeat);
+    let mut runs = Vec::new();
     for i in 0..repeat {
         let r = probe(spec, cancel)?;
         on_run(i, &r);

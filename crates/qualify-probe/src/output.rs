@@ -1,6 +1,7 @@
 //! Continuous draining of the child's stdout and stderr: every byte is counted (and stdout
 //! hashed), only the last 64 KiB of each stream is kept, so a program that writes gigabytes
-//! neither blocks nor grows qualify's memory.
+//! neither blocks nor grows qualify's memory. Stderr is also read whole for the runtimes' fatal
+//! reports ([`crate::reports::Scanner`], bounded too).
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -12,6 +13,8 @@ use std::time::{Duration, Instant};
 use qualify_model::digest::hex;
 use sha2::{Digest, Sha256};
 
+use crate::reports::{Scanned, Scanner};
+
 /// Bytes kept of each stream.
 pub const TAIL_BYTES: usize = 64 * 1024;
 
@@ -21,6 +24,7 @@ pub struct Stream {
     pub bytes: AtomicU64,
     tail: Mutex<VecDeque<u8>>,
     hash: Mutex<Option<Sha256>>,
+    scan: Mutex<Option<Scanner>>,
 }
 
 /// Both streams of one child, drained by two threads.
@@ -39,7 +43,10 @@ impl Drain {
             hash: Mutex::new(Some(Sha256::new())),
             ..Stream::default()
         });
-        let err = Arc::new(Stream::default());
+        let err = Arc::new(Stream {
+            scan: Mutex::new(crate::reports::REPORTS.as_ref().ok().map(Scanner::new)),
+            ..Stream::default()
+        });
         let mut handles = Vec::new();
         if let Some(s) = stdout {
             let st = out.clone();
@@ -89,6 +96,8 @@ pub struct Captured {
     pub truncated: bool,
     /// Lowercase hex sha256 of the whole stream (stdout only; empty otherwise).
     pub sha256: String,
+    /// The runtimes' reports the whole stream carried (stderr only).
+    pub reports: Scanned,
 }
 
 impl Stream {
@@ -106,11 +115,19 @@ impl Stream {
             .and_then(|mut h| h.take())
             .map(|h| hex(&h.finalize()))
             .unwrap_or_default();
+        let reports = self
+            .scan
+            .lock()
+            .ok()
+            .and_then(|mut s| s.take())
+            .map(Scanner::finish)
+            .unwrap_or_default();
         Captured {
             tail: tail_text(&tail),
             bytes,
             truncated: bytes > TAIL_BYTES as u64,
             sha256,
+            reports,
         }
     }
 }
@@ -129,6 +146,11 @@ fn pump(mut src: impl Read, stream: &Stream) {
             && let Some(h) = h.as_mut()
         {
             h.update(chunk);
+        }
+        if let Ok(mut scan) = stream.scan.lock()
+            && let Some(scan) = scan.as_mut()
+        {
+            scan.feed(chunk);
         }
         if let Ok(mut tail) = stream.tail.lock() {
             if chunk.len() >= TAIL_BYTES {

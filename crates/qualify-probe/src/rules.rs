@@ -127,6 +127,20 @@ pub enum TableError {
          or `library`"
     )]
     CallMatcher { index: usize, call: String },
+    /// A pattern of the runtime-reports table that does not compile.
+    #[error("the runtime reports table is malformed: report {report}'s `{field}`: {source}")]
+    Regex {
+        report: String,
+        field: &'static str,
+        source: regex::Error,
+    },
+    /// A value of the runtime-reports table outside its vocabulary.
+    #[error("the runtime reports table is malformed: report {report}'s `{field}` = {value:?}")]
+    Field {
+        report: String,
+        field: &'static str,
+        value: String,
+    },
 }
 
 /// One frame of a sampled stack, innermost first.

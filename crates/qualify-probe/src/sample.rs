@@ -187,3 +187,17 @@ pub fn state_and_ppid(pid: i32) -> Option<(char, i32)> {
     let ppid = it.next()?.parse().ok()?;
     Some((state, ppid))
 }
+
+/// A process's command line, arguments joined by spaces, cut at 4 KiB (empty when unreadable).
+pub fn cmdline(pid: i32) -> String {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    if let Ok(f) = std::fs::File::open(format!("/proc/{pid}/cmdline")) {
+        let _ = f.take(4096).read_to_end(&mut buf);
+    }
+    String::from_utf8_lossy(&buf)
+        .split('\0')
+        .filter(|a| !a.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}

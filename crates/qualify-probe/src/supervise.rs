@@ -342,6 +342,29 @@ pub(crate) fn run_with(
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
+    // Leaks at exit: a Go test binary runs with its own -test.trace into a file qualify owns.
+    let leak_plan = match builtin {
+        Some(_) => crate::leaks::Plan::No("qualify's built-in self-test".into()),
+        None => crate::leaks::plan(spec, &workdir, &tag),
+    };
+    let traced;
+    let spec = match &leak_plan {
+        crate::leaks::Plan::GoTrace { argv, .. } => {
+            traced = ProbeSpec {
+                argv: argv.clone(),
+                ..spec.clone()
+            };
+            &traced
+        }
+        crate::leaks::Plan::No(_) => spec,
+    };
+    let mut binds: Vec<&std::path::Path> = Vec::new();
+    if let Some(hb) = &heartbeat {
+        binds.push(hb.0.as_path());
+    }
+    if let crate::leaks::Plan::GoTrace { file, .. } = &leak_plan {
+        binds.push(file.0.as_path());
+    }
     let (plan, mut sandbox_evidence) = if direct {
         let mut off = crate::sandbox::Sandbox::off();
         off.mode = spec.sandbox.mode;
@@ -351,7 +374,7 @@ pub(crate) fn run_with(
                 ..spec.clone()
             },
             &workdir,
-            None,
+            &[],
         )?
         .1;
         e.mode = spec.sandbox.mode;
@@ -369,7 +392,7 @@ pub(crate) fn run_with(
         }
         (None, e)
     } else {
-        Plan::build(spec, &workdir, heartbeat.as_ref().map(|h| h.0.as_path()))?
+        Plan::build(spec, &workdir, &binds)?
     };
     let mut started = if direct {
         Started::Direct(spawn::spawn(spec, &tag, &join, &extra_env)?)
@@ -458,6 +481,15 @@ pub(crate) fn run_with(
     let mut max_memory_current = 0u64;
     // How each thread waited when the deadline passed (read before the tree is killed).
     let mut timeout_waits: Option<Vec<crate::blocking::ThreadWait>> = None;
+    // Command lines of the tree's processes (the probed command first): where a runtime's own
+    // limits (`-Xmx`, `--max-old-space-size`) are read from.
+    let mut commands: Vec<String> = vec![
+        spec.argv
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" "),
+    ];
 
     loop {
         wait_exit_or(exit_fd, interval);
@@ -473,7 +505,12 @@ pub(crate) fn run_with(
         let pids = members(&containment, &tag, main, init);
         let procs: Vec<ProcSnap> = pids.iter().filter_map(|&p| sample::read_proc(p)).collect();
         for p in &procs {
-            seen.entry(p.pid).or_insert(p.starttime);
+            if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(p.pid) {
+                e.insert(p.starttime);
+                if commands.len() < COMMANDS_KEPT {
+                    commands.push(sample::cmdline(p.pid));
+                }
+            }
         }
         // What the tree does to its own processes while it runs (not while it is stopped).
         if let Some(t) = children.as_mut().filter(|_| stopping.is_none()) {
@@ -558,11 +595,6 @@ pub(crate) fn run_with(
             stuck_evidence = match &stuck {
                 // The samples that proved it are the stacks.
                 Ending::SpinDeadlock(finding) => finding.stacks.clone(),
-                // The Go runtime's own dump is the stack: SIGQUIT, then let it write and exit.
-                Ending::GoDump { pid, .. } => {
-                    go_dump(*pid);
-                    Value::Null
-                }
                 _ => {
                     let live: Vec<i32> = procs
                         .iter()
@@ -592,6 +624,23 @@ pub(crate) fn run_with(
     // clean-up below: killing stragglers, reaping and removing cgroups is qualify's time.
     let ended = start.elapsed();
     let verdict_seconds = ended.as_secs_f64();
+
+    // A tree qualify ends (deadline, livelock): what its runtimes say of it first — the JVM's
+    // and CPython's threads, a Go program's goroutine dump (SIGQUIT, which ends it).
+    let mut at_end: Vec<crate::stall::RuntimeReport> = Vec::new();
+    let mut livelock_named: Option<String> = None;
+    let mut go_dumped = Vec::new();
+    if main_status.is_none()
+        && matches!(ending, Ending::Timeout(..) | Ending::Livelock { .. })
+        && let Ok(table) = crate::runtimes::RUNTIMES.as_ref()
+    {
+        let asked = crate::stall::deadline::ask(&last_procs, &mut inspect, table);
+        at_end = asked.reports;
+        for &pid in &asked.go {
+            go_dump(pid);
+        }
+        go_dumped = asked.go;
+    }
 
     // Asked to stop, the rest of the group got the signal too: give it what is left of the
     // grace to exit before anything counts as leaked.
@@ -646,19 +695,36 @@ pub(crate) fn run_with(
     };
     drop(started);
     let (out, err, streams_closed) = drain.finish(Duration::from_secs(2));
-    // A Go program's goroutine dump (its stderr) decides what its quiet stall was.
-    let mut go_finding: Option<Box<crate::stall::Finding>> = None;
-    if let Ending::GoDump { finding, .. } = &ending
-        && let Ok(table) = crate::runtimes::RUNTIMES.as_ref()
+    // The goroutine dumps asked for, as the stream carried them (not only the kept tail).
+    if !go_dumped.is_empty()
+        && let (Ok(table), Ok(reports)) = (
+            crate::runtimes::RUNTIMES.as_ref(),
+            crate::reports::REPORTS.as_ref(),
+        )
     {
-        let (deadlock, f) = crate::stall::judge_go_dump(&err.tail, (**finding).clone(), table);
-        ending = if deadlock {
-            Ending::WaitFor(Box::new(f))
-        } else {
-            let why = f.why.clone();
-            go_finding = Some(Box::new(f));
-            Ending::Timeout(crate::result::TimeoutKind::AmbiguousWait, why)
-        };
+        let dumps: Vec<String> = err
+            .reports
+            .reports
+            .iter()
+            .filter(|c| reports.rows[c.row].id == "go.sigquit")
+            .map(|c| format!("{}\n{}", c.line, c.body))
+            .collect();
+        for (i, &pid) in go_dumped.iter().enumerate() {
+            let dump = dumps.get(i).cloned().unwrap_or_default();
+            at_end.push(crate::stall::name_goroutines(&dump, pid, table));
+        }
+    }
+    if !at_end.is_empty() {
+        let said: Vec<String> = at_end
+            .iter()
+            .map(|r| format!("{} ({}): {}", r.runtime, r.tool, r.said))
+            .collect();
+        let named = format!("; at the end the runtimes said: {}", said.join(" | "));
+        match &mut ending {
+            Ending::Timeout(_, why) => why.push_str(&named),
+            Ending::Livelock { .. } => livelock_named = Some(named),
+            _ => {}
+        }
     }
     let wall = ended;
     let cleanup_seconds = (start.elapsed() - ended).as_secs_f64();
@@ -666,9 +732,19 @@ pub(crate) fn run_with(
     let cgroup_paths = containment.paths();
     let leftover = containment.remove();
 
+    let status = main_status.and_then(|(s, _)| s);
+    let report = runtime_report(
+        &err.reports,
+        &ending,
+        status,
+        &counters,
+        &commands,
+        spec,
+        crate::classify::pids_hit(containment.kind, limits, &counters, &watch),
+    );
     let mut decision = compose(&Facts {
         ending: &ending,
-        status: main_status.and_then(|(s, _)| s),
+        status,
         counters: &counters,
         kind: containment.kind,
         limits,
@@ -676,8 +752,23 @@ pub(crate) fn run_with(
         leaked: leaked.len(),
         truncated: out.truncated || err.truncated,
         wall,
+        report: report.as_ref(),
     });
 
+    if let Some(named) = livelock_named {
+        decision.detail.push_str(&named);
+    }
+    // What the run left behind when it ended by itself.
+    let leaks = matches!(ending, Ending::Exited).then(|| crate::leaks::examine(&leak_plan, status));
+    if let Some(l) = &leaks
+        && l.blocked() > 0
+    {
+        decision.flags.push(Flag::LeakedThreads);
+        decision.flags.sort_unstable();
+        if let Some(s) = l.sentence() {
+            decision.detail.push_str(&s);
+        }
+    }
     if let Some(stop) = stopping {
         requested_stop(
             &mut decision,
@@ -727,7 +818,7 @@ pub(crate) fn run_with(
     };
     let wait_for = match &ending {
         Ending::WaitFor(finding) => Some(&**finding),
-        Ending::Timeout(..) => go_finding.as_deref().or(watch.stall_conclusion()),
+        Ending::Timeout(..) => watch.stall_conclusion(),
         _ => None,
     };
     let evidence = Evidence {
@@ -761,6 +852,9 @@ pub(crate) fn run_with(
             _ => None,
         },
         interrupted: decision.outcome == Outcome::Interrupted,
+        runtime_report: report.as_ref(),
+        at_end: &at_end,
+        leaks: leaks.as_ref(),
     }
     .to_value();
 
@@ -797,8 +891,59 @@ pub(crate) fn run_with(
     })
 }
 
+/// Command lines kept per run (each cut at 4 KiB).
+const COMMANDS_KEPT: usize = 16;
+
+/// The runtime's report on the program's stderr, judged against how the run ended.
+fn runtime_report(
+    scanned: &crate::reports::Scanned,
+    ending: &Ending,
+    status: Option<i32>,
+    counters: &crate::backend::Counters,
+    commands: &[String],
+    spec: &ProbeSpec,
+    pids_hit: bool,
+) -> Option<crate::reports::Reported> {
+    use crate::reports::judge::Ended;
+    let table = crate::reports::REPORTS.as_ref().ok()?;
+    let ended = match (ending, status) {
+        _ if counters.oom_kills > 0 => Ended::Stopped("the kernel's memory kill"),
+        (Ending::Exited, Some(st)) => Ended::ByItself(st),
+        (Ending::Exited, None) => Ended::Stopped("its wait status was lost"),
+        (Ending::Interrupted, _) => Ended::Stopped("qualify was interrupted"),
+        (Ending::Timeout(..), _) => Ended::Stopped("the deadline"),
+        (Ending::Watchdog { .. }, _) => Ended::Stopped("the memory watchdog"),
+        _ => Ended::Stopped("qualify's stall verdict"),
+    };
+    let options: Vec<String> = crate::reports::limits::OPTION_VARIABLES
+        .iter()
+        .filter_map(|name| {
+            spec.env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+                .or_else(|| std::env::var(name).ok())
+        })
+        .collect();
+    let ctx = crate::reports::Context {
+        ended,
+        commands,
+        options: &options,
+        limits: &spec.limits,
+        counters,
+        pids_hit,
+    };
+    crate::reports::judge(
+        table,
+        crate::runtimes::RUNTIMES.as_ref().ok(),
+        scanned,
+        &ctx,
+    )
+}
+
 /// Ask a Go program for its goroutine dump: SIGQUIT makes its runtime print every goroutine
-/// to stderr and exit; wait (at most 3 s) until it has.
+/// to stderr and exit (the cell is ending anyway); wait (at most 3 s) until it has.
 fn go_dump(pid: i32) {
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
@@ -934,6 +1079,9 @@ mod tests {
             interrupted: true,
             spin: None,
             wait_for: None,
+            runtime_report: None,
+            at_end: &[],
+            leaks: None,
         }
         .to_value();
         let text = serde_json::to_string(&value).unwrap();
@@ -1022,6 +1170,9 @@ mod tests {
             interrupted: false,
             spin: None,
             wait_for: Some(&finding),
+            runtime_report: None,
+            at_end: &[],
+            leaks: None,
         }
         .to_value();
         assert_eq!(
@@ -1058,6 +1209,9 @@ mod tests {
             interrupted: false,
             spin: None,
             wait_for: None,
+            runtime_report: None,
+            at_end: &[],
+            leaks: None,
         }
         .to_value();
         let keys: Vec<&str> = value

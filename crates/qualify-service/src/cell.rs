@@ -36,6 +36,19 @@ const SETTLE: Duration = Duration::from_millis(300);
 /// The probe samples at least every 100 ms: waiting this much past the settle takes a sample.
 const SAMPLE_WAIT: Duration = Duration::from_millis(150);
 
+/// How many more times a cell whose load generator was the bottleneck is measured.
+pub const BUSY_RETRIES: u32 = 2;
+
+/// The cell is `interrupted` only because its load generator could not keep its schedule (not
+/// cancelled, not a lost node or generator): the run measured the machine, not the service.
+fn generator_was_bottleneck(r: &ProbeResult) -> bool {
+    r.outcome == Outcome::Interrupted
+        && r.load
+            .as_ref()
+            .and_then(|l| l.report.as_ref())
+            .is_some_and(|rep| rep.generator.saturated && !rep.cancelled)
+}
+
 /// Everything one service cell needs from the run.
 pub struct ServiceCell<'a> {
     pub spec: &'a Spec,
@@ -56,7 +69,35 @@ pub struct ServiceCell<'a> {
 impl ServiceCell<'_> {
     /// Start, await, load, judge and stop the service of the cell at `params` — with its
     /// dependencies behind fault proxies and a kill-and-restart when the spec has them.
+    ///
+    /// A cell whose load generator could not keep its schedule (the machine was too busy to
+    /// offer the load: `interrupted`, not evidence about the service) is measured again, up to
+    /// [`BUSY_RETRIES`] more times, from a fresh service; its detail says how many measurements
+    /// it took. A cancelled run is never measured again.
     pub fn run(&self, params: &Params) -> Result<ProbeResult, ServiceError> {
+        let mut result = self.run_once(params)?;
+        let mut measurements = 1;
+        while measurements <= BUSY_RETRIES && !self.cancelled() && generator_was_bottleneck(&result)
+        {
+            result = self.run_once(params)?;
+            measurements += 1;
+        }
+        if measurements > 1 {
+            let busy = measurements - 1;
+            let again = if generator_was_bottleneck(&result) {
+                "still"
+            } else {
+                "measured again:"
+            };
+            result.detail = format!(
+                "{}; {again} the load generator could not keep its schedule in {busy} earlier measurement(s) of this cell (a busy machine), {measurements} in all",
+                result.detail
+            );
+        }
+        Ok(result)
+    }
+
+    fn run_once(&self, params: &Params) -> Result<ProbeResult, ServiceError> {
         let spec = self.spec;
         let Some(service) = &spec.service else {
             return Err(ServiceError::NotAService);
@@ -380,7 +421,10 @@ impl ServiceCell<'_> {
             }
             _ => None,
         };
-        let windowed = judged.as_ref().is_some_and(|j| !j.control);
+        // A standing fault has no outside: its cell's steady objectives are judged over the
+        // whole load, as the control's are.
+        let standing = spec.faults.as_ref().is_some_and(|f| f.standing) && restart.is_none();
+        let windowed = judged.as_ref().is_some_and(|j| !j.control) && !standing;
         let outside = match &report {
             Some(rep) if windowed => Some(verdict::outside_window(rep)),
             _ => None,
@@ -582,4 +626,79 @@ fn memory_growth(
         })
         .collect();
     qualify_load::memory::memory_growth(&points, ceiling)
+}
+
+#[cfg(test)]
+mod tests {
+    use qualify_model::{Enforcement, Limits};
+
+    use super::*;
+
+    fn result(outcome: Outcome, saturated: bool, cancelled: bool) -> ProbeResult {
+        let mut r = ProbeResult::unobserved(
+            outcome,
+            "d",
+            Enforcement::none("cgroup2"),
+            Limits::default(),
+        );
+        let report: LoadReport = serde_json::from_value(serde_json::json!({
+            "model": "open", "offered_rate": 100.0, "users": null,
+            "duration_seconds": 2.0, "measured_seconds": 2.0, "warmup_seconds": 0.0,
+            "sent": 200, "completed": 200, "succeeded": 200, "dropped": 0, "shed": 0,
+            "achieved_rate": 100.0, "throughput": 100.0,
+            "errors": {"status_4xx": 0, "status_5xx": 0, "status_429": 0, "timeout": 0,
+                       "refused": 0, "reset": 0, "unexpected_reply": 0, "other": 0},
+            "latency": {
+                "corrected": {"count": 200},
+                "uncorrected": {"count": 200},
+                "corrected_histogram": "", "histogram_encoding": "", "histogram_unit": ""
+            },
+            "timeline": [],
+            "generator": {"threads": 1, "cpu_seconds": 0.1, "wall_seconds": 2.0,
+                          "saturated": saturated, "connections_opened": 4,
+                          "schedule_lag": {"dispatched": 200, "late": 0}},
+            "cancelled": cancelled
+        }))
+        .expect("a load report");
+        r.load = Some(ServiceLoad {
+            report: Some(report),
+            slo: Vec::new(),
+            verdict: String::new(),
+            memory_growth: None,
+            ready_seconds: None,
+            port: None,
+            stop: None,
+        });
+        r
+    }
+
+    /// Only a cell interrupted because its generator lagged is measured again: not a cancelled
+    /// one, not one whose verdict is about the service, not one without a load.
+    #[test]
+    fn only_a_lagging_generator_makes_a_cell_measured_again() {
+        assert!(generator_was_bottleneck(&result(
+            Outcome::Interrupted,
+            true,
+            false
+        )));
+        assert!(!generator_was_bottleneck(&result(
+            Outcome::Interrupted,
+            true,
+            true
+        )));
+        assert!(!generator_was_bottleneck(&result(
+            Outcome::Interrupted,
+            false,
+            false
+        )));
+        assert!(!generator_was_bottleneck(&result(Outcome::Ok, true, false)));
+        assert!(!generator_was_bottleneck(&result(
+            Outcome::SloViolated,
+            true,
+            false
+        )));
+        let mut no_load = result(Outcome::Interrupted, true, false);
+        no_load.load = None;
+        assert!(!generator_was_bottleneck(&no_load));
+    }
 }

@@ -64,6 +64,12 @@ pub fn group(spec: &Spec, params: &Params) -> Params {
 /// `judge` registers it). `None`: the result holds no judged control (the cell failed before
 /// its load was judged).
 pub fn noise_of(result: &ProbeResult) -> Option<Noise> {
+    // Its latency over the whole measured load: the level a standing fault is compared with.
+    let corrected = result
+        .load
+        .as_ref()
+        .and_then(|l| l.report.as_ref())
+        .map(|r| r.latency.corrected);
     result
         .faults
         .iter()
@@ -72,6 +78,8 @@ pub fn noise_of(result: &ProbeResult) -> Option<Noise> {
         .map(|n| Noise {
             p99: n.control_p99,
             p50: n.control_p50,
+            latency_p99: corrected.and_then(|c| c.p99),
+            latency_p50: corrected.and_then(|c| c.p50),
         })
 }
 
@@ -157,6 +165,7 @@ values = [1, 2]
         let noise = Noise {
             p99: Some(2.5),
             p50: Some(1.1),
+            ..Noise::default()
         };
         controls.register(&spec, &cell("none", 1), noise);
         assert_eq!(controls.noise_for(&spec, &cell("down", 1)), Some(noise));
@@ -168,6 +177,7 @@ values = [1, 2]
         let again = Noise {
             p99: Some(3.0),
             p50: None,
+            ..Noise::default()
         };
         controls.register(&spec, &cell("none", 1), again);
         assert_eq!(controls.noise_for(&spec, &cell("down", 1)), Some(again));
@@ -191,7 +201,8 @@ values = [1, 2]
             noise_of(&control),
             Some(Noise {
                 p99: Some(1.4),
-                p50: Some(1.2)
+                p50: Some(1.2),
+                ..Noise::default()
             })
         );
         let faulted = with(serde_json::json!([{

@@ -133,8 +133,19 @@ pub fn judge(spec: &Spec, i: &Inputs<'_>) -> Judged {
     } else {
         i.controls.noise_for(spec, i.params)
     };
+    let standing = spec.faults.as_ref().is_some_and(|f| f.standing) && i.restart.is_none();
+    // A standing fault's cell has no before of its own: its control's level stands in for it.
+    let before = match (standing, control_noise) {
+        (true, Some(n)) => PhaseLoad {
+            latency_p50: n.latency_p50,
+            latency_p99: n.latency_p99,
+            ..PhaseLoad::default()
+        },
+        (true, None) => PhaseLoad::default(),
+        (false, _) => phase_load(report, Phase::Before),
+    };
     let observation = |stats: Option<&ProxyStats>, process: Option<&ProcessRecord>| Observation {
-        before: phase_load(report, Phase::Before),
+        before: before.clone(),
         during: phase_load(report, Phase::During),
         after: phase_load(report, Phase::After),
         dependency: stats.map(|s| DependencyObservation {
@@ -171,6 +182,7 @@ pub fn judge(spec: &Spec, i: &Inputs<'_>) -> Judged {
         control,
         control_noise,
         resources: resources.clone(),
+        standing,
     };
     let expectations = spec.expectations_for(i.params);
     let expected_of = |dependency: Option<&str>| {

@@ -1,6 +1,7 @@
 //! The load's phase windows around a fault (`before`, `during`, `recovery` for
-//! `recover_within` after the window, `after`) or a restart (`before` the kill, `during` from
-//! it): the load reports each window's statistics, the behaviour verdict reads them.
+//! `recover_within` after the window, `after`; a standing fault is `during` alone) or a restart
+//! (`before` the kill, `during` from it): the load reports each window's statistics, the
+//! behaviour verdict reads them.
 
 use std::time::Duration;
 
@@ -13,6 +14,14 @@ pub fn phases(spec: &Spec, duration: Duration) -> Vec<PhaseWindow> {
     let Some(f) = &spec.faults else {
         return Vec::new();
     };
+    if f.standing {
+        // Held for the whole measured load: one window, nothing before or after it.
+        return vec![PhaseWindow {
+            phase: Phase::During,
+            start: Duration::ZERO,
+            end: duration,
+        }];
+    }
     let mut out = Vec::new();
     if f.start > Duration::ZERO {
         out.push(PhaseWindow {

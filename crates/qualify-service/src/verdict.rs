@@ -7,12 +7,17 @@
 //! 1. the control: never a fault verdict; an objective for the fault window it did not hold
 //!    (with no fault at all) makes an `ok` cell `slo_violated`;
 //! 2. lost writes → `lost_writes`, unless the claim expects `loses_writes` by name;
-//! 3. not recovered within `recover_within` (never, or late) → `not_recovered` (unless
+//! 3. a behaviour outside what the claim expects of the fault (`expect`) — with no `expect`, a
+//!    hang (a hang fails by default; `expect` may accept it by name) — or an objective for the
+//!    fault window (`[[slo]] phase = "fault"`) not held → `unexpected_behaviour`, the detail
+//!    naming the expected and the observed, and a late recovery beside them when there was one;
+//! 4. not recovered within `recover_within` (never, or late) → `not_recovered` (unless
 //!    interrupted, or the claim expects the behaviour by name);
-//! 4. a behaviour outside what the claim expects of the fault (`expect`), or an objective for
-//!    the fault window (`[[slo]] phase = "fault"`) not held → `unexpected_behaviour`, the
-//!    detail naming the expected and the observed;
 //! 5. otherwise the load's verdict stands and the behaviour is added to the detail.
+//!
+//! What the service did under the fault outranks how long it took to come back: a hang that
+//! also recovered late is `unexpected_behaviour` whatever the recovery took (a busy machine
+//! moves the recovery time, not the hang), and the late recovery is named beside it.
 //!
 //! Finally a probe verdict about the process tree (crash, oom_killed, deadlock, …) outranks
 //! the service's: the service did not just serve badly, it failed ([`CellVerdict::apply`]).
@@ -55,8 +60,33 @@ impl UnderFault<'_> {
         match self.behaviour.recovery {
             Recovery::NotRecovered => true,
             Recovery::After(t) => t > self.recover_within,
+            Recovery::NotExamined => false,
         }
     }
+
+    /// A late recovery, named beside a verdict about the window that outranks it (empty when
+    /// the service recovered in time, or the claim expects the behaviour by name).
+    fn late_beside(&self) -> String {
+        if !self.late() || self.expects(self.behaviour.verdict) {
+            return String::new();
+        }
+        match self.behaviour.recovery {
+            Recovery::NotRecovered => {
+                "; and not recovered by the end of the load (not_recovered)".to_string()
+            }
+            Recovery::After(t) => format!(
+                "; and recovered only {t:.1} s after the window, later than recover_within {:.1} s (not_recovered)",
+                self.recover_within
+            ),
+            Recovery::NotExamined => String::new(),
+        }
+    }
+}
+
+/// A behaviour that fails with no expectation stated: a hang under a fault put on a
+/// dependency (requests held until the client gave up). The claim may accept it by name.
+fn default_refused(r: &FaultRecord) -> bool {
+    r.injected() && r.behaviour.expected.is_none() && r.behaviour.verdict == "hangs"
 }
 
 /// Decide the cell's outcome from the load's verdict and, for a faulted cell, the behaviour
@@ -98,8 +128,6 @@ pub fn decide(
         }
     } else if b.verdict == Behaved::LosesWrites && !u.expects(Behaved::LosesWrites) {
         (Some(Outcome::LostWrites), b.detail.clone())
-    } else if judged && u.late() && !u.expects(b.verdict) {
-        (Some(Outcome::NotRecovered), b.detail.clone())
     } else if let Some(r) = u
         .records
         .iter()
@@ -118,22 +146,43 @@ pub fn decide(
         (
             Some(Outcome::UnexpectedBehaviour),
             format!(
-                "under {}: expected {expected}, observed {} ({})",
+                "under {}: expected {expected}, observed {} ({}){}",
                 r.subject(),
                 r.behaviour.verdict,
-                r.behaviour.detail
+                r.behaviour.detail,
+                u.late_beside()
+            ),
+        )
+    } else if let Some(r) = u
+        .records
+        .iter()
+        .find(|r| default_refused(r))
+        .filter(|_| judged)
+    {
+        (
+            Some(Outcome::UnexpectedBehaviour),
+            format!(
+                "under {}: observed {} ({}); a hang fails unless the claim expects it by name (expect = {{ \"{}\" = [\"hangs\"] }}){}",
+                r.subject(),
+                r.behaviour.verdict,
+                r.behaviour.detail,
+                r.fault,
+                u.late_beside()
             ),
         )
     } else if judged && !failed_window.is_empty() {
         (
             Some(Outcome::UnexpectedBehaviour),
             format!(
-                "{}; observed {} ({})",
+                "{}; observed {} ({}){}",
                 failed_window.join("; "),
                 b.verdict,
-                b.detail
+                b.detail,
+                u.late_beside()
             ),
         )
+    } else if judged && u.late() && !u.expects(b.verdict) {
+        (Some(Outcome::NotRecovered), b.detail.clone())
     } else if let Some(o) = outcome {
         let expected = if u.expects(b.verdict) {
             ", as the claim expects"
@@ -383,11 +432,13 @@ mod tests {
         use Outcome::*;
         let recovered = || Recovery::After(1.2);
         let loses = behaviour(Behaved::LosesWrites, recovered());
-        let not_recovered = behaviour(Behaved::Hangs, Recovery::NotRecovered);
+        let not_recovered = behaviour(Behaved::Degrades, Recovery::NotRecovered);
         let recovers = behaviour(Behaved::Recovers, recovered());
         let stops_unrecovered = behaviour(Behaved::Stops, Recovery::NotRecovered);
         let late = behaviour(Behaved::RecoversLate, Recovery::After(4.0));
         let hangs = behaviour(Behaved::Hangs, recovered());
+        let hangs_late = behaviour(Behaved::Hangs, Recovery::After(4.0));
+        let fails_fast_unrecovered = behaviour(Behaved::FailsFast, Recovery::NotRecovered);
         let fails_fast = behaviour(Behaved::FailsFast, recovered());
         let control = behaviour(Behaved::Control, Recovery::NotRecovered);
         let held = [fault_slo(true)];
@@ -481,7 +532,7 @@ mod tests {
                 probe: Ok,
                 alive: true,
                 outcome: NotRecovered,
-                detail: "hangs figures",
+                detail: "degrades figures",
             },
             Row {
                 name: "not recovered after stopping to serve",
@@ -503,7 +554,7 @@ mod tests {
                 probe: Ok,
                 alive: true,
                 outcome: Interrupted,
-                detail: "the load was cancelled; under the fault: hangs (hangs figures)",
+                detail: "the load was cancelled; under the fault: degrades (degrades figures)",
             },
             Row {
                 name: "lost writes outrank everything the load said",
@@ -616,15 +667,59 @@ mod tests {
                 detail: "summary; under the fault: fails_fast (fails_fast figures), as the claim expects",
             },
             Row {
-                name: "without an expectation a hang is stated and accepted",
+                name: "without an expectation a hang fails by default",
                 verdict: service(Ok, None),
                 behaviour: Some(&hangs),
                 expected: None,
                 fault_slos: &[],
                 probe: Ok,
                 alive: true,
+                outcome: UnexpectedBehaviour,
+                detail: "under cache down: observed hangs (hangs figures); a hang fails unless the claim expects it by name (expect = { \"down\" = [\"hangs\"] })",
+            },
+            Row {
+                name: "a hang the claim expects by name is accepted",
+                verdict: service(Ok, None),
+                behaviour: Some(&hangs),
+                expected: Some(&[Behaved::Hangs]),
+                fault_slos: &[],
+                probe: Ok,
+                alive: true,
                 outcome: Ok,
-                detail: "summary; under the fault: hangs (hangs figures)",
+                detail: "summary; under the fault: hangs (hangs figures), as the claim expects",
+            },
+            Row {
+                name: "without an expectation other behaviours are stated and accepted",
+                verdict: service(Ok, None),
+                behaviour: Some(&fails_fast),
+                expected: None,
+                fault_slos: &[],
+                probe: Ok,
+                alive: true,
+                outcome: Ok,
+                detail: "summary; under the fault: fails_fast (fails_fast figures)",
+            },
+            Row {
+                name: "a hang that also recovered late: the hang wins, the late recovery beside it",
+                verdict: service(Ok, None),
+                behaviour: Some(&hangs_late),
+                expected: Some(&[Behaved::FailsFast]),
+                fault_slos: &[],
+                probe: Ok,
+                alive: true,
+                outcome: UnexpectedBehaviour,
+                detail: "under cache down: expected fails_fast, observed hangs (hangs figures); and recovered only 4.0 s after the window, later than recover_within 3.0 s (not_recovered)",
+            },
+            Row {
+                name: "a missed window objective and no recovery: the window wins, recovery beside it",
+                verdict: service(Ok, None),
+                behaviour: Some(&fails_fast_unrecovered),
+                expected: None,
+                fault_slos: &broken,
+                probe: Ok,
+                alive: true,
+                outcome: UnexpectedBehaviour,
+                detail: "latency_p99 = 1000 ms, limit max 300 ms (during the fault window); observed fails_fast (fails_fast figures); and not recovered by the end of the load (not_recovered)",
             },
             Row {
                 name: "an objective for the window not held",

@@ -24,6 +24,10 @@ use qualify_model::fault::Verdict;
 /// The most points a swept range (one without `search`) may expand to.
 pub const MAX_SWEEP_POINTS: usize = 1000;
 
+/// The most points a searched range other than a unit-step integer one may have (those are
+/// listed for the planner; a unit-step integer range is searched by index, at any size).
+pub const MAX_SEARCH_POINTS: usize = 100_000;
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Axis {
     pub name: String,
@@ -85,6 +89,39 @@ impl Axis {
         };
         let i = values.iter().position(|v| v == value)?;
         self.fault.as_ref()?.expect.get(i)?.as_deref()
+    }
+
+    /// The axis as the planner sees it. A unit-step integer range searched for a boundary is
+    /// bisected over integers; every other range is the spec's lattice of points. A fault axis
+    /// runs `none` first: the control of each combination is measured before the faulted cells
+    /// that are compared with it (`qualify_service::Controls`).
+    pub fn plan_axis(&self) -> qualify_plan::Axis {
+        let domain = match &self.domain {
+            Domain::Values(vals) if self.kind == AxisKind::Fault => {
+                let (none, faults): (Vec<_>, Vec<_>) = vals
+                    .iter()
+                    .cloned()
+                    .partition(|v| v.as_text() == Some("none"));
+                qualify_plan::Domain::Values(none.into_iter().chain(faults).collect())
+            }
+            Domain::Values(vals) => qualify_plan::Domain::Values(vals.clone()),
+            Domain::Range(r) => match (r.lo, r.hi, r.step, r.scale, self.search) {
+                (
+                    Number::Int(lo),
+                    Number::Int(hi),
+                    Number::Int(1),
+                    Scale::Linear,
+                    Some(Search::Boundary),
+                ) => qualify_plan::Domain::Range { lo, hi },
+                _ => qualify_plan::Domain::Values(self.points()),
+            },
+        };
+        let axis = qualify_plan::Axis::new(self.name.clone(), self.kind, domain);
+        if self.search == Some(Search::Boundary) {
+            axis.boundary()
+        } else {
+            axis
+        }
     }
 
     /// The points a sweep visits: the values as listed (sorted ascending on a search axis), or
@@ -562,6 +599,20 @@ fn check_range(
                     "range of axis `{name}` would sweep more than {MAX_SWEEP_POINTS} points"
                 ),
                 "add search = \"boundary\" to search it, a larger step, scale = \"log\", or list values",
+            );
+            return None;
+        }
+    } else if !range.is_unit_integer() {
+        // The planner bisects a unit-step integer range by index; any other searched lattice
+        // is listed point by point (`Axis::plan_axis`), so its size is bounded too.
+        let count = range.points().take(MAX_SEARCH_POINTS + 1).count();
+        if count > MAX_SEARCH_POINTS {
+            ck.error_help(
+                span,
+                format!(
+                    "range of axis `{name}` searched on this lattice has more than {MAX_SEARCH_POINTS} points"
+                ),
+                "search integers with step 1 (any size), or use a larger step or scale = \"log\"",
             );
             return None;
         }

@@ -12,6 +12,9 @@ use toml::{Spanned, Value};
 use crate::error::{Diagnostic, diagnostic_at};
 use crate::template::{LITERAL_BRACES_HELP, Placeholder, placeholders};
 
+/// The largest count a spec may write where no smaller bound applies (a billion).
+pub(crate) const MAX_COUNT: u64 = 1_000_000_000;
+
 pub(crate) struct Checker<'a> {
     pub text: &'a str,
     path: &'a Path,
@@ -115,7 +118,7 @@ impl<'a> Checker<'a> {
                 None
             }
             Value::Float(x) if x.is_finite() && *x > 0.0 => {
-                self.unitless(value.span(), Quantity::Size, &x.to_string());
+                self.unitless(value.span(), Quantity::Size, &float_text(*x));
                 None
             }
             other => {
@@ -128,9 +131,10 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// A positive duration with its unit (`30s`, `250ms`, `1h30m`). A bare number (`30`,
-    /// `"30"`, `0.25`) is refused with the fix: `250` could be milliseconds or seconds, and a
-    /// latency limit read in the wrong one can never fail.
+    /// A positive duration with its unit (`30s`, `250ms`, `1h30m`), at most
+    /// [`units::MAX_DURATION`] (the bounds live in [`units`]). A bare number (`30`, `"30"`,
+    /// `0.25`) is refused with the fix: `250` could be milliseconds or seconds, and a latency
+    /// limit read in the wrong one can never fail.
     pub fn duration(&mut self, value: &Spanned<Value>) -> Option<Duration> {
         let hint = Quantity::Duration.hint();
         let number = match value.get_ref() {
@@ -152,7 +156,7 @@ impl<'a> Checker<'a> {
                 };
             }
             Value::Integer(n) => n.to_string(),
-            Value::Float(x) => x.to_string(),
+            Value::Float(x) => float_text(*x),
             other => {
                 self.error(
                     value.span(),
@@ -193,7 +197,8 @@ impl<'a> Checker<'a> {
         self.error_help(span, format!("`{number}` has no unit: {what}"), fix);
     }
 
-    /// A CPU ceiling in cores: a number or a numeric string, at least 0.01.
+    /// A CPU ceiling in cores: a number or a numeric string, from 0.01 to
+    /// [`qualify_model::limits::MAX_CPUS`].
     pub fn cpus(&mut self, value: &Spanned<Value>) -> Option<f64> {
         let text = match value.get_ref() {
             Value::String(text) => text.clone(),
@@ -219,10 +224,23 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// A positive integer (`what` names it in the message).
+    /// A positive integer up to [`MAX_COUNT`] (`what` names it in the message).
     pub fn positive(&mut self, value: &Spanned<i64>, what: &str) -> Option<u64> {
+        self.positive_at_most(value, what, MAX_COUNT)
+    }
+
+    /// A positive integer up to `max`: counts that become runs, threads or allocations have
+    /// their own, smaller bound.
+    pub fn positive_at_most(&mut self, value: &Spanned<i64>, what: &str, max: u64) -> Option<u64> {
         match *value.get_ref() {
-            n if n >= 1 => Some(n as u64),
+            n if n >= 1 && n as u64 <= max => Some(n as u64),
+            n if n >= 1 => {
+                self.error(
+                    value.span(),
+                    format!("{what} must be at most {max}, found {n}"),
+                );
+                None
+            }
             n => {
                 self.error(
                     value.span(),
@@ -343,5 +361,15 @@ pub(crate) fn describe(value: &Value) -> String {
         Value::Datetime(d) => format!("datetime `{d}`"),
         Value::Array(_) => "array".to_string(),
         Value::Table(_) => "table".to_string(),
+    }
+}
+
+/// A float as a message shows it: as written for everyday values, in exponent form when it
+/// would be a screenful of digits (`1e300`).
+fn float_text(x: f64) -> String {
+    if x.is_finite() && (x.abs() >= 1e15 || (x != 0.0 && x.abs() < 1e-6)) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
     }
 }

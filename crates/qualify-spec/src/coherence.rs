@@ -245,8 +245,14 @@ pub(crate) fn performance(
 
 /// Faults a dependency can take: a process fault (`kill`, `pause`, `restart`) needs a
 /// dependency qualify starts (`start`), an HTTP fault (`status`, `throttle`, `http_delay`) one
-/// declared `protocol = "http"`. Reported at the value.
-pub(crate) fn fault_kinds(dependencies: &[Dependency], axes: &[CheckedAxis], ck: &mut Checker<'_>) {
+/// declared `protocol = "http"`. A standing fault (`window = "all"`) is one on the wire or in
+/// HTTP: a process fault ends or stops a dependency and keeps its window. Reported at the value.
+pub(crate) fn fault_kinds(
+    dependencies: &[Dependency],
+    axes: &[CheckedAxis],
+    standing: bool,
+    ck: &mut Checker<'_>,
+) {
     for a in axes {
         let Some(fault) = &a.axis.fault else {
             continue;
@@ -255,6 +261,17 @@ pub(crate) fn fault_kinds(dependencies: &[Dependency], axes: &[CheckedAxis], ck:
             continue;
         };
         for (f, span) in fault.faults.iter().zip(&a.value_spans) {
+            if f.kind.is_process() && standing {
+                ck.error_help(
+                    span.clone(),
+                    format!(
+                        "`{f}` acts on the processes of dependency `{}`, which a fault held for the whole load (window = \"all\") cannot: it would never run again",
+                        dep.name
+                    ),
+                    "give [faults] a window = [\"3s\", \"8s\"] for process faults, or use a wire fault such as `latency(50ms)` or `down` as a standing one",
+                );
+                continue;
+            }
             if f.kind.is_process() && matches!(dep.source, DependencySource::Upstream { .. }) {
                 ck.error_help(
                     span.clone(),

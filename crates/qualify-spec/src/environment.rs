@@ -70,7 +70,13 @@ pub(crate) fn check_reproducibility(
     let repeat = raw
         .repeat
         .as_ref()
-        .and_then(|r| ck.positive(r, "reproducibility.repeat"))
+        .and_then(|r| {
+            ck.positive_at_most(
+                r,
+                "reproducibility.repeat",
+                qualify_model::limits::MAX_REPEAT,
+            )
+        })
         .unwrap_or(1);
     let nondeterministic = raw.nondeterministic.as_ref().is_some_and(|n| *n.get_ref());
     let tolerance_check = raw.tolerance_check.map(|c| {

@@ -87,6 +87,31 @@ pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// The spec's bytes as text; invalid UTF-8 is a diagnostic at the first bad byte's line and
+/// column (counted in the valid text before it).
+pub(crate) fn utf8(bytes: Vec<u8>, path: &Path) -> Result<String, SpecError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let error = e.utf8_error();
+        let bytes = e.into_bytes();
+        let valid = error.valid_up_to();
+        let before = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+        let bad = &bytes[valid..valid + error.error_len().unwrap_or(bytes.len() - valid)];
+        let shown: Vec<String> = bad.iter().map(|b| format!("0x{b:02x}")).collect();
+        let d = diagnostic_at(
+            before,
+            path,
+            valid,
+            format!(
+                "invalid UTF-8 (byte{} {}): a spec is UTF-8 text",
+                if bad.len() == 1 { "" } else { "s" },
+                shown.join(" ")
+            ),
+            Some("save the file as UTF-8; the text before this point was read".into()),
+        );
+        SpecError::Invalid(vec![d])
+    })
+}
+
 /// A diagnostic at a byte offset of `text`.
 pub(crate) fn diagnostic_at(
     text: &str,

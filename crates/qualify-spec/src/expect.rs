@@ -8,9 +8,10 @@
 //! ```
 //!
 //! Keys are faults in the axis's grammar (`latency(0.2s)` names the value `latency(200ms)`);
-//! `none` is the control and has nothing to expect. A value without an expectation is judged
-//! by the claim level alone (`trial` states the behaviour and accepts it; `production` refuses
-//! `hangs`, `retry_storm`, `loses_writes`, `stops` and `recovers_late`). Mistakes — an unknown
+//! `none` is the control and has nothing to expect. A value without an expectation fails on a
+//! hang (the service verdict's default) and is otherwise judged by the claim level alone
+//! (`trial` states the behaviour and accepts it; `production` refuses `hangs`, `retry_storm`,
+//! `loses_writes`, `stops` and `recovers_late`). Mistakes — an unknown
 //! behaviour, `control`, a value not on the axis, an empty list, `expect` on another kind of
 //! axis — are located errors.
 

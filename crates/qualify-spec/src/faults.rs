@@ -38,6 +38,11 @@ pub struct Faults {
     /// The write check read back after the window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub writes: Option<Writes>,
+    /// `window = "all"`: the faults are held for the whole load (warmup included) — the
+    /// capacity under a standing fault; no before, after or recovery (`start` is 0, `end` the
+    /// measured phase's length).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub standing: bool,
 }
 
 impl Faults {
@@ -57,9 +62,62 @@ fn seconds<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawFaults {
-    window: Option<Spanned<Vec<Spanned<Value>>>>,
+    window: Option<Spanned<RawWindow>>,
     recover_within: Option<Spanned<Value>>,
     writes: Option<Spanned<RawWrites>>,
+}
+
+/// `window` as written: a pair of offsets (each with its own place in the file), or a word.
+#[derive(Debug)]
+pub(crate) enum RawWindow {
+    Pair(Vec<Spanned<Value>>),
+    Word(String),
+    Other(&'static str),
+}
+
+impl<'de> Deserialize<'de> for RawWindow {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<RawWindow, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawWindow;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a pair of offsets [start, end], or \"all\"")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<RawWindow, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = seq.next_element::<Spanned<Value>>()? {
+                    out.push(v);
+                }
+                Ok(RawWindow::Pair(out))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawWindow, E> {
+                Ok(RawWindow::Word(v.to_string()))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<RawWindow, E> {
+                Ok(RawWindow::Other("integer"))
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<RawWindow, E> {
+                Ok(RawWindow::Other("float"))
+            }
+
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<RawWindow, E> {
+                Ok(RawWindow::Other("boolean"))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, _: A) -> Result<RawWindow, A::Error> {
+                Ok(RawWindow::Other("table"))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
 }
 
 /// Check `[faults]` (spanning `span`) against the load's measured phase (`load`, with the span
@@ -84,21 +142,53 @@ pub(crate) fn check(
         end: Duration::ZERO,
         recover_within,
         writes,
+        standing: false,
     };
     let Some(window) = raw.window else {
         ck.error_help(
             span,
             "[faults] needs `window`: when, within the measured load phase, the faults are active",
-            "add window = [\"3s\", \"8s\"] (offsets after the warmup; leave time after the end to see recovery)",
+            "add window = [\"3s\", \"8s\"] (offsets after the warmup; leave time after the end to see recovery), or window = \"all\" to hold the faults for the whole load",
         );
         return faults;
     };
-    let [start, end] = window.get_ref().as_slice() else {
+    let pair = match window.get_ref() {
+        RawWindow::Word(all) if all == "all" => {
+            faults.standing = true;
+            faults.end = load.map_or(Duration::ZERO, |(l, _)| l.plan.duration);
+            if let Some(r) = &raw.recover_within {
+                ck.error_help(
+                    r.span(),
+                    "faults.recover_within with window = \"all\": a standing fault never ends within the load, so there is nothing to recover from",
+                    "remove recover_within, or give the faults a window = [\"3s\", \"8s\"] to see recovery",
+                );
+            }
+            return faults;
+        }
+        RawWindow::Pair(items) => items,
+        RawWindow::Word(word) => {
+            ck.error_help(
+                window.span(),
+                format!("faults.window = \"{word}\": the only word a window can be is \"all\""),
+                "write window = [\"3s\", \"8s\"] for a window, or window = \"all\" for a fault held the whole load",
+            );
+            return faults;
+        }
+        RawWindow::Other(kind) => {
+            ck.error_help(
+                window.span(),
+                format!("faults.window must be a pair [start, end] or \"all\", found a {kind}"),
+                "write window = [\"3s\", \"8s\"] for a window, or window = \"all\" for a fault held the whole load",
+            );
+            return faults;
+        }
+    };
+    let [start, end] = pair.as_slice() else {
         ck.error_help(
             window.span(),
             format!(
                 "faults.window must have two elements [start, end], found {}",
-                window.get_ref().len()
+                pair.len()
             ),
             "write window = [\"3s\", \"8s\"]: the fault starts 3 s into the measured phase and ends at 8 s",
         );

@@ -39,7 +39,9 @@ mod waiver;
 mod writes;
 
 pub use artifact::Artifact;
-pub use axis::{Axis, AxisKind, Domain, FaultAxis, MAX_SWEEP_POINTS, Search, Value};
+pub use axis::{
+    Axis, AxisKind, Domain, FaultAxis, MAX_SEARCH_POINTS, MAX_SWEEP_POINTS, Search, Value,
+};
 pub use claim::{Claim, ClaimLevel, Headroom};
 pub use command::{CommandLine, SHELL};
 pub use dependency::{

@@ -62,7 +62,9 @@ pub(crate) fn check(raw: RawLimits, ck: &mut Checker<'_>) -> SpecLimits {
     let limits = SpecLimits {
         memory_bytes: raw.memory.and_then(|m| ck.size(&m)),
         cpus: raw.cpus.and_then(|c| ck.cpus(&c)),
-        pids: raw.pids.and_then(|p| ck.positive(&p, "limits.pids")),
+        pids: raw
+            .pids
+            .and_then(|p| ck.positive_at_most(&p, "limits.pids", qualify_model::limits::MAX_PIDS)),
         timeout: raw.timeout.as_ref().and_then(|t| ck.duration(t)),
         stall: raw.stall.as_ref().and_then(|s| ck.duration(s)),
         progress: raw
@@ -78,8 +80,8 @@ pub(crate) fn check(raw: RawLimits, ck: &mut Checker<'_>) -> SpecLimits {
     // The stall window must fit in the deadline, or a deadlock is only ever a timeout.
     let probe = limits.to_probe_limits();
     if probe.stall_seconds >= probe.timeout_seconds {
-        let show = |s: f64| humantime::format_duration(Duration::from_secs_f64(s)).to_string();
-        let (stall, timeout) = (show(probe.stall_seconds), show(probe.timeout_seconds));
+        let show = |d: Duration| humantime::format_duration(d).to_string();
+        let (stall, timeout) = (show(probe.stall()), show(probe.timeout()));
         let (span, which) = match (&raw.stall, &raw.timeout) {
             (Some(s), _) => (s.span(), "limits.stall"),
             (None, Some(t)) => (t.span(), "limits.timeout"),

@@ -37,6 +37,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 pub const DEFAULT_MAX_IN_FLIGHT: u32 = 256;
 /// The most generator processes one load is split over.
 pub const MAX_GENERATORS: i64 = 64;
+/// The most requests in flight a load may allow.
+pub const MAX_IN_FLIGHT: u64 = 1_000_000;
+/// The most threads one load generator runs.
+pub const MAX_THREADS: u64 = 1024;
 /// The largest `{pad:N}`: 16 MiB.
 pub const MAX_PAD: usize = 16 << 20;
 
@@ -306,7 +310,7 @@ pub(crate) fn check(
     let max_in_flight = raw
         .max_in_flight
         .as_ref()
-        .and_then(|m| ck.positive(m, "load.max_in_flight"))
+        .and_then(|m| ck.positive_at_most(m, "load.max_in_flight", MAX_IN_FLIGHT))
         .map_or(DEFAULT_MAX_IN_FLIGHT, |m| {
             u32::try_from(m).unwrap_or(u32::MAX)
         });
@@ -314,7 +318,7 @@ pub(crate) fn check(
     let threads = raw
         .threads
         .as_ref()
-        .and_then(|t| ck.positive(t, "load.threads"))
+        .and_then(|t| ck.positive_at_most(t, "load.threads", MAX_THREADS))
         .map_or(1, |t| u32::try_from(t).unwrap_or(u32::MAX));
     let generators = raw.generators.as_ref().map_or(1, |g| match *g.get_ref() {
         n @ 1..=MAX_GENERATORS => n as u32,

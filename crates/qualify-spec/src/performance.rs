@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use qualify_model::limits::MAX_REPEAT;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
@@ -280,7 +281,16 @@ fn repetition(raw: &RawPerformance, ck: &mut Checker<'_>) -> (Repeat, f64, u64, 
         None => Repeat::Auto,
         Some(r) => match r.get_ref() {
             toml::Value::String(s) if s == "auto" => Repeat::Auto,
-            toml::Value::Integer(n) if *n >= 1 => Repeat::Fixed(*n as u64),
+            toml::Value::Integer(n) if *n >= 1 && *n as u64 <= MAX_REPEAT => {
+                Repeat::Fixed(*n as u64)
+            }
+            toml::Value::Integer(n) if *n >= 1 => {
+                ck.error(
+                    r.span(),
+                    format!("performance.repeat must be at most {MAX_REPEAT}, found {n}"),
+                );
+                Repeat::Auto
+            }
             toml::Value::Integer(n) => {
                 ck.error(
                     r.span(),
@@ -343,6 +353,16 @@ fn repetition(raw: &RawPerformance, ck: &mut Checker<'_>) -> (Repeat, f64, u64, 
                 ),
                 format!(
                     "repeat = \"auto\" measures every cell in at least {MIN_ROUNDS} rounds; for fewer write repeat = N"
+                ),
+            );
+            DEFAULT_MAX_REPEAT
+        }
+        Some(m) if *m.get_ref() as u64 > MAX_REPEAT => {
+            ck.error(
+                m.span(),
+                format!(
+                    "performance.max_repeat must be at most {MAX_REPEAT}, found {}",
+                    m.get_ref()
                 ),
             );
             DEFAULT_MAX_REPEAT
@@ -467,6 +487,16 @@ pub(crate) fn check(
                 w.span(),
                 format!(
                     "performance.warmup must be 0 or more, found {}",
+                    w.get_ref()
+                ),
+            );
+            1
+        }
+        Some(w) if *w.get_ref() as u64 > MAX_REPEAT => {
+            ck.error(
+                w.span(),
+                format!(
+                    "performance.warmup must be at most {MAX_REPEAT}, found {}",
                     w.get_ref()
                 ),
             );

@@ -59,6 +59,19 @@ impl NumericRange {
             && (self.scale == Scale::Log || matches!(self.step, Number::Int(_)))
     }
 
+    /// Whether the lattice is every integer from `lo` to `hi` (linear, step 1).
+    pub fn is_unit_integer(&self) -> bool {
+        matches!(
+            (self.lo, self.hi, self.step, self.scale),
+            (
+                Number::Int(_),
+                Number::Int(_),
+                Number::Int(1),
+                Scale::Linear
+            )
+        )
+    }
+
     /// The lattice points from `lo` to `hi`, ascending; `hi` is always the last.
     pub fn points(&self) -> Points<'_> {
         Points {

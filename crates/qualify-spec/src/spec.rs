@@ -128,10 +128,11 @@ impl Spec {
     /// override is reported at its flag, one in the file at its line and column.
     pub fn load_with(path: impl AsRef<Path>, overrides: &[Override]) -> Result<Spec, SpecError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
+        let bytes = std::fs::read(path).map_err(|source| SpecError::Read {
             path: path.to_path_buf(),
             source,
         })?;
+        let text = crate::error::utf8(bytes, path)?;
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         check_with(&text, path, &parent(&absolute), true, overrides)
     }
@@ -532,7 +533,8 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
             "keep one: it is read back after the load, whichever fault or restart it had",
         );
     }
-    coherence::fault_kinds(&dependencies, &axes, &mut ck);
+    let standing = faults.as_ref().is_some_and(|f| f.standing);
+    coherence::fault_kinds(&dependencies, &axes, standing, &mut ck);
     if service.is_some()
         && let Some(axis) = axes.iter().find(|a| a.axis.name == PORT_PLACEHOLDER)
     {

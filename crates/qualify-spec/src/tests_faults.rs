@@ -394,6 +394,63 @@ fn faults_and_fault_axes_come_together() {
     );
 }
 
+/// `window = "all"`: the faults are held for the whole measured load (the capacity under a
+/// standing fault). Nothing to recover from, so `recover_within` is an error; a process fault
+/// would never let its dependency run again, so it keeps a window.
+#[test]
+fn a_standing_fault_is_held_for_the_whole_load() {
+    let text = FAULTS.replace(
+        "window = [\"3s\", \"8s\"]\nrecover_within = \"2s\"",
+        "window = \"all\"",
+    );
+    let faults = Spec::parse(&text, PATH).unwrap().faults.unwrap();
+    assert!(faults.standing);
+    assert_eq!(
+        (faults.start, faults.end),
+        (Duration::ZERO, Duration::from_secs(12))
+    );
+    single(
+        "window = [\"3s\", \"8s\"]",
+        "window = \"all\"",
+        "\"2s\"\n",
+        0,
+        "faults.recover_within with window = \"all\": a standing fault never ends within the load",
+        "remove recover_within",
+    );
+    single(
+        "window = [\"3s\", \"8s\"]",
+        "window = \"always\"",
+        "\"always\"",
+        0,
+        "faults.window = \"always\": the only word a window can be is \"all\"",
+        "window = \"all\"",
+    );
+    single(
+        "window = [\"3s\", \"8s\"]",
+        "window = 3",
+        "3\nrecover",
+        0,
+        "faults.window must be a pair [start, end] or \"all\", found a integer",
+        "window = \"all\"",
+    );
+    let text = FAULTS
+        .replace(
+            "window = [\"3s\", \"8s\"]\nrecover_within = \"2s\"",
+            "window = \"all\"",
+        )
+        .replace("\"down\", \"reset\"]", "\"down\", \"kill\"]");
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    expect(
+        &e[0],
+        &text,
+        "\"kill\"",
+        0,
+        "`kill` acts on the processes of dependency `db`, which a fault held for the whole load (window = \"all\") cannot",
+        "give [faults] a window",
+    );
+}
+
 #[test]
 fn the_window_lies_inside_the_measured_phase() {
     single(

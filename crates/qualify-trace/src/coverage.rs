@@ -310,39 +310,32 @@ impl Template {
         &self.in_template
     }
 
-    /// The runs of the artifact in one recorded simple command (a `sh -c '…'` is looked into).
-    pub fn runs(&self, simple: &Simple) -> Vec<Run> {
-        let Ok(anchor) = self.anchor() else {
-            return Vec::new();
-        };
+    /// The word naming the artifact's own file in one recorded simple command, when it runs
+    /// the artifact (the program itself, or the script a runner runs).
+    pub fn anchor_word<'a>(&self, simple: &'a Simple) -> Option<&'a str> {
+        self.anchor_at(simple).map(|k| simple.words[k].as_str())
+    }
+
+    fn anchor_at(&self, simple: &Simple) -> Option<usize> {
+        let anchor = self.anchor().ok()?;
         let words = &simple.words;
-        if let Some(program) = simple.program()
-            && matches!(program, "sh" | "bash" | "zsh" | "dash")
-            && let Some(c) = words
-                .iter()
-                .position(|w| w.starts_with('-') && w.ends_with('c') && !w.starts_with("--"))
-            && let Some(script) = words.get(c + 1)
-        {
-            return simple_commands(script)
-                .iter()
-                .flat_map(|inner| {
-                    let mut inner = inner.clone();
-                    let mut env = simple.env.clone();
-                    env.append(&mut inner.env);
-                    inner.env = env;
-                    self.runs(&inner)
-                })
-                .collect();
-        }
-        let Some(k) = words.iter().position(|w| basename(w) == anchor) else {
-            return Vec::new();
-        };
+        let k = words.iter().position(|w| basename(w) == anchor)?;
         if k > 0 && !is_runner(basename(&words[0])) {
             let launcher = self.launcher.first().and_then(Word::literal).map(basename);
             if launcher != Some(basename(&words[0])) {
-                return Vec::new();
+                return None;
             }
         }
+        Some(k)
+    }
+
+    /// The runs of the artifact in one recorded simple command (`bash -c '…'` and scripts are
+    /// followed by the shell parser: they arrive here as simple commands of their own).
+    pub fn runs(&self, simple: &Simple) -> Vec<Run> {
+        let words = &simple.words;
+        let Some(k) = self.anchor_at(simple) else {
+            return Vec::new();
+        };
         let mut found: BTreeMap<String, Value> = BTreeMap::new();
         let mut keep = |captures: Vec<(Option<String>, String)>| {
             for (name, text) in captures {
@@ -479,8 +472,24 @@ pub struct Coverage {
     /// Why no command could be matched, when none could.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmatchable: Option<String>,
-    /// Runs of the artifact (simple commands that ran it).
+    /// Runs of the artifact (simple commands that ran it; attempts that never started are
+    /// not runs).
     pub artifact_runs: u64,
+    /// Of those, how they ended: passed, failed, or not told by the trace.
+    #[serde(default)]
+    pub runs_passed: u64,
+    #[serde(default)]
+    pub runs_failed: u64,
+    #[serde(default)]
+    pub runs_unknown: u64,
+    /// Runs of the artifact inside a branch the trace cannot tell was taken (`if`, `case`,
+    /// `while` bodies, after `||`): not counted as runs.
+    #[serde(default)]
+    pub conditional_runs: u64,
+    /// Attempts to run the artifact that never started it (not found, not executable, a `cd`
+    /// before it failed), per reason: no coverage comes from them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attempts: BTreeMap<String, u64>,
     /// Runs from which at least one axis value was recovered.
     pub runs_with_values: u64,
     /// Runs of the spec's functional check.
@@ -517,9 +526,24 @@ impl Coverage {
         }
     }
 
-    /// Count one run of the artifact.
-    pub fn add(&mut self, run: &Run) {
+    /// Attempts that never started the artifact.
+    pub fn attempts_total(&self) -> u64 {
+        self.attempts.values().sum()
+    }
+
+    /// Count an attempt that never started the artifact.
+    pub fn attempt(&mut self, why: &str) {
+        *self.attempts.entry(why.to_string()).or_default() += 1;
+    }
+
+    /// Count one run of the artifact and how it ended (`Some(true)`: failed).
+    pub fn add(&mut self, run: &Run, failed: Option<bool>) {
         self.artifact_runs += 1;
+        match failed {
+            Some(true) => self.runs_failed += 1,
+            Some(false) => self.runs_passed += 1,
+            None => self.runs_unknown += 1,
+        }
         if !run.values.is_empty() {
             self.runs_with_values += 1;
             let mut point = Params::new();
@@ -689,7 +713,7 @@ mod tests {
         ] {
             for s in simple_commands(line) {
                 for r in t.runs(&s) {
-                    c.add(&r);
+                    c.add(&r, None);
                 }
             }
         }

@@ -58,6 +58,12 @@ impl Format {
         }
     }
 
+    /// Whether the format records each tool call's result (an edit without one was cut off);
+    /// SWE-agent and qualify's own format do not.
+    pub fn records_results(self) -> bool {
+        !matches!(self, Format::SweAgent | Format::Native)
+    }
+
     /// What files of this format are.
     pub fn describe(self) -> &'static str {
         match self {
@@ -121,6 +127,13 @@ pub(crate) const CLAUDE_META_TYPES: &[&str] = &[
     "last-prompt",
     "tag",
     "pr-link",
+    // Claude Code 2.1.3xx bookkeeping: request shapes and copies, latches, costs.
+    "atis-latch",
+    "api-request-shape",
+    "api-request-blob",
+    "api-request",
+    "tools-used",
+    "cost-state",
 ];
 
 /// Codex rollout line types.
@@ -130,6 +143,8 @@ pub(crate) const CODEX_TYPES: &[&str] = &[
     "event_msg",
     "turn_context",
     "compacted",
+    "world_state",
+    "token_usage_record",
 ];
 
 /// The native format's event types.
@@ -151,7 +166,7 @@ pub fn detect(text: &str) -> Option<Format> {
             return Some(f);
         }
     } else if let Some(first) = trimmed.lines().find(|l| !l.trim().is_empty())
-        && serde_json::from_str::<Value>(first).is_err()
+        && line_values(first).is_none()
         && (trimmed.starts_with('{') || trimmed.starts_with('['))
     {
         // A JSON document that does not parse: tell it by the keys near its start, so its
@@ -172,14 +187,23 @@ pub fn detect(text: &str) -> Option<Format> {
     }
     // JSON Lines: the first entries that say what they are.
     for line in trimmed.lines().filter(|l| !l.trim().is_empty()).take(50) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        if let Some(f) = line_format(&v) {
-            return Some(f);
+        for v in line_values(line).into_iter().flatten() {
+            if let Some(f) = line_format(&v) {
+                return Some(f);
+            }
         }
     }
     None
+}
+
+/// The JSON values of one line (usually one; several when entries were written without the
+/// newline between them), or `None` when it is not JSON.
+fn line_values(line: &str) -> Option<Vec<Value>> {
+    serde_json::Deserializer::from_str(line)
+        .into_iter::<Value>()
+        .collect::<Result<Vec<_>, _>>()
+        .ok()
+        .filter(|v| !v.is_empty())
 }
 
 fn document(doc: &Value) -> Option<Format> {
@@ -217,6 +241,13 @@ fn line_format(v: &Value) -> Option<Format> {
     let o = v.as_object()?;
     if o.contains_key("resourceSpans") {
         return Some(Format::Otel);
+    }
+    if o.get("history")
+        .and_then(Value::as_array)
+        .is_some_and(|h| !h.is_empty() && h.iter().all(is_openhands_event))
+    {
+        // An OpenHands evaluation's output.jsonl: one task's history per line.
+        return Some(Format::OpenHands);
     }
     let kind = o.get("type").and_then(Value::as_str)?;
     if o.contains_key("payload") && CODEX_TYPES.contains(&kind) {

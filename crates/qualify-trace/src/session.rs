@@ -80,6 +80,33 @@ pub struct Call {
     pub exit_code: Option<i64>,
     /// The format's own error flag (`is_error`, a failed state, an error status).
     pub error: Option<bool>,
+    /// What the tool returned, cut to [`MAX_OUTPUT`] (kept in memory to tell a command that
+    /// never started from one that ran; never in the record).
+    pub output: Option<String>,
+    /// The person refused the call: it never ran.
+    pub rejected: bool,
+    /// A whole-file write's content (a script the session may run next).
+    pub content: Option<String>,
+}
+
+/// How much of a tool's output a [`Call`] keeps: its head and its tail.
+pub const MAX_OUTPUT: usize = 16 * 1024;
+
+/// `text` cut to its first and last [`MAX_OUTPUT`]/2 bytes (on character boundaries).
+pub fn excerpt(text: &str) -> String {
+    if text.len() <= MAX_OUTPUT {
+        return text.to_string();
+    }
+    let half = MAX_OUTPUT / 2;
+    let mut head = half;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - half;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}\n…\n{}", &text[..head], &text[tail..])
 }
 
 impl Call {
@@ -91,7 +118,15 @@ impl Call {
             duration: None,
             exit_code: None,
             error: None,
+            output: None,
+            rejected: false,
+            content: None,
         }
+    }
+
+    /// Keep (an excerpt of) what the tool returned.
+    pub fn set_output(&mut self, text: &str) {
+        self.output = Some(excerpt(text));
     }
 
     /// `Some(true)` failed, `Some(false)` succeeded, `None` not recorded.
@@ -119,6 +154,9 @@ pub enum Step {
     Repair {
         at: Option<f64>,
     },
+    /// Another session begins in the same file (an evaluation's `output.jsonl` holds one per
+    /// task): failures do not carry over, nor files its shell wrote.
+    Boundary,
 }
 
 /// One file, parsed.

@@ -36,6 +36,7 @@ fn file(rel: &str) -> TraceFile {
     TraceFile {
         path: rel.to_string(),
         bytes: std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+        in_directory: false,
     }
 }
 
@@ -223,6 +224,7 @@ fn an_unknown_shape_names_the_formats_and_forcing_a_format_is_honoured() {
     let unknown = TraceFile {
         path: "notes.json".into(),
         bytes: br#"{"hello": "world"}"#.to_vec(),
+        in_directory: false,
     };
     let e = read(&[unknown], None, &transfer_spec()).unwrap_err();
     let text = e.to_string();

@@ -54,6 +54,14 @@ pub struct EnvelopeSignature {
 /// Why an envelope did not verify. Each message names the check that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VerifyError {
+    /// The text is not one JSON document (truncated, a duplicate key, invalid UTF-8): the
+    /// receipt cannot be read at all, as opposed to one that was read and failed a check.
+    #[error("not a JSON document (line {line}, column {column}): {message}")]
+    NotJson {
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("envelope check failed: not a DSSE envelope: {0}")]
     NotEnvelope(String),
     #[error("payload type check failed: `payloadType` is `{found}`, expected `{expected}`")]
@@ -94,9 +102,15 @@ impl Envelope {
         text
     }
 
-    /// Parse an envelope's JSON text.
+    /// Parse an envelope's JSON text (strictly: a duplicate key anywhere is refused, so that no
+    /// reader can pick another copy of `payload` than the one checked).
     pub fn from_json(text: &str) -> Result<Envelope, VerifyError> {
-        serde_json::from_str(text).map_err(|e| VerifyError::NotEnvelope(e.to_string()))
+        let doc = qualify_model::json::from_str(text).map_err(|e| VerifyError::NotJson {
+            line: e.line(),
+            column: e.column(),
+            message: without_position(&e.to_string()),
+        })?;
+        Envelope::from_value(doc)
     }
 
     /// Parse an envelope out of a JSON value.
@@ -154,6 +168,14 @@ impl Envelope {
 pub fn is_envelope(doc: &serde_json::Value) -> bool {
     doc.as_object()
         .is_some_and(|o| o.contains_key("payloadType") && o.contains_key("payload"))
+}
+
+/// serde_json appends " at line L column C"; [`VerifyError::NotJson`] carries them apart.
+pub fn without_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
 }
 
 fn decode(field: &str, text: &str) -> Result<Vec<u8>, VerifyError> {

@@ -6,7 +6,11 @@
 //! - signatures: Ed25519 raw 64 bytes; ECDSA P-256 over SHA-256, ASN.1 DER (as cosign writes);
 //! - key id: lowercase hex sha256 of the public key's SPKI DER bytes.
 //!
-//! Ed25519 verification is strict (`verify_strict`: no small-order keys, canonical `S`).
+//! Ed25519 verification is strict (`verify_strict`: no small-order keys, canonical `S`). ECDSA
+//! signatures are malleable: with `(r, s)` valid so is `(r, n − s)`, a second spelling of the same
+//! signature. P-256 signatures are therefore made low-S (`s ≤ n/2`, as BIP 62 and most
+//! verifiers of cosign signatures require) and a high-S one is refused, like a non-canonical DER
+//! encoding: a signed receipt has exactly one valid spelling per signing.
 
 use std::fmt;
 use std::io::Write;
@@ -152,7 +156,8 @@ impl PrivateKey {
             PrivateKey::Ed25519(k) => k.sign(message).to_bytes().to_vec(),
             PrivateKey::P256(k) => {
                 let sig: p256::ecdsa::Signature = k.sign(message);
-                sig.to_der().as_bytes().to_vec()
+                let low = sig.normalize_s().unwrap_or(sig);
+                low.to_der().as_bytes().to_vec()
             }
         }
     }
@@ -215,8 +220,11 @@ impl PublicKey {
             }
             PublicKey::P256(k) => match p256::ecdsa::Signature::from_der(signature) {
                 Ok(sig) => {
-                    // Re-encoding must give the same bytes: no alternative DER forms accepted.
-                    sig.to_der().as_bytes() == signature && k.verify(message, &sig).is_ok()
+                    // Re-encoding must give the same bytes (no alternative DER forms) and `s`
+                    // must be low (no `n − s` twin): one spelling per signature.
+                    sig.to_der().as_bytes() == signature
+                        && sig.normalize_s().is_none()
+                        && k.verify(message, &sig).is_ok()
                 }
                 Err(_) => false,
             },

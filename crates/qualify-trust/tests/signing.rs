@@ -196,3 +196,58 @@ fn keygen_writes_a_private_key_0600_and_refuses_to_overwrite() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `(r, s)` → `(r, n − s)`: the same ECDSA signature spelt the other way, still DER.
+fn flip_s(der: &[u8]) -> Vec<u8> {
+    let sig = p256::ecdsa::Signature::from_der(der).unwrap();
+    let (r, s) = sig.split_scalars();
+    let twin = p256::ecdsa::Signature::from_scalars(r, -s).unwrap();
+    twin.to_der().as_bytes().to_vec()
+}
+
+#[test]
+fn p256_signatures_are_low_s_and_a_high_s_twin_is_refused() {
+    let key = PrivateKey::generate(Algorithm::P256);
+    let public = key.public_key();
+    let payload = br#"{"_type":"https://in-toto.io/Statement/v1","subject":[]}"#;
+    // Without normalisation half of all signatures would be high-S: 24 in a row low is a
+    // one-in-sixteen-million accident.
+    for i in 0..24 {
+        let env = Envelope::sign(
+            IN_TOTO_PAYLOAD_TYPE,
+            &[payload.as_slice(), &[b' '; 1][..i % 2]].concat(),
+            &key,
+        );
+        let der = STANDARD.decode(&env.signatures[0].sig).unwrap();
+        let sig = p256::ecdsa::Signature::from_der(&der).unwrap();
+        assert!(sig.normalize_s().is_none(), "signature {i} is high-S");
+        assert!(env.verify(&public, IN_TOTO_PAYLOAD_TYPE).is_ok());
+        // Its twin verifies mathematically, and is refused.
+        let mut twin = env.clone();
+        twin.signatures[0].sig = STANDARD.encode(flip_s(&der));
+        assert_ne!(twin.signatures[0].sig, env.signatures[0].sig);
+        let err = twin.verify(&public, IN_TOTO_PAYLOAD_TYPE).unwrap_err();
+        assert!(matches!(err, VerifyError::BadSignature { .. }), "{err}");
+    }
+}
+
+#[test]
+fn an_envelope_with_a_duplicate_key_is_not_json_we_read() {
+    let key = PrivateKey::generate(Algorithm::Ed25519);
+    let env = Envelope::sign(IN_TOTO_PAYLOAD_TYPE, br#"{"a":1}"#, &key);
+    let other = STANDARD.encode(br#"{"a":2}"#);
+    let text = env.to_json();
+    // A second `payload` after the signed one, and one inside a signature.
+    for forged in [
+        text.replacen(
+            "\"signatures\"",
+            &format!("\"payload\":\"{other}\",\"signatures\""),
+            1,
+        ),
+        text.replacen("\"sig\"", "\"keyid\":\"x\",\"sig\"", 1),
+    ] {
+        let err = Envelope::from_json(&forged).unwrap_err();
+        assert!(matches!(err, VerifyError::NotJson { .. }), "{err}");
+        assert!(err.to_string().contains("duplicate key"), "{err}");
+    }
+}

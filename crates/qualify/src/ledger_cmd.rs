@@ -1,9 +1,11 @@
 //! `qualify ledger list|show|stats|verify|controls|incident`: read the ledger of receipts
 //! (`.qualify/ledger.sqlite` by default, `--ledger PATH`) and record incidents (failures seen
-//! outside qualify, which become controls and, when an accepted receipt claimed them, escapes). `verify` exits 0 when every stored
-//! receipt's digest and every link of the hash chain hold, 1 naming the first broken link, 2 when
-//! the ledger cannot be opened. The hidden `append` stores receipt files (used by tests that kill
-//! a writer mid-transaction).
+//! outside qualify, which become controls and, when an accepted receipt claimed them, escapes).
+//! `verify` exits 0 when every digest, link, derived column, control and the anchor hold, 1
+//! naming the first row that does not, 2 when the ledger cannot be opened. `incident` and
+//! `stats` refuse a ledger that does not hold (exit 2, naming the row), as `run` does. The hidden
+//! `append` stores receipt files (used by tests that kill a writer mid-transaction); like every
+//! writer it refuses a chain whose end is not the anchor's.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -73,19 +75,36 @@ enum LedgerCommand {
     },
 }
 
-/// A ledger that cannot be opened or read.
+/// A ledger that cannot be opened or read, or does not hold.
 fn ledger_error(e: LedgerError) -> CliError {
-    CliError::input_only(e.to_string())
+    match e {
+        LedgerError::Broken { .. } => CliError::input(e.to_string(), BROKEN_FIX),
+        other => CliError::input_only(other.to_string()),
+    }
 }
 
+/// What to do about a ledger that does not hold.
+pub const BROKEN_FIX: &str = "nothing is added to or counted from a ledger someone edited: `qualify ledger verify` shows the row; restore the ledger (and its .anchor file) from a copy, or pass --ledger PATH for another";
+
 fn open_existing(path: &Path) -> Result<Ledger, CliError> {
-    if !path.exists() {
-        return Err(CliError::input(
-            format!("no ledger at {}", path.display()),
-            "`qualify run` creates it, or pass --ledger PATH",
-        ));
-    }
+    exists(path)?;
     Ledger::open(path).map_err(ledger_error)
+}
+
+/// [`open_existing`], refused unless every row holds ([`Ledger::open_verified`]).
+fn open_verified(path: &Path) -> Result<Ledger, CliError> {
+    exists(path)?;
+    Ledger::open_verified(path).map_err(ledger_error)
+}
+
+fn exists(path: &Path) -> Result<(), CliError> {
+    if path.exists() {
+        return Ok(());
+    }
+    Err(CliError::input(
+        format!("no ledger at {}", path.display()),
+        "`qualify run` creates it, or pass --ledger PATH",
+    ))
 }
 
 fn json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
@@ -187,7 +206,7 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
                 detail: detail.clone(),
                 receipt: receipt.clone(),
             };
-            let mut ledger = open_existing(&args.ledger)?;
+            let mut ledger = open_verified(&args.ledger)?;
             let done = ledger.record_incident(&new).map_err(|e| match e {
                 LedgerError::NotFound(_) | LedgerError::Ambiguous { .. } => CliError::input(
                     format!("--receipt: {e}"),
@@ -281,14 +300,22 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
             } else {
                 match &v.broken {
                     None => crate::print_stdout(&format!(
-                        "ledger {}: {} receipt(s), every digest and link holds",
+                        "ledger {}: {} receipt(s), {} incident(s), {} control(s): every digest, link, column and control holds, and the chain ends where its anchor says",
                         args.ledger.display(),
-                        v.receipts
+                        v.receipts,
+                        v.incidents,
+                        v.controls
+                    )),
+                    Some(b) if b.digest.is_empty() => crate::print_stdout(&format!(
+                        "ledger {}: BROKEN at {}: {}",
+                        args.ledger.display(),
+                        b.row,
+                        b.reason
                     )),
                     Some(b) => crate::print_stdout(&format!(
-                        "ledger {}: BROKEN at receipt seq {} ({}): {}",
+                        "ledger {}: BROKEN at {} ({}): {}",
                         args.ledger.display(),
-                        b.seq,
+                        b.row,
                         b.digest,
                         b.reason
                     )),
@@ -323,7 +350,7 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
         LedgerCommand::Stats => {
-            let stats = open_existing(&args.ledger)?.stats().map_err(ledger_error)?;
+            let stats = open_verified(&args.ledger)?.stats().map_err(ledger_error)?;
             if args.json {
                 json(&stats)?;
                 return Ok(ExitCode::SUCCESS);

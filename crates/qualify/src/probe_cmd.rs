@@ -17,7 +17,7 @@ pub struct ProbeArgs {
     #[command(flatten)]
     limits: LimitArgs,
     /// Run N times and compare stdout digests.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10000))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=qualify_model::limits::MAX_REPEAT))]
     repeat: u64,
     /// Enforcement backend: auto, cgroup2, cgroup1, rlimit.
     #[arg(long, value_name = "BACKEND", default_value = "auto")]
@@ -46,10 +46,10 @@ pub struct LimitArgs {
     /// CPU ceiling in cores (fractional allowed, e.g. 0.5).
     #[arg(long, value_name = "N", value_parser = parse_cpus)]
     pub cpus: Option<f64>,
-    /// Maximum number of tasks (processes + threads) in the tree.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Maximum number of tasks (processes + threads) in the tree (at most 4194304).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=qualify_model::limits::MAX_PIDS))]
     pub pids: Option<u64>,
-    /// Deadline for the run (e.g. 30s, 2m).
+    /// Deadline for the run (e.g. 30s, 2m; at most 30 days).
     #[arg(long, value_name = "DURATION", default_value = "600s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
     /// Window without any motion (deadlock) or progress (livelock) before the run is ended.

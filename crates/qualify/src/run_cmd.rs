@@ -110,7 +110,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "KEY")]
     sign: Option<PathBuf>,
     /// Run every cell N times and compare stdout digests (overrides [reproducibility] repeat).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=qualify_model::limits::MAX_REPEAT))]
     repeat: Option<u64>,
     /// Change one key of the spec for this run, checked like the file: `--set
     /// load.duration=5s`, `--set axis.rps=100,200` (the axis's values), `--set

@@ -3,13 +3,15 @@
 //! given public key, the payload being an in-toto Statement, and with `--artifact` that a
 //! subject's sha256 equals the file's (the program or the script an interpreter runs), or a
 //! directory's tree digest (the workdir, `crate::subjects::tree_digest`). Prints one line per check; the first failing check is
-//! named. Exit 0 all checks passed, 1 a check failed, 2 the receipt or key cannot be read.
+//! named. Exit 0 all checks passed, 1 a check failed, 2 the receipt or key cannot be read (a
+//! receipt that is not one JSON document — truncated, a duplicate key, invalid UTF-8 — is
+//! unreadable; a JSON document that is not a signed envelope fails the envelope check).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use qualify_trust::{Envelope, IN_TOTO_PAYLOAD_TYPE, sha256_hex};
+use qualify_trust::{Envelope, IN_TOTO_PAYLOAD_TYPE, VerifyError, sha256_hex};
 use serde_json::Value;
 
 use crate::error::{CliError, exit};
@@ -62,7 +64,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, CliError> {
         }
         None => None,
     };
-    Ok(check(&args, &key, &text, artifact))
+    check(&args, &key, &text, artifact)
 }
 
 /// Every check in order; the first failure ends it.
@@ -71,7 +73,7 @@ fn check(
     key: &qualify_trust::PublicKey,
     text: &str,
     artifact: Option<(&PathBuf, String)>,
-) -> ExitCode {
+) -> Result<ExitCode, CliError> {
     let fail = |what: &str| {
         say!("FAILED: {what}");
         say!("  {} does not verify", args.receipt.display());
@@ -79,27 +81,33 @@ fn check(
     };
     let envelope = match Envelope::from_json(text) {
         Ok(e) => e,
-        Err(e) => return fail(&e.to_string()),
+        Err(e @ VerifyError::NotJson { .. }) => {
+            return Err(CliError::input(
+                format!("cannot read receipt {}: {e}", args.receipt.display()),
+                "give the file `qualify run --sign` wrote, whole and unedited",
+            ));
+        }
+        Err(e) => return Ok(fail(&e.to_string())),
     };
     let payload = match envelope.verify(key, IN_TOTO_PAYLOAD_TYPE) {
         Ok(p) => p,
-        Err(e) => return fail(&e.to_string()),
+        Err(e) => return Ok(fail(&e.to_string())),
     };
     say!("ok: payload type {IN_TOTO_PAYLOAD_TYPE}");
     say!("ok: signature (key id {})", key.keyid());
-    let statement: Value = match serde_json::from_slice(&payload) {
+    let statement: Value = match qualify_model::json::from_slice(&payload) {
         Ok(v) => v,
         Err(e) => {
-            return fail(&format!(
+            return Ok(fail(&format!(
                 "statement check failed: the payload is not JSON: {e}"
-            ));
+            )));
         }
     };
     if statement.get("_type").and_then(Value::as_str) != Some(qualify_evidence::STATEMENT_TYPE) {
-        return fail(&format!(
+        return Ok(fail(&format!(
             "statement check failed: the payload is not an in-toto Statement (`_type` is not {})",
             qualify_evidence::STATEMENT_TYPE
-        ));
+        )));
     }
     say!("ok: in-toto Statement");
     if let Some((path, digest)) = artifact {
@@ -130,14 +138,14 @@ fn check(
                         )
                     })
                     .collect();
-                return fail(&format!(
+                return Ok(fail(&format!(
                     "subject digest check failed: {} has sha256:{digest}, which no subject of the receipt has ({})",
                     path.display(),
                     listed.join(", ")
-                ));
+                )));
             }
         }
     }
     say!("VERIFIED: {}", args.receipt.display());
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }

@@ -195,11 +195,24 @@ fn a_pool_behind_a_slow_cache_hangs_and_holds_its_connections() {
         record(slow)["behaviour"]["expected"],
         serde_json::json!(["unaffected", "degrades", "fails_fast"])
     );
+    // Outside the window and its recovery the objectives hold — unless the backlog the hang
+    // built took longer than `recover_within` to drain (a busy machine drains it slower): then
+    // the late recovery is named beside the hang, which still decides the cell.
+    let steady_held = objectives(slow)
+        .iter()
+        .all(|(_, phase, held)| phase == "outside_window" && *held);
+    assert!(
+        steady_held
+            || detail.contains("later than recover_within")
+            || detail.contains("not recovered by the end"),
+        "outside the window and its recovery the objectives hold, or the recovery was late and said so: {:?}\n{detail}",
+        objectives(slow)
+    );
     assert!(
         objectives(slow)
             .iter()
-            .all(|(_, phase, held)| phase == "outside_window" && *held),
-        "outside the window and its recovery the objectives hold: {:?}",
+            .all(|(_, phase, _)| phase == "outside_window"),
+        "{:?}",
         objectives(slow)
     );
     // The none cell is the control: no fault verdict, its objectives over the whole run.
@@ -388,7 +401,7 @@ fn a_client_without_timeouts_hangs_where_one_with_them_fails_fast() {
             .contains(&format!("; {stuck} threads left after the window (")),
         "{rec}"
     );
-    // Its objectives: outside the window held, the window's (answer within 500 ms) not.
+    // Its objectives: outside the window held, the window's (answer within 750 ms) not.
     assert_eq!(
         objectives(hung),
         [

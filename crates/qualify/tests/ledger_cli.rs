@@ -238,6 +238,19 @@ fn transfer_twice_reruns_controls_counts_repeats_and_detects_tampering() {
         String::from_utf8_lossy(&o.stdout).trim().to_string()
     };
     assert_eq!(fixed_digest.len(), 64);
+    // Its digest now holds, and the next receipt's link still names the old one; but first the
+    // row's own indexed claim level no longer matches its text.
+    let bad = qualify(&dir, &["ledger", "verify"]);
+    assert_eq!(bad.code, 1, "{}", bad.context());
+    assert!(
+        bad.stdout.contains("receipt seq 1") && bad.stdout.contains("`claim_level`"),
+        "{}",
+        bad.context()
+    );
+    sql(
+        &db,
+        "UPDATE receipts SET claim_level = 'production' WHERE seq = 1",
+    );
     let bad = qualify(&dir, &["ledger", "verify"]);
     assert_eq!(bad.code, 1, "{}", bad.context());
     assert!(
@@ -245,6 +258,142 @@ fn transfer_twice_reruns_controls_counts_repeats_and_detects_tampering() {
         "{}",
         bad.context()
     );
+}
+
+/// A ledger of three `fake_receipt`s (the first one refused with failures) and an incident,
+/// written through the binary, at `dir/l.sqlite`.
+fn small_ledger(dir: &Path) -> PathBuf {
+    let db = dir.join("l.sqlite");
+    let files: Vec<String> = (0..3)
+        .map(|i| {
+            let p = dir.join(format!("f{i}.json"));
+            std::fs::write(&p, fake_receipt(3 * i, 4)).unwrap();
+            p.to_str().unwrap().to_string()
+        })
+        .collect();
+    let mut args = vec!["ledger", "--ledger", db.to_str().unwrap(), "append"];
+    args.extend(files.iter().map(String::as_str));
+    let o = qualify(dir, &args);
+    assert_eq!(o.code, 0, "{}", o.context());
+    let o = qualify(
+        dir,
+        &[
+            "ledger",
+            "--ledger",
+            db.to_str().unwrap(),
+            "incident",
+            "--artifact",
+            "a0",
+            "--params",
+            "threads=7,n=7",
+            "--outcome",
+            "crash",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.context());
+    db
+}
+
+/// The attacks of issue 31 on the ledger itself: an edited `supported`, `claim_level` or cell
+/// outcome, deleted controls, a deleted last row. Each is named by `ledger verify` (exit 1) and
+/// refused by `run`, `ledger incident` and `ledger stats` (exit 2, naming the row).
+#[test]
+fn an_edited_ledger_is_named_by_verify_and_refused_by_run_incident_and_stats() {
+    let dir = scratch("edited");
+    std::fs::write(
+        dir.join("qualify.toml"),
+        "[artifact]\nname = \"a0\"\ncommand = \"echo {n}\"\n\n[claim]\nlevel = \"functional\"\n\n[functional]\ncommand = \"true\"\n\n[[axis]]\nname = \"n\"\nkind = \"workload\"\nvalues = [1]\n",
+    )
+    .unwrap();
+    for (i, (edit, row, column)) in [
+        (
+            "UPDATE receipts SET supported = 1 WHERE seq = 1",
+            "receipt seq 1",
+            "`supported`",
+        ),
+        (
+            "UPDATE receipts SET claim_level = 'production' WHERE seq = 2",
+            "receipt seq 2",
+            "`claim_level`",
+        ),
+        (
+            "UPDATE cells SET outcome = 'ok' WHERE receipt_seq = 1 AND idx = 0",
+            "receipt seq 1",
+            "`outcome`",
+        ),
+        (
+            "DELETE FROM controls",
+            "the control `deadlock@n=0,threads=0`",
+            "missing",
+        ),
+        ("DELETE FROM incidents", "incident", "deleted"),
+    ]
+    .into_iter()
+    .chain([(
+        "DELETE FROM cells WHERE receipt_seq = 3; DELETE FROM failures WHERE receipt_seq = 3; \
+         DELETE FROM receipts WHERE seq = 3; DELETE FROM chain WHERE kind = 'receipt' AND \
+         pos = (SELECT MAX(pos) FROM chain WHERE kind = 'receipt'); DELETE FROM incidents; \
+         DELETE FROM chain WHERE kind = 'incident'",
+        "the end of the chain",
+        "deleted",
+    )])
+    .enumerate()
+    {
+        let case = dir.join(format!("case{i}"));
+        std::fs::create_dir_all(&case).unwrap();
+        let db = small_ledger(&case);
+        let ok = qualify(
+            &case,
+            &["ledger", "--ledger", db.to_str().unwrap(), "verify"],
+        );
+        assert_eq!(ok.code, 0, "{}", ok.context());
+        // Deleting controls or the tail needs the foreign keys off, as an editor has them.
+        let o = Command::new("python3")
+            .args(["-c", "import sqlite3,sys\nc=sqlite3.connect(sys.argv[1])\nc.executescript(sys.argv[2])\nc.commit()"])
+            .arg(&db)
+            .arg(edit)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v = qualify(
+            &case,
+            &["ledger", "--ledger", db.to_str().unwrap(), "verify"],
+        );
+        assert_eq!(v.code, 1, "{edit}: {}", v.context());
+        assert!(
+            v.stdout.contains(&format!("BROKEN at {row}")) && v.stdout.contains(column),
+            "{edit}: {}",
+            v.context()
+        );
+        let ledger = db.to_str().unwrap();
+        for args in [
+            vec!["ledger", "--ledger", ledger, "stats"],
+            vec![
+                "ledger",
+                "--ledger",
+                ledger,
+                "incident",
+                "--artifact",
+                "a0",
+                "--params",
+                "n=1",
+                "--outcome",
+                "crash",
+            ],
+            vec!["run", "--ledger", ledger, "--receipt", "r.json"],
+        ] {
+            std::fs::copy(dir.join("qualify.toml"), case.join("qualify.toml")).unwrap();
+            let o = qualify(&case, &args);
+            assert_eq!(o.code, 2, "{edit}: {args:?}: {}", o.context());
+            assert!(
+                o.stderr.contains(&format!("is broken at {row}"))
+                    && o.stderr.contains("qualify ledger verify"),
+                "{edit}: {args:?}: {}",
+                o.context()
+            );
+        }
+        assert!(!case.join("r.json").exists(), "{edit}: nothing was run");
+    }
 }
 
 #[test]
@@ -1084,4 +1233,33 @@ fn an_incident_is_an_escape_a_control_and_part_of_the_chain() {
     let list = stdout_json(&qualify(&dir, &["ledger", "list", "--json"]));
     assert_eq!(list[1]["prev_digest"], inc["incident"]["digest"]);
     assert_eq!(qualify(&dir, &["ledger", "verify"]).code, 0);
+}
+
+/// The anchor is hidden like the ledger: an artifact run with the ledger in its workdir can
+/// neither read nor replace it (the sandbox's default), so it cannot cut the chain's tail and
+/// re-anchor it.
+#[test]
+fn the_artifact_can_neither_read_nor_replace_the_anchor() {
+    let dir = scratch("anchor-hidden");
+    std::fs::write(
+        dir.join("qualify.toml"),
+        "[artifact]\nname = \"snoop\"\ncommand = \"sh -c 'cat l.sqlite.anchor; echo tampered > l.sqlite.anchor; echo n={n}'\"\n\n[claim]\nlevel = \"functional\"\n\n[functional]\ncommand = \"true\"\n\n[[axis]]\nname = \"n\"\nkind = \"workload\"\nvalues = [1]\n",
+    )
+    .unwrap();
+    for receipt in ["r1.json", "r2.json"] {
+        let o = qualify(&dir, &["run", "--ledger", "l.sqlite", "--receipt", receipt]);
+        assert_eq!(o.code, 0, "{}", o.context());
+    }
+    let r2 = read_json(&dir.join("r2.json"));
+    let tail = r2["predicate"]["cells"][0]["result"]["stdout_tail"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        tail, "n=1\n",
+        "the anchor's text reached the artifact: {tail}"
+    );
+    let anchor = std::fs::read_to_string(dir.join("l.sqlite.anchor")).unwrap();
+    assert!(anchor.contains("\"entries\":2"), "{anchor}");
+    let v = qualify(&dir, &["ledger", "--ledger", "l.sqlite", "verify"]);
+    assert_eq!(v.code, 0, "{}", v.context());
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     Run, assert_no_leftover_cgroups, bin, cpu_heavy, expected_memory_strength, is_cgroup, probe,
-    process_gone, py, qualify, scratch,
+    probe_with_env, process_gone, py, qualify, scratch,
 };
 use serde_json::Value;
 
@@ -273,6 +273,7 @@ on_every_backend!(
     livelock_heartbeat,
     steady_heartbeat_is_not_livelock,
     timeout_busy,
+    timeout_busy_beside_a_busy_neighbour,
     timeout_idle,
     timeout_blocked_external,
 );
@@ -371,6 +372,33 @@ fn timeout_busy(backend: &str) {
     run.expect_outcome("timeout").expect_code(1);
     assert_eq!(run.str_field("timeout_kind"), Some("busy"), "{run}");
     assert!(run.wall() >= 2.5 && run.wall() < 20.0, "{run}");
+}
+
+/// The twin of `timeout_busy` on a machine whose other work takes the CPUs: five spinners
+/// beside the probe on two cores leave the program a third of a core or less. It wanted a
+/// whole one (the rest of the time it waited in the run queue): busy, never "idle".
+fn timeout_busy_beside_a_busy_neighbour(backend: &str) {
+    let _cpu = cpu_heavy();
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut hogs: Vec<std::process::Child> = (0..cpus * 2 + 1)
+        .map(|_| {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .expect("start a CPU hog")
+        })
+        .collect();
+    let run = probe(
+        backend,
+        &["--stall", "1s", "--timeout", "3s"],
+        &[&bin("spin")],
+    );
+    for h in &mut hogs {
+        let _ = h.kill();
+        let _ = h.wait();
+    }
+    run.expect_outcome("timeout").expect_code(1);
+    assert_eq!(run.str_field("timeout_kind"), Some("busy"), "{run}");
 }
 
 fn timeout_idle(backend: &str) {
@@ -1039,45 +1067,6 @@ fn parallel_bin(name: &str) -> Option<String> {
             None
         }
     }
-}
-
-/// `qualify probe --backend B --json <opts> -- <cmd>` with extra environment for qualify (and
-/// so for the probed tree).
-fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
-    let _probing = common::probe_guard();
-    let sandbox = common::test_sandbox_flags();
-    let mut args = vec!["probe", "--backend", backend, "--json"];
-    args.extend(sandbox.iter().map(String::as_str));
-    args.extend_from_slice(opts);
-    args.push("--");
-    args.extend_from_slice(cmd);
-    let started = Instant::now();
-    let child = Command::new(common::QUALIFY)
-        .args(&args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run qualify");
-    common::record_qualify_pid(child.id());
-    let out = child.wait_with_output().expect("wait for qualify");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let json: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
-    common::record_evidence_cgroups(&json);
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        stdout,
-        json,
-        elapsed: started.elapsed(),
-    };
-    assert!(
-        run.json.is_object(),
-        "`qualify {}` did not print a JSON object\n{run}",
-        args.join(" ")
-    );
-    run
 }
 
 /// Run `mpirun -n RANKS PROGRAM ARGS` under the probe as a user would: Open MPI's defaults (no

@@ -1052,6 +1052,71 @@ fn base_spec_for_the_error_tests_is_valid() {
     assert_eq!(cells(&r).len(), 2);
 }
 
+/// Issue 31: values that panicked (an `Instant` overflow, a float-to-`Duration` conversion, a
+/// capacity overflow) are refused at their place, and a spec that is not UTF-8 is located.
+#[test]
+fn spec_error_huge_durations_repeats_and_invalid_utf8() {
+    for (name, extra, line_has, token, message) in [
+        (
+            "huge-timeout",
+            "[limits]\ntimeout = \"10000000000000000000s\"\n",
+            "timeout =",
+            "\"1",
+            "longer than 30 days",
+        ),
+        (
+            "huge-stall",
+            "[limits]\nstall = \"18446744073709551615s\"\n",
+            "stall =",
+            "\"1",
+            "longer than 30 days",
+        ),
+        (
+            "huge-repeat",
+            "[reproducibility]\nrepeat = 9223372036854775807\n",
+            "repeat =",
+            "9",
+            "at most 10000",
+        ),
+    ] {
+        assert_spec_error(
+            name,
+            &format!("{BASE_SPEC}\n{extra}"),
+            line_has,
+            Some(token),
+            message,
+        );
+    }
+    let dir = scratch("spec-error-utf8");
+    let mut bytes = BASE_SPEC.as_bytes().to_vec();
+    let at = BASE_SPEC.find("echoer").unwrap() + 4;
+    bytes[at] = 0xe9;
+    std::fs::write(dir.join("qualify.toml"), bytes).unwrap();
+    let out = qualify(&dir, &["run", "qualify.toml", "--no-ledger"]);
+    assert_eq!(out.code, 2, "{}", out.context());
+    assert!(
+        out.stderr
+            .contains("qualify.toml:2:13: error: invalid UTF-8 (byte 0xe9)"),
+        "{}",
+        out.context()
+    );
+    // The same values at the flags of `qualify probe`: refused by the flag, nothing run.
+    for flag in [
+        ["--timeout", "10000000000000000000s"],
+        ["--stall", "18446744073709551615s"],
+        ["--repeat", "9223372036854775807"],
+        ["--pids", "9223372036854775807"],
+    ] {
+        let out = qualify(&dir, &["probe", flag[0], flag[1], "--", "true"]);
+        assert_eq!(out.code, 2, "{flag:?}: {}", out.context());
+        assert!(
+            out.stderr.contains(flag[0]) && !out.stderr.contains("panicked"),
+            "{flag:?}: {}",
+            out.context()
+        );
+    }
+}
+
 #[test]
 fn spec_error_unknown_key() {
     let spec = base_with(
@@ -1541,4 +1606,191 @@ fn ctrl_c_during_the_build_still_writes_an_incomplete_receipt() {
         assert_ne!(status(&r, layer), "closed", "{layer}");
     }
     assert!(cells(&r).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process evidence from real agent sessions (`crates/qualify-trace/tests/fixtures`, each folder's
+// SOURCE.md names where they come from).
+
+/// A real session fixture of qualify-trace.
+fn session_fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../qualify-trace/tests/fixtures")
+        .join(rel)
+}
+
+/// A spec for a stand-in artifact named `name` (a script printing a total) with the transfer
+/// example's command shape, one cell, its functional check `./NAME --check`.
+fn stand_in(dir: &Path, name: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = dir.join(name);
+    std::fs::write(&exe, "#!/bin/sh\necho total=100\n").expect("write stand-in");
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!(
+        "[artifact]\nname = \"{name}\"\ncommand = [\"./{name}\", \"--threads\", \"{{threads}}\", \"--rounds\", \"{{rounds}}\"]\n\n[claim]\nlevel = \"functional\"\n\n[functional]\ncommand = \"./{name} --check\"\n\n[[axis]]\nname = \"threads\"\nkind = \"concurrency\"\nvalues = [1]\n\n[[axis]]\nname = \"rounds\"\nkind = \"workload\"\nvalues = [10]\n"
+    )
+}
+
+fn process(r: &Value) -> &Value {
+    &r["predicate"]["layers"]["process"]
+}
+
+/// A Claude Code 2.1 project directory as Claude Code leaves it — the session, its subagent's
+/// transcript and metadata, a tool's saved output — is read: the two sessions make the record,
+/// the two other files are skipped and counted, the refused Write is no edit; the artifact ran
+/// once with a known result and its values are stated: closed.
+#[test]
+fn a_claude_code_project_directory_is_read_as_claude_code_leaves_it() {
+    let dir = scratch("trace-claude-project");
+    let spec = stand_in(&dir, "transfer");
+    let project = dir.join("project");
+    copy_dir(&session_fixture("claude-code/project"), &project);
+    write(&dir, "qualify.toml", &spec);
+    let (out, r) = run(
+        &dir,
+        "qualify.toml",
+        &["--trace", project.to_str().unwrap()],
+    );
+    assert_eq!(out.code, 0, "{}", out.context());
+    let p = process(&r);
+    let t = &p["evidence"]["trace"];
+    assert_eq!(t["sources"].as_array().unwrap().len(), 2, "{t}");
+    let skipped: Vec<&str> = t["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped, vec!["not_a_trace", "not_a_trace"], "{t}");
+    assert_eq!(
+        (t["rejected"].as_u64(), t["edits_failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(t["files_edited"], serde_json::json!([]));
+    assert_eq!(t["prompts"].as_array().unwrap().len(), 1);
+    assert_eq!(p["status"], "closed", "{p}");
+    let summary = p["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("1 run of the artifact (1 passed, 0 failed)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("2 file(s) in the trace's directories are no session"),
+        "{summary}"
+    );
+}
+
+/// OpenHands tried three times to run ponyc and never started it: attempts, not runs, no
+/// coverage — partial, saying so; its edits answered `ERROR:` are failed edits.
+#[test]
+fn attempts_that_never_started_leave_the_process_layer_partial() {
+    let dir = scratch("trace-attempts");
+    let spec = stand_in(&dir, "ponyc");
+    write(&dir, "qualify.toml", &spec);
+    let trace = session_fixture("openhands/ponyc-output.jsonl");
+    let (out, r) = run(&dir, "qualify.toml", &["--trace", trace.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.context());
+    let p = process(&r);
+    assert_eq!(p["status"], "partial", "{p}");
+    let untested = p["untested"].to_string();
+    assert!(
+        untested.contains("3 attempt(s) to run `ponyc` never started (No such file or directory ×2, command not found ×1)"),
+        "{untested}"
+    );
+    let sentence = p["evidence"]["coverage"]["sentence"].as_str().unwrap();
+    assert!(
+        sentence.starts_with("no recorded command ran `ponyc`"),
+        "{sentence}"
+    );
+    assert!(
+        !p["supports"].as_str().unwrap().contains("ran the artifact"),
+        "{p}"
+    );
+    assert_eq!(p["evidence"]["trace"]["edits_failed"], 11);
+}
+
+/// SWE-agent records no exit status: every sentence says the results are not recorded, never
+/// "0 failed", and the layer is partial.
+#[test]
+fn results_a_format_does_not_record_are_unknown_in_every_sentence() {
+    let dir = scratch("trace-unknown");
+    write(
+        &dir,
+        "qualify.toml",
+        "[artifact]\nname = \"repro\"\ncommand = [\"python3\", \"reproduce_bug.py\"]\n\n[claim]\nlevel = \"functional\"\n\n[functional]\ncommand = \"python reproduce_bug.py\"\n",
+    );
+    write(&dir, "reproduce_bug.py", "print('ok')\n");
+    let trace = session_fixture("swe-agent/pydicom-1458.traj");
+    // (`python` may not be on PATH here: the functional check may fail; only the process layer
+    // is looked at.)
+    let (_, r) = run(&dir, "qualify.toml", &["--trace", trace.to_str().unwrap()]);
+    let p = process(&r);
+    assert_eq!(p["status"], "partial", "{p}");
+    let summary = p["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("2 test runs, results not recorded"),
+        "{summary}"
+    );
+    assert!(!summary.contains("0 failed"), "{summary}");
+    let supports = p["supports"].as_str().unwrap();
+    assert!(
+        supports.contains("tests were run 2 time(s) during development (results not recorded)"),
+        "{supports}"
+    );
+    assert!(
+        p["untested"]
+            .to_string()
+            .contains("swe-agent records no exit status"),
+        "{p}"
+    );
+}
+
+/// A session still being written is read up to its last complete entry and the receipt says
+/// what was cut; an unreadable file beside it is reported; neither stops the run, and the layer
+/// is partial.
+#[test]
+fn a_session_being_written_and_an_unreadable_file_do_not_stop_the_run() {
+    let dir = scratch("trace-cut");
+    let spec = stand_in(&dir, "transfer");
+    write(&dir, "qualify.toml", &spec);
+    let traces = dir.join("sessions");
+    std::fs::create_dir_all(&traces).unwrap();
+    let text = std::fs::read_to_string(session_fixture("codex/codex-0.125-tui.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines[lines.len() - 1];
+    std::fs::write(
+        traces.join("rollout.jsonl"),
+        format!(
+            "{}\n{}",
+            lines[..lines.len() - 1].join("\n"),
+            &last[..last.len() / 2]
+        ),
+    )
+    .unwrap();
+    std::fs::copy(
+        session_fixture("claude-code/malformed.jsonl"),
+        traces.join("broken.jsonl"),
+    )
+    .unwrap();
+    let (out, r) = run(&dir, "qualify.toml", &["--trace", traces.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.context());
+    let p = process(&r);
+    assert_eq!(p["status"], "partial", "{p}");
+    let untested = p["untested"].to_string();
+    assert!(
+        untested.contains(&format!(
+            "rollout.jsonl was still being written: its last entry (line {}, {} bytes) was incomplete and not read",
+            lines.len(),
+            last.len() / 2
+        )),
+        "{untested}"
+    );
+    assert!(
+        untested.contains("1 trace file(s) could not be read") && untested.contains("broken.jsonl"),
+        "{untested}"
+    );
+    // What was read still counts: the polled npm test failed once, and counted once.
+    let t = &p["evidence"]["trace"];
+    assert_eq!(t["runs"]["test"]["failed"], 1, "{t}");
+    assert_eq!(t["tool_errors"], 4, "{t}");
 }

@@ -141,7 +141,12 @@ fn a_passing_sweep_runs_as_slurm_jobs() {
     for cell in out.cells() {
         assert_eq!(outcome(cell), "ok", "{cell}");
         let s = slurm_of(cell);
-        assert_eq!(s["state"], "COMPLETED", "{cell}");
+        // The job's script ended: Slurm says COMPLETED, or COMPLETING while its epilog still
+        // runs (the executor takes the cell's result then; a busy machine's epilog is slower).
+        assert!(
+            s["state"] == "COMPLETED" || s["state"] == "COMPLETING",
+            "{cell}"
+        );
         assert_eq!(s["exit_code"], 0, "{cell}");
         assert!(
             s["job_id"].as_str().is_some_and(|j| j.contains('_')),

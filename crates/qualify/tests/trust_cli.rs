@@ -596,3 +596,69 @@ fn subjects_are_the_artifacts_own_files_not_its_interpreter() {
     );
     assert!(v.contains("subject digest check failed"), "{v}");
 }
+
+/// A signed receipt (the evidence golden, signed here) with a second `"payload"` key holding a
+/// forged Statement, and the same receipt cut in half. Every reader refuses both as unreadable
+/// (exit 2, the duplicate named), so no reader judges another copy than the signed one.
+#[test]
+fn a_duplicate_payload_key_or_a_truncated_receipt_is_unreadable_everywhere() {
+    use qualify_trust::{Algorithm, IN_TOTO_PAYLOAD_TYPE, PrivateKey};
+    let d = scratch("duplicate");
+    let dir = d.0.as_path();
+    let key = PrivateKey::generate(Algorithm::P256);
+    std::fs::write(dir.join("k.pub"), key.public_key().to_pem().unwrap()).unwrap();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../qualify-evidence/src/tests/golden/receipt.json");
+    let statement = std::fs::read_to_string(golden).unwrap();
+    let env = Envelope::sign(IN_TOTO_PAYLOAD_TYPE, statement.as_bytes(), &key);
+    std::fs::write(dir.join("signed.json"), env.to_json()).unwrap();
+    // The signed receipt: verified, and its functional claim refused (its functional layer failed).
+    expect(
+        &qualify(dir, &["verify", "signed.json", "--key", "k.pub"]),
+        0,
+    );
+    expect(
+        &qualify(dir, &["gate", "signed.json", "--claim", "functional"]),
+        1,
+    );
+
+    let mut forged: Value = serde_json::from_str(&statement).unwrap();
+    forged["predicate"]["layers"]["functional"]["status"] = "closed".into();
+    forged["predicate"]["incomplete"] = false.into();
+    let forged_payload = base64_of(forged.to_string().as_bytes());
+    let signed = env.to_json();
+    let doubled = signed.replacen(
+        "\"signatures\"",
+        &format!("\"payload\":\"{forged_payload}\",\"signatures\""),
+        1,
+    );
+    assert_ne!(doubled, signed);
+    std::fs::write(dir.join("doubled.json"), &doubled).unwrap();
+    std::fs::write(dir.join("cut.json"), &signed[..signed.len() / 2]).unwrap();
+    for (file, needle) in [
+        ("doubled.json", "duplicate key `payload`"),
+        ("cut.json", "EOF"),
+    ] {
+        for args in [
+            vec!["verify", file, "--key", "k.pub"],
+            vec!["gate", file, "--claim", "functional"],
+            vec!["gate", file, "--claim", "functional", "--key", "k.pub"],
+            vec!["report", file],
+            vec!["report", file, "--key", "k.pub"],
+            vec!["ledger", "--ledger", "l.sqlite", "append", file],
+        ] {
+            let o = qualify(dir, &args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains(needle) && err.contains("line 1"),
+                "{args:?}: {}",
+                text(&o)
+            );
+            assert!(
+                !String::from_utf8_lossy(&o.stdout).contains("ACCEPTED"),
+                "{args:?}"
+            );
+        }
+    }
+}

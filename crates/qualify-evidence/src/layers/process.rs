@@ -3,12 +3,18 @@
 //! and what development exercised of the operating region against what qualify examined and
 //! where the envelope failed ([`DevelopmentCoverage`]).
 //!
-//! `closed` only when the trace was interpreted (every entry of a known kind, its tool calls
-//! read) and development coverage could be stated (a recorded command ran the artifact with
-//! axis values recovered, or the spec has no axes); `partial` for a trace read only in part
-//! (the share understood is in the summary), no command matching the artifact, or git history
-//! alone; `not_run` with neither. It supports what development exercised; it is never
-//! evidence of fitness for deployment.
+//! Every result is three-valued — passed, failed, not recorded — and every sentence says which:
+//! a format that records no exit status gives "2 test runs, results not recorded", never "0
+//! failed". An attempt that never started the artifact (not found, not executable, a `cd`
+//! before it failed) is reported as an attempt, never as a run, and gives no coverage.
+//!
+//! `closed` only when earned: the trace was interpreted (every entry of every file of a known
+//! kind, nothing cut or unreadable, its tool calls read), the artifact's runs in it were
+//! executed with known results (every one of them, and most of the test, build and artifact
+//! runs' results recorded), and development coverage could be stated (axis values recovered,
+//! or the spec has no axes). Otherwise `partial`, each missing piece said in `untested`; git
+//! history alone is `partial`; `not_run` with neither. It supports what development
+//! exercised; it is never evidence of fitness for deployment.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
@@ -195,6 +201,15 @@ pub fn development(record: &RunRecord) -> Option<DevelopmentCoverage> {
     })
 }
 
+/// `command not found ×1, No such file or directory ×2`.
+fn attempts_text(c: &qualify_trace::Coverage) -> String {
+    c.attempts
+        .iter()
+        .map(|(why, n)| format!("{why} ×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `only threads = 1 and rounds = 10` / `threads = 1, 2; n = 256; mode (never set …)`.
 fn ran_text(axes: &[AxisComparison]) -> String {
     let parts: Vec<String> = axes
@@ -283,8 +298,27 @@ fn sentence(
             .as_deref()
             .map(|u| format!(" ({u})"))
             .unwrap_or_default();
+        let mut also = Vec::new();
+        if c.attempts_total() > 0 {
+            also.push(format!(
+                "{} attempt(s) to run it never started: {}",
+                c.attempts_total(),
+                attempts_text(c)
+            ));
+        }
+        if c.conditional_runs > 0 {
+            also.push(format!(
+                "{} run(s) inside branches the trace cannot tell were taken, not counted",
+                c.conditional_runs
+            ));
+        }
+        let also = if also.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", also.join("; "))
+        };
         return format!(
-            "no recorded command ran `{artifact}`{why}: what development exercised of the operating region is not known ({} command(s) counted, none matched)",
+            "no recorded command ran `{artifact}`{why}: what development exercised of the operating region is not known ({} command(s) counted, none matched{also})",
             c.unmatched_commands
         );
     }
@@ -395,21 +429,35 @@ pub fn assess(record: &RunRecord) -> Layer {
     };
     let formats: Vec<&str> = t.formats().iter().map(|f| f.as_str()).collect();
     let mut summary = format!(
-        "trace read: {} file(s) ({}), {} entries, {:.0}% understood; {} command(s): {} test run(s) ({} failed), {} build(s), {} run(s) of the artifact; {} repair(s) after {} error(s)",
+        "trace read: {} file(s) ({}), {} entries, {:.0}% understood; {} command(s): {}, {}, {}; {} repair(s) after {} error(s)",
         t.sources.len(),
         formats.join(", "),
         t.events,
         t.understood_percent().floor(),
         t.commands_total,
-        t.runs.test.runs,
-        t.runs.test.failed,
-        t.runs.build.runs,
-        t.runs.artifact.runs,
+        t.runs.test.describe("test run", "test runs"),
+        t.runs.build.describe("build", "builds"),
+        t.runs
+            .artifact
+            .describe("run of the artifact", "runs of the artifact"),
         t.repairs.len(),
         t.errors,
     );
     if let Some(s) = t.span_seconds {
         summary.push_str(&format!(" over {s:.0}s"));
+    }
+    let not_sessions = t
+        .skipped
+        .iter()
+        .filter(|f| f.reason == qualify_trace::record::SkipReason::NotATrace)
+        .count();
+    if not_sessions > 0 {
+        summary.push_str(&format!(
+            "; {not_sessions} file(s) in the trace's directories are no session (skipped)"
+        ));
+    }
+    if t.unreadable() > 0 {
+        summary.push_str(&format!("; {} file(s) unreadable", t.unreadable()));
     }
     summary.push_str(&format!("; {}", dev.sentence));
     if let Some(g) = &process.git {
@@ -434,11 +482,69 @@ pub fn assess(record: &RunRecord) -> Layer {
             kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect::<Vec<_>>().join(", ")
         ));
     }
+    let unreadable: Vec<String> = t
+        .skipped
+        .iter()
+        .filter(|f| f.reason == qualify_trace::record::SkipReason::Unreadable)
+        .map(|f| format!("{} ({})", f.path, f.message))
+        .collect();
+    if !unreadable.is_empty() {
+        untested.push(format!(
+            "{} trace file(s) could not be read and are not in the record: {}",
+            unreadable.len(),
+            unreadable.join("; ")
+        ));
+    }
+    for (path, cut) in t.cut() {
+        untested.push(format!(
+            "{path} was still being written: its last entry (line {}, {} bytes) was incomplete and not read",
+            cut.line, cut.bytes
+        ));
+    }
     if t.tool_calls == 0 {
         untested.push(
             "the trace records no tool call: no command, test run or edit could be read"
                 .to_string(),
         );
+    }
+    let (known, classified) = t.results_known();
+    if known < classified {
+        let why = if t.formats().iter().all(|f| !f.records_results()) {
+            format!("{} records no exit status", formats.join(", "))
+        } else {
+            "the command's status was not its own (a pipeline's earlier stage, before `;` or `||`) or was never recorded".to_string()
+        };
+        untested.push(format!(
+            "the results of {} of {} test, build and artifact run(s): {why}",
+            classified - known,
+            classified
+        ));
+    }
+    if t.coverage.attempts_total() > 0 {
+        untested.push(format!(
+            "{} attempt(s) to run `{}` never started ({}): attempts are not runs, and no coverage comes from them",
+            t.coverage.attempts_total(),
+            t.coverage.artifact.as_deref().unwrap_or("the artifact"),
+            attempts_text(&t.coverage)
+        ));
+    }
+    if t.coverage.conditional_runs > 0 {
+        untested.push(format!(
+            "{} run(s) of the artifact inside branches (`if`, `case`, `while`, after `||`) the trace cannot tell were taken: not counted",
+            t.coverage.conditional_runs
+        ));
+    }
+    if t.edits_unconfirmed > 0 {
+        untested.push(format!(
+            "{} edit(s) whose result the trace does not hold: not known to have landed",
+            t.edits_unconfirmed
+        ));
+    }
+    if t.unparsed_commands > 0 {
+        untested.push(format!(
+            "{} command line(s) a shell would refuse (unterminated quotes, syntax errors): they ran nothing",
+            t.unparsed_commands
+        ));
     }
     let c = &t.coverage;
     let stated = c.artifact_runs > 0 && (record.axes.is_empty() || c.runs_with_values > 0);
@@ -476,8 +582,18 @@ pub fn assess(record: &RunRecord) -> Layer {
 
     let mut exercised = Vec::new();
     if c.artifact_runs > 0 {
+        let results = if c.runs_unknown == c.artifact_runs {
+            ", results not recorded".to_string()
+        } else if c.runs_unknown > 0 {
+            format!(
+                ", {} passed, {} failed, {} not recorded",
+                c.runs_passed, c.runs_failed, c.runs_unknown
+            )
+        } else {
+            format!(", {} passed, {} failed", c.runs_passed, c.runs_failed)
+        };
         exercised.push(format!(
-            "development ran the artifact {} time(s){}",
+            "development ran the artifact {} time(s){results}{}",
             c.artifact_runs,
             if dev.axes.iter().any(|a| !a.development.is_empty()) {
                 format!(" ({})", ran_text(&dev.axes))
@@ -487,9 +603,20 @@ pub fn assess(record: &RunRecord) -> Layer {
         ));
     }
     if t.runs.test.runs > 0 {
+        let r = &t.runs.test;
+        let results = if r.unknown == r.runs {
+            "results not recorded".to_string()
+        } else if r.unknown > 0 {
+            format!(
+                "{} passed, {} failed, {} not recorded",
+                r.passed, r.failed, r.unknown
+            )
+        } else {
+            format!("{} passed, {} failed", r.passed, r.failed)
+        };
         exercised.push(format!(
-            "tests were run {} time(s) during development ({} failed)",
-            t.runs.test.runs, t.runs.test.failed
+            "tests were run {} time(s) during development ({results})",
+            r.runs
         ));
     }
     if !t.repairs.is_empty() {
@@ -504,8 +631,13 @@ pub fn assess(record: &RunRecord) -> Layer {
                 .into(),
         );
     }
-    let interpreted = t.read_in_full() && t.tool_calls > 0;
-    let status = if interpreted && stated {
+    // Closed only when earned: everything read, the artifact's runs executed with known
+    // results, most results recorded, coverage stated.
+    let interpreted = t.read_in_full() && t.tool_calls > 0 && t.cut().is_empty();
+    let all_read = unreadable.is_empty();
+    let runs_known = c.artifact_runs > 0 && c.runs_unknown == 0;
+    let mostly_known = 2 * known >= classified;
+    let status = if interpreted && all_read && runs_known && mostly_known && stated {
         LayerStatus::Closed
     } else {
         LayerStatus::Partial

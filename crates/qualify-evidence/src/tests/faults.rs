@@ -98,6 +98,7 @@ fn latency_observation() -> Observation {
         control: false,
         control_noise: None,
         resources: Vec::new(),
+        standing: false,
     }
 }
 

@@ -74,6 +74,7 @@ pub fn dev_record() -> qualify_trace::DevRecord {
     let file = qualify_trace::TraceFile {
         path: "trace.jsonl".to_string(),
         bytes: lines.join("\n").into_bytes(),
+        in_directory: false,
     };
     qualify_trace::read(&[file], None, &spec).unwrap()
 }

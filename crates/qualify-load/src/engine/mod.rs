@@ -16,6 +16,7 @@
 //! dispatches (open model) or busy threads (closed model) mark the run `saturated`.
 
 pub(crate) mod http;
+pub mod priority;
 mod tcp;
 mod timer;
 
@@ -366,6 +367,7 @@ impl Job<'_> {
         k: u32,
         observer: Option<&mut dyn FnMut(&Progress) -> Flow>,
     ) -> Result<Part, LoadError> {
+        let _ahead = priority::Raised::now();
         let finish = Finish::new(self.control);
         self.event_loop(k, observer, &finish)
     }

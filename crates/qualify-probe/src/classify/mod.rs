@@ -35,12 +35,6 @@ pub enum Ending {
     /// A partial deadlock: a wait-for cycle, a runtime's report, or every thread but the
     /// runtimes' helpers in untimed waits, while other threads may keep ticking.
     WaitFor(Box<stall::Finding>),
-    /// A quiet Go program: qualify ends the cell with SIGQUIT to `pid`, whose goroutine dump
-    /// (on the program's stderr) decides; the supervisor turns this into `WaitFor` or a timeout.
-    GoDump {
-        pid: i32,
-        finding: Box<stall::Finding>,
-    },
     Livelock {
         cores: f64,
         quiet: Duration,
@@ -63,6 +57,15 @@ struct Motion {
     heartbeat: Option<(std::time::SystemTime, u64)>,
 }
 
+/// CPU over a window: cores the tree ran on, and cores it wanted (ran on plus waited for in
+/// the run queue). On a machine whose other work takes the CPUs, a spinner runs on a third of
+/// a core and waits for the rest: what it wanted, not what it got, says it is busy.
+#[derive(Debug, Clone, Copy, Default)]
+struct Load {
+    cores: f64,
+    wanted: f64,
+}
+
 /// Follows the tree across samples.
 pub struct Watch {
     stall: Duration,
@@ -76,7 +79,8 @@ pub struct Watch {
     last_output_at: Option<Instant>,
     last_output: u64,
     last_heartbeat: Option<(std::time::SystemTime, u64)>,
-    cpu_hist: VecDeque<(Instant, u64)>,
+    /// (when, CPU ns so far, run-queue wait ns so far) over the last stall window.
+    cpu_hist: VecDeque<(Instant, u64, u64)>,
     prev_sched: HashMap<i32, (u64, u64)>,
     cpu_ns: u64,
     wait_ns: u64,
@@ -167,12 +171,12 @@ impl Watch {
             sched.insert(t.tid, (t.run_ns.max(pr), t.wait_ns.max(pw)));
         }
         self.prev_sched = sched;
-        self.cpu_hist.push_back((now, self.cpu_ns));
+        self.cpu_hist.push_back((now, self.cpu_ns, self.wait_ns));
         while self.cpu_hist.len() > 2
             && self
                 .cpu_hist
                 .get(1)
-                .is_some_and(|(t, _)| now.duration_since(*t) >= self.stall)
+                .is_some_and(|(t, _, _)| now.duration_since(*t) >= self.stall)
         {
             self.cpu_hist.pop_front();
         }
@@ -240,7 +244,7 @@ impl Watch {
         // others may tick; decided from owners, the runtimes' reports and their helpers.
         let interval_cores = match (self.cpu_hist.len(), interval.as_secs_f64()) {
             (n, secs) if n >= 2 && secs > 0.0 => {
-                let prev = self.cpu_hist.get(n - 2).map(|(_, c)| *c).unwrap_or(0);
+                let prev = self.cpu_hist.get(n - 2).map(|(_, c, _)| *c).unwrap_or(0);
                 self.cpu_ns.saturating_sub(prev) as f64 / 1e9 / secs
             }
             _ => 0.0,
@@ -262,7 +266,6 @@ impl Watch {
             inspect,
         ) {
             Some(Stop::Deadlock(f)) => return Some(Ending::WaitFor(f)),
-            Some(Stop::GoDump { pid, finding }) => return Some(Ending::GoDump { pid, finding }),
             None => {}
         }
 
@@ -285,28 +288,37 @@ impl Watch {
         if self.progress != Progress::None && !self.spin.examining() {
             let quiet = now.duration_since(self.last_progress);
             if quiet >= self.stall
-                && let Some(cores) = self.window_cores(now, true)
-                && cores >= self.busy_cores
+                && let Some(load) = self.window_load(now, true)
+                && load.wanted >= self.busy_cores
             {
-                return Some(Ending::Livelock { cores, quiet });
+                return Some(Ending::Livelock {
+                    cores: load.cores,
+                    quiet,
+                });
             }
         }
         None
     }
 
-    /// Average cores used over the last stall window. With `full`, `None` until a whole window
-    /// has been observed; otherwise over whatever has been observed.
-    fn window_cores(&self, now: Instant, full: bool) -> Option<f64> {
-        let (t0, c0) = *self.cpu_hist.front()?;
+    /// Cores used, and cores wanted, over the last stall window. With `full`, `None` until a
+    /// whole window has been observed; otherwise over whatever has been observed.
+    fn window_load(&self, now: Instant, full: bool) -> Option<Load> {
+        let (t0, c0, w0) = *self.cpu_hist.front()?;
         let span = now.duration_since(t0);
         if full && span + Duration::from_millis(1) < self.stall {
             return None;
         }
-        let (_, c1) = *self.cpu_hist.back()?;
+        let (_, c1, w1) = *self.cpu_hist.back()?;
         if span.is_zero() {
             return None;
         }
-        Some((c1 - c0) as f64 / 1e9 / span.as_secs_f64())
+        let secs = span.as_secs_f64();
+        let cores = c1.saturating_sub(c0) as f64 / 1e9 / secs;
+        let waited = w1.saturating_sub(w0) as f64 / 1e9 / secs;
+        Some(Load {
+            cores,
+            wanted: cores + waited,
+        })
     }
 
     /// What the tree was doing when the deadline passed.
@@ -327,17 +339,24 @@ impl Watch {
         if let Some(Conclusion::Ambiguous(f)) = self.spin.conclusion() {
             return (TimeoutKind::AmbiguousSpin, f.why.clone());
         }
-        let cores = self.window_cores(now, false).unwrap_or(0.0);
-        if cores >= self.busy_cores {
+        let load = self.window_load(now, false).unwrap_or_default();
+        let cores = load.cores;
+        if load.wanted >= self.busy_cores {
             let unexamined = match self.spin.conclusion() {
                 Some(Conclusion::Unexamined(why)) => {
                     format!("; not examined for spin-waits in synchronization calls: {why}")
                 }
                 _ => String::new(),
             };
+            // A tree kept off the CPU by a busy machine is as busy as the CPU it waited for.
+            let starved = if load.wanted >= cores + 0.1 {
+                format!(", wanting {:.2} (the rest waiting for a CPU)", load.wanted)
+            } else {
+                String::new()
+            };
             return (
                 TimeoutKind::Busy,
-                format!("busy ({cores:.2} cores) without a progress signal{unexamined}"),
+                format!("busy ({cores:.2} cores{starved}) without a progress signal{unexamined}"),
             );
         }
         if let Some(f) = self.partial.conclusion() {
@@ -426,6 +445,10 @@ pub struct Facts<'a> {
     pub leaked: usize,
     pub truncated: bool,
     pub wall: Duration,
+    /// A runtime's fatal report from the program's stderr ([`crate::reports::judge`]): names the
+    /// failure of a run that ended by itself the way that runtime ends one (`decided`), else
+    /// context for the detail of a run qualify stopped.
+    pub report: Option<&'a crate::reports::Reported>,
 }
 
 /// Outcome, exit code, signal, timeout kind, flags and the detail line.
@@ -515,13 +538,6 @@ pub fn compose(f: &Facts) -> Decision {
         Ending::Deadlock(waits, quiet) => (Outcome::Deadlock, deadlock_detail(waits, *quiet)),
         Ending::SpinDeadlock(finding) => (Outcome::Deadlock, finding.why.clone()),
         Ending::WaitFor(finding) => (Outcome::Deadlock, finding.why.clone()),
-        Ending::GoDump { finding, .. } => {
-            timeout_kind = Some(TimeoutKind::AmbiguousWait);
-            (
-                Outcome::Timeout,
-                format!("{} (the goroutine dump was not read)", finding.why),
-            )
-        }
         Ending::Livelock { cores, quiet } => (
             Outcome::Livelock,
             format!(
@@ -540,11 +556,13 @@ pub fn compose(f: &Facts) -> Decision {
                 format!("deadline of {:.1}s passed; {why}", f.limits.timeout_seconds),
             )
         }
-        Ending::Exited => match f.status {
-            Some(st) if libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0 => {
+        Ending::Exited => match (f.status, decided(f.report)) {
+            (Some(st), _) if libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0 => {
                 (Outcome::Ok, status_text.clone())
             }
-            Some(st) if libc::WIFEXITED(st) => {
+            // The runtime's own report names the failure (never an `ok` run's: see above).
+            (Some(_), Some((outcome, r))) => (outcome, format!("{}; {status_text}", r.sentence)),
+            (Some(st), None) if libc::WIFEXITED(st) => {
                 let code = libc::WEXITSTATUS(st);
                 let hint = if code > 128 && CRASH_SIGNALS.contains(&(code - 128)) {
                     format!(
@@ -557,18 +575,31 @@ pub fn compose(f: &Facts) -> Decision {
                 };
                 (Outcome::ExitFailure, format!("{status_text}{hint}"))
             }
-            Some(st) if libc::WIFSIGNALED(st) && CRASH_SIGNALS.contains(&libc::WTERMSIG(st)) => {
+            (Some(st), None)
+                if libc::WIFSIGNALED(st) && CRASH_SIGNALS.contains(&libc::WTERMSIG(st)) =>
+            {
                 (Outcome::Crash, format!("crashed: {status_text}"))
             }
-            Some(_) => (
+            (Some(_), None) => (
                 Outcome::Killed,
                 format!("{status_text}, a signal qualify did not send"),
             ),
-            None => (
+            (None, _) => (
                 Outcome::Killed,
                 "ended, but its wait status was lost (reaped elsewhere)".into(),
             ),
         },
+    };
+
+    // Beside a verdict qualify reached itself, a report on stderr is context.
+    let detail = match f.report {
+        Some(r) if !r.decided && outcome != Outcome::Ok && f.ending_stopped() => {
+            format!(
+                "{detail}; stderr carried a runtime's report: {}",
+                r.sentence
+            )
+        }
+        _ => detail,
     };
 
     let mut flags = Vec::new();
@@ -585,11 +616,7 @@ pub fn compose(f: &Facts) -> Decision {
     {
         flags.push(Flag::MemoryPressure);
     }
-    let pids_hit = match f.kind {
-        Kind::Rlimit => f.limits.pids.is_some_and(|p| f.watch.max_tasks as u64 > p),
-        _ => f.counters.pids_max_events.unwrap_or(0) > 0,
-    };
-    if pids_hit {
+    if pids_hit(f.kind, f.limits, f.counters, f.watch) {
         flags.push(Flag::PidsLimitHit);
     }
     if f.leaked > 0 {
@@ -606,6 +633,30 @@ pub fn compose(f: &Facts) -> Decision {
         timeout_kind,
         flags,
         detail,
+    }
+}
+
+/// A report that names the failure: its outcome (never `ok`).
+fn decided(
+    report: Option<&crate::reports::Reported>,
+) -> Option<(Outcome, &crate::reports::Reported)> {
+    let r = report.filter(|r| r.decided)?;
+    r.outcome.filter(|o| *o != Outcome::Ok).map(|o| (o, r))
+}
+
+impl Facts<'_> {
+    /// Whether qualify (or the kernel) ended the run, not the program itself.
+    fn ending_stopped(&self) -> bool {
+        !matches!(self.ending, Ending::Exited | Ending::Interrupted)
+    }
+}
+
+/// Whether a pids ceiling refused a task: the kernel's `pids.events`, or (rlimit) more tasks
+/// sampled than the ceiling.
+pub fn pids_hit(kind: Kind, limits: &Limits, counters: &Counters, watch: &Watch) -> bool {
+    match kind {
+        Kind::Rlimit => limits.pids.is_some_and(|p| watch.max_tasks as u64 > p),
+        _ => counters.pids_max_events.unwrap_or(0) > 0,
     }
 }
 

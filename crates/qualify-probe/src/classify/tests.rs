@@ -61,7 +61,6 @@ fn kind_of(end: &Option<Ending>) -> &'static str {
         Some(Ending::Deadlock(..)) => "deadlock",
         Some(Ending::SpinDeadlock(..)) => "spin_deadlock",
         Some(Ending::WaitFor(..)) => "wait_for",
-        Some(Ending::GoDump { .. }) => "go_dump",
         Some(Ending::Livelock { .. }) => "livelock",
         Some(Ending::Timeout(..)) => "timeout",
         Some(Ending::Watchdog { .. }) => "watchdog",
@@ -450,6 +449,7 @@ fn compose_decisions() {
         ),
         flags: &'static [&'static str],
         says: &'static str,
+        report: Option<crate::reports::Reported>,
     }
     let base = |ending: Ending, status: Option<i32>| Case {
         ending,
@@ -463,8 +463,72 @@ fn compose_decisions() {
         want: ("ok", None, None, None),
         flags: &[],
         says: "",
+        report: None,
+    };
+    // A runtime's report as `reports::judge` hands it over.
+    let report = |decided: Option<Outcome>| crate::reports::Reported {
+        runtime: "Go".into(),
+        report: "go.deadlock".into(),
+        cause: "deadlock".into(),
+        said: "fatal error: all goroutines are asleep - deadlock!".into(),
+        detail: Default::default(),
+        limit: None,
+        frames: Vec::new(),
+        goroutines: Vec::new(),
+        goroutines_total: Some(2),
+        decided: decided.is_some(),
+        not_decided: None,
+        other_reports: 0,
+        outcome: decided,
+        sentence: "the Go runtime found every goroutine asleep".into(),
     };
     let mut cases = Vec::new();
+    // The runtime's report names a failure that ended the way the runtime ends one.
+    cases.push(Case {
+        report: Some(report(Some(Outcome::Deadlock))),
+        want: ("deadlock", Some(2), None, None),
+        says: "the Go runtime found every goroutine asleep; exited with status 2",
+        ..base(Ending::Exited, Some(exit(2)))
+    });
+    cases.push(Case {
+        report: Some(report(Some(Outcome::OutOfMemory))),
+        want: ("out_of_memory", None, Some("SIGABRT"), None),
+        says: "; was killed by SIGABRT",
+        ..base(Ending::Exited, Some(sig(libc::SIGABRT)))
+    });
+    // Never an `ok` run, never over the kernel's memory kill.
+    cases.push(Case {
+        report: Some(report(Some(Outcome::Deadlock))),
+        want: ("ok", Some(0), None, None),
+        says: "exited with status 0",
+        ..base(Ending::Exited, Some(exit(0)))
+    });
+    cases.push(Case {
+        report: Some(report(Some(Outcome::Deadlock))),
+        counters: Counters {
+            oom_kills: 1,
+            ..Counters::default()
+        },
+        want: ("oom_killed", Some(2), None, None),
+        says: "memory ceiling (kernel) killed 1 process(es)",
+        ..base(Ending::Exited, Some(exit(2)))
+    });
+    // Undecided: a failure keeps its own detail; a run qualify stopped states it beside.
+    cases.push(Case {
+        report: Some(report(None)),
+        want: ("exit_failure", Some(1), None, None),
+        says: "exited with status 1",
+        ..base(Ending::Exited, Some(exit(1)))
+    });
+    cases.push(Case {
+        report: Some(report(None)),
+        want: ("timeout", None, None, Some("ambiguous_wait")),
+        says: "not proven; stderr carried a runtime's report: the Go runtime found every goroutine asleep",
+        ..base(
+            Ending::Timeout(TimeoutKind::AmbiguousWait, "not proven".into()),
+            None,
+        )
+    });
     cases.push(Case {
         want: ("ok", Some(0), None, None),
         says: "exited with status 0",
@@ -638,6 +702,7 @@ fn compose_decisions() {
             leaked: c.leaked,
             truncated: c.truncated,
             wall: Duration::from_secs(3),
+            report: c.report.as_ref(),
         });
         let got = (
             d.outcome.as_str(),

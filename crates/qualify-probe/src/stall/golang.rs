@@ -53,7 +53,7 @@ pub fn parse(dump: &str) -> Vec<Goroutine> {
             } else if let Some(by) = l.strip_prefix("created by ") {
                 created_by = Some(by.split(" in goroutine").next().unwrap_or(by).to_string());
             } else {
-                frames.push(l.split('(').next().unwrap_or(l).to_string());
+                frames.push(function(l).to_string());
             }
         }
         let user = frames
@@ -78,6 +78,15 @@ pub fn parse(dump: &str) -> Vec<Goroutine> {
         });
     }
     out
+}
+
+/// The function of a frame line without its arguments: `testing.(*T).Run(0xc0, {0x5})` →
+/// `testing.(*T).Run` (a method's receiver has parentheses of its own).
+fn function(line: &str) -> &str {
+    match line.strip_suffix(')').and_then(|l| l.rfind('(')) {
+        Some(open) => &line[..open],
+        None => line,
+    }
 }
 
 /// How one goroutine counts.
@@ -182,5 +191,11 @@ main.main.func1()
         assert_eq!(gs[3].at, "main.worker at /src/main.go:16");
         assert_eq!(gs[1].at, "main.main at /src/main.go:30");
         assert_eq!(gs[4].at, "main.main.func1 at /src/main.go:22");
+        assert_eq!(
+            function("testing.(*T).Run(0xc0000b6820, {0x5})"),
+            "testing.(*T).Run"
+        );
+        assert_eq!(function("sync.(*Mutex).Lock(...)"), "sync.(*Mutex).Lock");
+        assert_eq!(function("main.main()"), "main.main");
     }
 }

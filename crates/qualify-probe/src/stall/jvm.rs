@@ -105,22 +105,70 @@ pub fn describe(cycle: &[JavaWait]) -> String {
         .join("; ")
 }
 
-/// The state line of each Java thread (`"main" … WAITING (parking)`), for a report that found no
-/// deadlock: `thread name → state`.
-pub fn states(dump: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut name: Option<String> = None;
+/// One Java thread of a thread dump: its name, its state line and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JavaThread {
+    pub name: String,
+    /// `WAITING (parking)`, `BLOCKED (on object monitor)`, `RUNNABLE`, …
+    pub state: String,
+    /// The program's own innermost frame (past the JDK's), else the innermost.
+    pub at: Option<String>,
+}
+
+impl JavaThread {
+    /// `"worker" WAITING (parking) at Pool.take(Pool.java:12)`.
+    pub fn describe(&self) -> String {
+        let at = self
+            .at
+            .as_ref()
+            .map(|a| format!(" at {a}"))
+            .unwrap_or_default();
+        format!("\"{}\" {}{at}", self.name, self.state)
+    }
+
+    /// In an untimed wait or blocked on a monitor.
+    pub fn blocked(&self) -> bool {
+        self.state.starts_with("WAITING") || self.state.starts_with("BLOCKED")
+    }
+}
+
+/// Every Java thread of a dump that has a state line (native VM threads have none).
+pub fn threads(dump: &str) -> Vec<JavaThread> {
+    let mut out: Vec<JavaThread> = Vec::new();
+    let mut frames: Vec<String> = Vec::new();
+    let mut current: Option<JavaThread> = None;
+    let finish = |t: Option<JavaThread>, frames: &mut Vec<String>, out: &mut Vec<JavaThread>| {
+        if let Some(mut t) = t {
+            t.at = frames
+                .iter()
+                .find(|f| !["java.", "jdk.", "sun."].iter().any(|p| f.starts_with(p)))
+                .or(frames.first())
+                .cloned();
+            out.push(t);
+        }
+        frames.clear();
+    };
     for line in dump.lines() {
         if line.starts_with('"') {
-            name = quoted(line).map(String::from);
-        } else if let (Some(n), Some(state)) = (
-            name.as_ref(),
-            line.trim().strip_prefix("java.lang.Thread.State: "),
-        ) {
-            out.push((n.clone(), state.to_string()));
-            name = None;
+            finish(current.take(), &mut frames, &mut out);
+            current = quoted(line).map(|n| JavaThread {
+                name: n.to_string(),
+                state: String::new(),
+                at: None,
+            });
+        } else if let Some(t) = current.as_mut() {
+            let l = line.trim();
+            if let Some(state) = l.strip_prefix("java.lang.Thread.State: ") {
+                t.state = state.to_string();
+            } else if let Some(frame) = l.strip_prefix("at ") {
+                frames.push(frame.to_string());
+            } else if l.is_empty() {
+                finish(current.take(), &mut frames, &mut out);
+            }
         }
     }
+    finish(current.take(), &mut frames, &mut out);
+    out.retain(|t| !t.state.is_empty());
     out
 }
 
@@ -199,12 +247,12 @@ Found 1 deadlock.
         assert!(s[0][0].waits_for.contains("ReentrantLock$NonfairSync"));
         assert_eq!(s[0][0].frames.len(), 2);
         assert!(deadlocks("Full thread dump\n\"main\" #1\n").is_empty());
+        let ts = threads(MONITORS);
+        assert_eq!(ts.len(), 1, "{ts:?}");
         assert_eq!(
-            states(MONITORS),
-            [(
-                "main".to_string(),
-                "WAITING (on object monitor)".to_string()
-            )]
+            ts[0].describe(),
+            "\"main\" WAITING (on object monitor) at java.lang.Object.wait(java.base@17.0.15/Native Method)"
         );
+        assert!(ts[0].blocked());
     }
 }

@@ -9,13 +9,14 @@
 //!    robust and PI futexes, joins, CPython RLocks) → `deadlock`, whatever other threads do;
 //! 2. the JVM's own report (`jcmd Thread.print`, [`jvm`]) of a Java-level deadlock → `deadlock`;
 //! 3. every thread but the runtimes' helpers (the runtimes table) in such waits → `deadlock`;
-//! 4. a Go program whose threads only sleep untimed or tick → its goroutine dump at the end of
-//!    the cell ([`golang`]; SIGQUIT ends the program) decides;
 //!
 //! otherwise a [`Conclusion`] that the timeout's detail states exactly (how many threads waited
-//! untimed, where, and what the others did). Examinations back off (1, 2, 4, … windows) while
+//! untimed, where, and what the others did). A Go program whose timers fire is never proven
+//! stuck here: a timer can release any goroutine (the Go runtime's own check waits for its
+//! timers too); [`deadline`] names its goroutines when the cell ends. Examinations back off (1, 2, 4, … windows) while
 //! the tree stays quiet; any motion starts over.
 
+pub mod deadline;
 pub mod golang;
 pub mod jvm;
 pub mod owners;
@@ -159,8 +160,6 @@ pub struct Finding {
 pub enum Stop {
     /// A proven deadlock.
     Deadlock(Box<Finding>),
-    /// End the cell by the Go runtime's goroutine dump (SIGQUIT to `pid`); the dump decides.
-    GoDump { pid: i32, finding: Box<Finding> },
 }
 
 /// Follows a quiet tree; see the module docs.
@@ -565,13 +564,10 @@ impl StallWatch {
                             }
                         }
                         None => {
-                            let waiting: Vec<String> = jvm::states(&text)
+                            let waiting: Vec<String> = jvm::threads(&text)
                                 .into_iter()
-                                .filter(|(n, s)| {
-                                    !r.is_helper(n)
-                                        && (s.starts_with("WAITING") || s.starts_with("BLOCKED"))
-                                })
-                                .map(|(n, s)| format!("\"{n}\" {s}"))
+                                .filter(|t| !r.is_helper(&t.name) && t.blocked())
+                                .map(|t| t.describe())
                                 .collect();
                             RuntimeReport {
                                 runtime: r.name.clone(),
@@ -623,31 +619,18 @@ impl StallWatch {
             return Some(Stop::Deadlock(Box::new(finding)));
         }
 
-        // 4. A Go program that only sleeps untimed or ticks: its goroutine dump decides.
-        if let Some(&go) = asked
+        // A Go program whose threads wait untimed while its timers fire: a timer can release
+        // any goroutine (a ticker's channel, a function `time.AfterFunc` starts), and the Go
+        // runtime's own check waits for its timers too. Not proven; its goroutines are named
+        // at the deadline, where their dump (which ends a Go program) costs nothing.
+        let go_timers = asked
             .iter()
-            .find(|&&pid| rt(pid).is_some_and(|r| r.name == "Go"))
-        {
-            let ticking = parts.iter().all(|p| {
-                if p.pid == go {
-                    matches!(p.part, Part::Stuck | Part::TimedLoop | Part::Helper)
-                } else {
-                    matches!(p.part, Part::Stuck | Part::Helper)
-                }
-            });
-            if ticking {
-                finding.decided_by = "the Go runtime's goroutine dump (SIGQUIT, which ends a Go program: taken only because qualify ends the cell here)".into();
-                finding.why = format!(
-                    "Go program quiet for {:.1}s (stall window): threads only in untimed waits or ticking ({})",
-                    window.as_secs_f64(),
-                    waits_summary(&parts)
-                );
-                finding.threads = parts;
-                return Some(Stop::GoDump {
-                    pid: go,
-                    finding: Box::new(finding),
-                });
-            }
+            .any(|&pid| rt(pid).is_some_and(|r| r.name == "Go"))
+            && parts.iter().any(|p| p.part == Part::TimedLoop);
+        if go_timers {
+            unread.push(
+                "a Go program whose timers fire: one could still release its goroutines; they are named at the deadline".into(),
+            );
         }
 
         // Not proven: say exactly what was seen.
@@ -861,57 +844,57 @@ fn others(parts: &[ThreadPart], named: &[i32]) -> String {
     format!("; besides: {}", list.join(", "))
 }
 
-/// The Go dump's verdict: every goroutine of the program blocked → deadlock.
-pub fn judge_go_dump(dump: &str, mut finding: Finding, table: &Runtimes) -> (bool, Finding) {
-    let Some(go) = table.named("Go") else {
-        return (false, finding);
-    };
-    let gs = golang::parse(dump);
-    let blocked: Vec<&golang::Goroutine> = gs
-        .iter()
-        .filter(|g| golang::part(g, go) == golang::Part::Blocked)
-        .collect();
-    let alive: Vec<&golang::Goroutine> = gs
-        .iter()
-        .filter(|g| golang::part(g, go) == golang::Part::Alive)
-        .collect();
-    let name = |g: &&golang::Goroutine| format!("goroutine {} [{}] {}", g.id, g.state, g.at);
-    let deadlock = !gs.is_empty() && alive.is_empty() && !blocked.is_empty();
-    let runtime_count = gs.len() - blocked.len() - alive.len();
+/// What a Go program's goroutine dump (taken at the deadline) says: its goroutines by what they
+/// do — blocked in a lock, channel, `select` or wait group; busy (running or runnable: a poller
+/// that never sleeps); asleep on a timer; in I/O or a system call — naming each with its
+/// frame. Never a verdict: a timer could have released the blocked ones.
+pub fn name_goroutines(dump: &str, pid: i32, table: &Runtimes) -> RuntimeReport {
+    let gs = table
+        .named("Go")
+        .map(|go| {
+            golang::parse(dump)
+                .into_iter()
+                .filter(|g| golang::part(g, go) != golang::Part::Runtime)
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let name = |g: &golang::Goroutine| format!("goroutine {} [{}] {}", g.id, g.state, g.at);
+    let mut groups: Vec<(&str, Vec<String>)> = vec![
+        ("blocked", Vec::new()),
+        ("busy", Vec::new()),
+        ("asleep on a timer", Vec::new()),
+        ("in I/O or a system call", Vec::new()),
+        ("other", Vec::new()),
+    ];
+    let blocking = table.named("Go").map(|go| &go.blocking_states);
+    for g in &gs {
+        let group = match g.state.as_str() {
+            _ if blocking.is_some_and(|b| b.matches(&g.state)) => 0,
+            "running" | "runnable" => 1,
+            "sleep" => 2,
+            "IO wait" | "syscall" => 3,
+            _ => 4,
+        };
+        groups[group].1.push(name(g));
+    }
     let said = if gs.is_empty() {
         "no goroutine dump on the program's stderr (is it written elsewhere?)".to_string()
-    } else if deadlock {
-        format!(
-            "every goroutine of the program blocked: {}; {runtime_count} runtime goroutine(s)",
-            listed(blocked.iter().map(name).collect())
-        )
     } else {
-        format!(
-            "not every goroutine blocked: {}",
-            listed(alive.iter().map(name).collect())
-        )
+        groups
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(what, v)| format!("{what}: {}", listed(v)))
+            .collect::<Vec<_>>()
+            .join("; ")
     };
-    finding.runtimes.push(RuntimeReport {
+    RuntimeReport {
         runtime: "Go".into(),
-        tool: "goroutine dump".into(),
-        pid: 0,
-        said: said.clone(),
+        tool: "goroutine dump (SIGQUIT, which ended the program)".into(),
+        pid,
+        said,
         java_deadlock: Vec::new(),
-        goroutines: gs.clone(),
-    });
-    if deadlock {
-        finding.verdict = Verdict::Deadlock;
-        finding.why = format!(
-            "Go deadlock (the goroutine dump at the end of the cell): {said}; {}",
-            finding.why
-        );
-    } else {
-        finding.why = format!(
-            "qualify ended the Go program for its goroutine dump after a quiet stall window ({}), but {said}: not proven a deadlock",
-            finding.why
-        );
+        goroutines: gs,
     }
-    (deadlock, finding)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The partial-stall table: made-up quiet trees (threads, futex words in memory, the runtimes
-//! they run, what the runtimes' tools print) → deadlock, the Go dump, or not proven — and what
-//! the finding names. No process runs here; the real runtimes are in
+//! they run, what the runtimes' tools print) → deadlock or not proven — and what the finding
+//! names; and what the runtimes say of a tree qualify ends (threads, goroutines by what they do). No process runs here; the real runtimes are in
 //! `crates/qualify/tests/runtimes_cli.rs`.
 
 use std::time::{Duration, Instant};
@@ -76,7 +76,6 @@ fn run(
 fn why_of(stop: &Option<Stop>, w: &StallWatch) -> (&'static str, String) {
     match stop {
         Some(Stop::Deadlock(f)) => ("deadlock", f.why.clone()),
-        Some(Stop::GoDump { finding, .. }) => ("go_dump", finding.why.clone()),
         None => (
             "none",
             w.conclusion().map(|f| f.why.clone()).unwrap_or_default(),
@@ -239,7 +238,7 @@ fn stall_decisions() {
             "2 JVM helper thread(s) (runtime housekeeping)",
         ),
         (
-            "a Go program whose threads only sleep untimed or tick: its dump decides",
+            "a Go program whose threads wait untimed while its timers fire: not proven (a timer could release them), no dump",
             vec![P::new(
                 50,
                 "gostall",
@@ -252,8 +251,8 @@ fn stall_decisions() {
                 ],
             )],
             Box::new(|s: &mut Scripted| s.runtimes.push((50, "Go"))),
-            "go_dump",
-            "threads only in untimed waits or ticking",
+            "none",
+            "a Go program whose timers fire: one could still release its goroutines",
         ),
         (
             "a Go program waiting for a timer 5 s away is not dumped",
@@ -391,4 +390,71 @@ fn workers_that_deadlock_after_the_tree_went_quiet_are_stuck_one_window_later() 
     assert!(why.contains("wait-for cycle"), "{why}");
     // In their waits from 0.4 s: one window later, at 1.4 s, not at the back-off's 3 s.
     assert!(at <= 15, "decided at {:.1} s", at as f64 / 10.0);
+}
+
+/// At the end of a cell: the JVM's blocked and running threads at their frames (not its
+/// helpers), CPython's threads at their lines, and which Go programs to dump.
+#[test]
+fn the_runtimes_are_asked_where_their_threads_are_at_the_end() {
+    let procs = vec![
+        P::new(40, "java", vec![futex(41).named("worker")]),
+        P::new(50, "gostall", vec![futex(51)]),
+        P::new(60, "python3", vec![futex(61)]),
+        P::new(70, "cat", vec![futex(71)]),
+    ];
+    let mut inspect = Scripted::new(procs.clone());
+    inspect.runtimes = vec![(40, "JVM"), (50, "Go"), (60, "CPython")];
+    inspect.reports.push((
+        40,
+        "\"worker\" #12 prio=5\n   java.lang.Thread.State: BLOCKED (on object monitor)\n\tat Pool.take(Pool.java:12)\n\n\
+         \"GC Thread#0\" os_prio=0\n   java.lang.Thread.State: RUNNABLE\n\n\
+         \"spinner\" #13 prio=5\n   java.lang.Thread.State: RUNNABLE\n\tat java.lang.Thread.onSpinWait(Native Method)\n\tat Spin.run(Spin.java:7)\n\n"
+            .into(),
+    ));
+    inspect.reports.push((
+        60,
+        r#"[{"thread_name":"MainThread","os_thread_id":1,"frames":[{"name":"wait","short_filename":"threading.py","line":320},{"name":"<module>","short_filename":"job.py","line":9}]}]"#.into(),
+    ));
+    let table = crate::runtimes::RUNTIMES.as_ref().expect("table");
+    let snaps = snaps(&procs, 100, 0, 0);
+    let asked = deadline::ask(&snaps, &mut inspect, table);
+    assert_eq!(asked.go, [50]);
+    let said: Vec<(&str, &str)> = asked
+        .reports
+        .iter()
+        .map(|r| (r.runtime.as_str(), r.said.as_str()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (
+                "JVM",
+                "blocked: \"worker\" BLOCKED (on object monitor) at Pool.take(Pool.java:12); running: \"spinner\" RUNNABLE at Spin.run(Spin.java:7)"
+            ),
+            (
+                "CPython",
+                "threads: \"MainThread\" at wait (threading.py:320) from <module> (job.py:9)"
+            ),
+        ]
+    );
+}
+
+/// A Go program's dump at the end: its goroutines by what they do, the runtime's left out.
+#[test]
+fn goroutines_are_named_by_what_they_do() {
+    let dump = "SIGQUIT: quit\nPC=0x45fa41 m=0 sigcode=0\n\n\
+goroutine 1 [chan receive]:\nmain.main()\n\t/src/main.go:9 +0x1\n\n\
+goroutine 2 [force gc (idle)]:\nruntime.gopark()\n\t/go/src/runtime/proc.go:363 +0xd6\n\n\
+goroutine 7 [running]:\nmain.poll()\n\t/src/main.go:30 +0x1\ncreated by main.main\n\t/src/main.go:8 +0x1\n\n\
+goroutine 8 [sleep]:\ntime.Sleep(0x1)\n\t/go/src/runtime/time.go:195 +0x1\nmain.nap()\n\t/src/main.go:40 +0x1\ncreated by main.main\n\t/src/main.go:8 +0x1\n";
+    let table = crate::runtimes::RUNTIMES.as_ref().expect("table");
+    let r = name_goroutines(dump, 50, table);
+    assert_eq!(
+        r.said,
+        "blocked: goroutine 1 [chan receive] main.main at /src/main.go:9; busy: goroutine 7 [running] main.poll at /src/main.go:30; asleep on a timer: goroutine 8 [sleep] main.nap at /src/main.go:40"
+    );
+    assert_eq!(r.goroutines.len(), 3);
+    assert!(r.tool.contains("which ended the program"));
+    let none = name_goroutines("", 50, table);
+    assert!(none.said.starts_with("no goroutine dump"));
 }

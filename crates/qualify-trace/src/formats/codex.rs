@@ -1,14 +1,23 @@
 //! OpenAI Codex CLI rollouts (`~/.codex/sessions/…/rollout-*.jsonl`): JSON Lines of
 //! `{timestamp, type, payload}`. `session_meta` names the CLI version and working directory,
-//! `turn_context` the model; `response_item` payloads are the conversation: `message` (a user
-//! message is a prompt, unless it is injected context such as `<environment_context>`),
+//! `turn_context` the model; `response_item` payloads are the conversation: `message`,
 //! `function_call {name, arguments, call_id}` (`shell`'s argv, `shell_command`'s and
 //! `exec_command`'s command line, `apply_patch`'s patch) and `function_call_output {call_id,
-//! output}` (a JSON `{output, metadata: {exit_code, duration_seconds}}` or text with `Exit
-//! code: N` and `Wall time: S seconds`), `custom_tool_call` / `custom_tool_call_output`,
-//! `local_shell_call`, `web_search_call`; `event_msg` payloads echo the conversation for the
-//! UI — `exec_command_end {call_id, exit_code, duration}` and the running `token_count` are
-//! read from them.
+//! output}` (a JSON `{output, metadata: {exit_code, duration_seconds}}`, or text with `Exit
+//! code: N` / `Process exited with code N` and `Wall time: S seconds`), `custom_tool_call` /
+//! `custom_tool_call_output`, `local_shell_call`, `web_search_call`; `event_msg` payloads echo
+//! the conversation for the UI — `exec_command_end {call_id, exit_code, duration,
+//! aggregated_output}`, `patch_apply_end {call_id, success}`, `item_completed` (a
+//! `CommandExecution`'s exit status, a `UserMessage`), `user_message` and the running
+//! `token_count` are read from them.
+//!
+//! One command, one result: `exec_command` (unified exec) answers `Process running with
+//! session ID N` while the command still runs — its result is pending, not a success — and the
+//! `write_stdin {session_id}` calls that poll it are folded into it (they are not commands of
+//! their own); its exit status is the poll's `Process exited with code N` or the
+//! `exec_command_end`'s, whichever comes, the end event's winning. Prompts are what the person
+//! typed: `user_message` / `UserMessage` events when the rollout has them, else user messages
+//! that are not injected context (`<environment_context>`, `# AGENTS.md instructions for …`).
 
 use std::collections::BTreeMap;
 
@@ -43,9 +52,24 @@ const RESPONSE_ITEMS: &[&str] = &[
     "compaction_summary",
 ];
 
+/// Parse state: calls by id, running unified-exec sessions, polls, prompt candidates.
+#[derive(Default)]
+struct State {
+    /// call_id → index of its call in the session's steps.
+    pending: BTreeMap<String, usize>,
+    /// unified exec session id → the call that started it.
+    running: BTreeMap<String, usize>,
+    /// a `write_stdin` call_id → the call it polls.
+    polls: BTreeMap<String, usize>,
+    /// Prompts from `user_message` / `UserMessage` events (what the person typed).
+    typed: Vec<String>,
+    /// User messages of the conversation that are not injected context.
+    messages: Vec<String>,
+}
+
 pub fn parse(text: &str) -> Result<Session, Located> {
     let mut s = Session::new(Format::Codex);
-    let mut pending: BTreeMap<String, usize> = BTreeMap::new();
+    let mut st = State::default();
     let mut total: Option<Tokens> = None;
     for item in jsonl::<Line>(text) {
         let (line, l) = item?;
@@ -84,7 +108,7 @@ pub fn parse(text: &str) -> Result<Session, Located> {
                     s.cwd = str_at(p, "cwd").map(str::to_string);
                 }
             }
-            "response_item" => response_item(&mut s, &mut pending, p, at, line)?,
+            "response_item" => response_item(&mut s, &mut st, p, at, line)?,
             "event_msg" => match ptype {
                 "token_count" => {
                     if let Some(u) = p.pointer("/info/total_token_usage") {
@@ -98,17 +122,36 @@ pub fn parse(text: &str) -> Result<Session, Located> {
                         });
                     }
                 }
+                "user_message" => {
+                    if let Some(m) = str_at(p, "message") {
+                        st.typed.push(m.to_string());
+                    }
+                }
                 "exec_command_end" => {
-                    if let Some(Step::Call(call)) = str_at(p, "call_id")
-                        .and_then(|id| pending.get(id))
-                        .and_then(|i| s.steps.get_mut(*i))
+                    if let Some(call) = call_of(&mut s, &st, str_at(p, "call_id")) {
+                        ended(call, p);
+                    }
+                }
+                "patch_apply_end" => {
+                    if let Some(call) = call_of(&mut s, &st, str_at(p, "call_id"))
+                        && let Some(ok) = p.get("success").and_then(Value::as_bool)
                     {
-                        if let Some(code) = p.get("exit_code").and_then(Value::as_i64) {
-                            call.exit_code = Some(code);
+                        call.error = Some(!ok);
+                    }
+                }
+                "item_completed" => {
+                    let item = p.get("item").unwrap_or(&Value::Null);
+                    match str_at(item, "type") {
+                        Some("UserMessage") => {
+                            st.typed
+                                .push(text_of(item.get("content").unwrap_or(&Value::Null)));
                         }
-                        if let Some(d) = p.get("duration").and_then(duration) {
-                            call.duration = Some(d);
+                        Some("CommandExecution") => {
+                            if let Some(call) = call_of(&mut s, &st, str_at(item, "id")) {
+                                ended(call, item);
+                            }
                         }
+                        _ => {}
                     }
                 }
                 _ => {}
@@ -119,12 +162,52 @@ pub fn parse(text: &str) -> Result<Session, Located> {
     if let Some(t) = total {
         s.tokens.add(&t);
     }
+    let prompts = if st.typed.is_empty() {
+        st.messages
+    } else {
+        st.typed
+    };
+    for p in prompts {
+        s.prompt(&p);
+    }
     Ok(s)
+}
+
+/// The call a call_id names (or the command a poll's call_id polls).
+fn call_of<'a>(s: &'a mut Session, st: &State, id: Option<&str>) -> Option<&'a mut Call> {
+    let id = id?;
+    let i = st.pending.get(id).or_else(|| st.polls.get(id))?;
+    match s.steps.get_mut(*i) {
+        Some(Step::Call(call)) => Some(call),
+        _ => None,
+    }
+}
+
+/// An end event (`exec_command_end`, a completed `CommandExecution`): the command's exit
+/// status, duration and output, over anything read before.
+fn ended(call: &mut Call, p: &Value) {
+    if let Some(code) = p.get("exit_code").and_then(Value::as_i64) {
+        call.exit_code = Some(code);
+        call.error = None;
+    }
+    if let Some(d) = p.get("duration").and_then(duration) {
+        call.duration = Some(d);
+    }
+    if let Some(out) = str_at(p, "aggregated_output").filter(|o| !o.is_empty()) {
+        call.set_output(out);
+    }
+}
+
+/// A user message of the conversation that a person may have typed: not context the CLI
+/// injects (`<environment_context>`, `<user_instructions>`, `# AGENTS.md instructions for …`).
+fn typed_by_a_person(text: &str) -> bool {
+    let t = text.trim_start();
+    !t.is_empty() && !t.starts_with('<') && !t.starts_with("# AGENTS.md instructions")
 }
 
 fn response_item(
     s: &mut Session,
-    pending: &mut BTreeMap<String, usize>,
+    st: &mut State,
     p: &Value,
     at: Option<f64>,
     line: usize,
@@ -142,9 +225,18 @@ fn response_item(
     };
     match str_at(p, "type").unwrap_or("") {
         "message" if str_at(p, "role") == Some("user") => {
-            let text = text_of(p.get("content").unwrap_or(&Value::Null));
-            if !text.trim_start().starts_with('<') {
-                s.prompt(&text);
+            let content = p.get("content").unwrap_or(&Value::Null);
+            // Injected context and the person's text may share one message: each block apart.
+            let blocks: Vec<String> = match content {
+                Value::Array(items) => items.iter().map(text_of_block).collect(),
+                other => vec![text_of(other)],
+            };
+            let typed: Vec<String> = blocks
+                .into_iter()
+                .filter(|b| typed_by_a_person(b))
+                .collect();
+            if !typed.is_empty() {
+                st.messages.push(typed.join("\n"));
             }
         }
         "function_call" => {
@@ -157,19 +249,35 @@ fn response_item(
                 Some(other) => other.clone(),
                 None => Value::Null,
             };
-            pending.insert(id, s.steps.len());
+            if name == "write_stdin" {
+                // A poll of (or input to) a running command: part of that command.
+                let session = args.get("session_id").map(|v| match v {
+                    Value::String(t) => t.clone(),
+                    other => other.to_string().trim_end_matches(".0").to_string(),
+                });
+                if let Some(i) = session.and_then(|k| st.running.get(&k).copied()) {
+                    st.polls.insert(id, i);
+                    return Ok(());
+                }
+            }
+            st.pending.insert(id, s.steps.len());
             s.call(Call::new(name.clone(), action(&name, &args), at));
         }
         "custom_tool_call" => {
             let name = need("name")?.to_string();
             let id = need("call_id")?.to_string();
             let input = p.get("input").cloned().unwrap_or(Value::Null);
-            let action = match (&name[..], input.as_str()) {
-                ("apply_patch", Some(patch)) => Action::Edit(patch_files(patch)),
-                _ => action(&name, &input),
+            let mut call = match (&name[..], input.as_str()) {
+                ("apply_patch", Some(patch)) => {
+                    let mut c = Call::new(name.clone(), Action::Edit(patch_files(patch)), at);
+                    c.content = added_file(patch);
+                    c
+                }
+                _ => Call::new(name.clone(), action(&name, &input), at),
             };
-            pending.insert(id, s.steps.len());
-            s.call(Call::new(name, action, at));
+            call.tool = name;
+            st.pending.insert(id, s.steps.len());
+            s.call(call);
         }
         "local_shell_call" => {
             let id = str_at(p, "call_id")
@@ -178,7 +286,7 @@ fn response_item(
                 .to_string();
             let cmd = p.pointer("/action/command").and_then(command_text);
             let action = cmd.map_or(Action::Other, Action::Command);
-            pending.insert(id, s.steps.len());
+            st.pending.insert(id, s.steps.len());
             s.call(Call::new("local_shell", action, at));
         }
         "web_search_call" => {
@@ -191,20 +299,64 @@ fn response_item(
         }
         "function_call_output" | "custom_tool_call_output" => {
             let id = need("call_id")?;
-            if let Some(Step::Call(call)) = pending.get(id).and_then(|i| s.steps.get_mut(*i)) {
-                let (exit, secs, failed) = output_facts(p.get("output").unwrap_or(&Value::Null));
-                if call.exit_code.is_none() {
-                    call.exit_code = exit;
-                }
-                if call.duration.is_none() {
-                    call.duration = secs.or_else(|| at.zip(call.at).map(|(b, a)| (b - a).max(0.0)));
-                }
-                call.error = failed.or(exit.map(|c| c != 0)).or(Some(false));
+            let poll = st.polls.contains_key(id);
+            let Some(i) = st.pending.get(id).or_else(|| st.polls.get(id)).copied() else {
+                return Ok(());
+            };
+            let Some(Step::Call(call)) = s.steps.get_mut(i) else {
+                return Ok(());
+            };
+            let facts = output_facts(p.get("output").unwrap_or(&Value::Null));
+            if let Some(session) = &facts.running {
+                st.running.insert(session.clone(), i);
+            }
+            if call.exit_code.is_none() {
+                call.exit_code = facts.exit;
+            }
+            if call.duration.is_none() && !poll {
+                call.duration = facts
+                    .secs
+                    .or_else(|| at.zip(call.at).map(|(b, a)| (b - a).max(0.0)));
+            }
+            if let Some(f) = facts.failed {
+                call.error = Some(f);
+            }
+            if !facts.text.is_empty() {
+                let text = match (&call.output, poll) {
+                    (Some(before), true) => format!("{before}\n{}", facts.text),
+                    _ => facts.text,
+                };
+                call.set_output(&text);
             }
         }
         _ => {}
     }
     Ok(())
+}
+
+/// A text block's text (`input_text`, `output_text`, `text`).
+fn text_of_block(b: &Value) -> String {
+    match b {
+        Value::String(t) => t.clone(),
+        other => str_at(other, "text").unwrap_or("").to_string(),
+    }
+}
+
+/// The content of the one file a patch adds (`*** Add File: p` then `+` lines), when that is
+/// all it does: a script the session may run next.
+fn added_file(patch: &str) -> Option<String> {
+    let files = patch_files(patch);
+    if files.len() != 1 || !patch.contains("*** Add File: ") {
+        return None;
+    }
+    let body: Vec<&str> = patch
+        .lines()
+        .skip_while(|l| !l.starts_with("*** Add File: "))
+        .skip(1)
+        .take_while(|l| !l.starts_with("*** "))
+        .filter_map(|l| l.strip_prefix('+'))
+        .collect();
+    Some(body.join("\n") + "\n")
 }
 
 fn action(name: &str, args: &Value) -> Action {
@@ -235,39 +387,54 @@ fn duration(v: &Value) -> Option<f64> {
     Some(secs + v.get("nanos").and_then(Value::as_f64).unwrap_or(0.0) / 1e9)
 }
 
-/// Exit status, duration and failure from a tool output.
-fn output_facts(output: &Value) -> (Option<i64>, Option<f64>, Option<bool>) {
+/// What a tool output says.
+#[derive(Default)]
+struct Facts {
+    exit: Option<i64>,
+    secs: Option<f64>,
+    /// The output's own success flag (`success: false` is a failure).
+    failed: Option<bool>,
+    /// `Process running with session ID N`: the command goes on, its result is pending.
+    running: Option<String>,
+    text: String,
+}
+
+/// Exit status, duration, failure and a running session from a tool output.
+fn output_facts(output: &Value) -> Facts {
     let text = match output {
         Value::String(t) => t.clone(),
         Value::Object(o) => {
-            let failed = o.get("success").and_then(Value::as_bool).map(|ok| !ok);
             let content = o.get("content").map(text_of).unwrap_or_default();
-            let (exit, secs, _) = output_facts(&Value::String(content));
-            return (exit, secs, failed);
+            let mut f = output_facts(&Value::String(content));
+            f.failed = o.get("success").and_then(Value::as_bool).map(|ok| !ok);
+            return f;
         }
-        _ => return (None, None, None),
+        _ => return Facts::default(),
     };
     if let Ok(v) = serde_json::from_str::<Value>(&text)
         && let Some(meta) = v.get("metadata")
     {
-        return (
-            meta.get("exit_code").and_then(Value::as_i64),
-            meta.get("duration_seconds").and_then(Value::as_f64),
-            None,
-        );
+        return Facts {
+            exit: meta.get("exit_code").and_then(Value::as_i64),
+            secs: meta.get("duration_seconds").and_then(Value::as_f64),
+            text: str_at(&v, "output").unwrap_or("").to_string(),
+            ..Facts::default()
+        };
     }
-    let mut exit = None;
-    let mut secs = None;
+    let mut f = Facts::default();
     for line in text.lines().take(8) {
         let line = line.trim();
         if let Some(rest) = line
             .strip_prefix("Exit code:")
             .or_else(|| line.strip_prefix("Process exited with code"))
         {
-            exit = rest.trim().parse().ok();
+            f.exit = rest.trim().parse().ok();
+        } else if let Some(rest) = line.strip_prefix("Process running with session ID") {
+            f.running = Some(rest.trim().to_string());
         } else if let Some(rest) = line.strip_prefix("Wall time:") {
-            secs = rest.trim().trim_end_matches("seconds").trim().parse().ok();
+            f.secs = rest.trim().trim_end_matches("seconds").trim().parse().ok();
         }
     }
-    (exit, secs, None)
+    f.text = text;
+    f
 }

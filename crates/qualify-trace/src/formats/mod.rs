@@ -76,17 +76,30 @@ pub fn parse(format: Format, text: &str) -> Result<Session, Located> {
     }
 }
 
-/// Each non-blank line of `text` as a `T`, with its 1-based line number.
-pub fn jsonl<T: DeserializeOwned>(
-    text: &str,
-) -> impl Iterator<Item = Result<(usize, T), Located>> + '_ {
+/// Each JSON value of each non-blank line of `text` as a `T`, with its 1-based line number. A
+/// line holding several values one after the other (`{…}{…}`, two entries written without the
+/// newline between them) yields each.
+pub fn jsonl<'a, T: DeserializeOwned + 'a>(
+    text: &'a str,
+) -> impl Iterator<Item = Result<(usize, T), Located>> + 'a {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str::<T>(l)
-                .map(|v| (i + 1, v))
-                .map_err(|e| Located::in_line(i + 1, &e))
+        .flat_map(|(i, l)| {
+            serde_json::Deserializer::from_str(l)
+                .into_iter::<T>()
+                .map(move |v| {
+                    v.map(|v| (i + 1, v))
+                        .map_err(|e| Located::in_line(i + 1, &e))
+                })
+                .scan(false, |failed, item| {
+                    // After an error the rest of the line is not read.
+                    if *failed {
+                        return None;
+                    }
+                    *failed = item.is_err();
+                    Some(item)
+                })
         })
 }
 

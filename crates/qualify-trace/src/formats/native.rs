@@ -1,5 +1,5 @@
 //! qualify's own trace format: JSON Lines, one event per line with a string `type` — `plan`,
-//! `tool_call` (`tool`, `command`, `exit_code`, `ok`, `duration`), `edit` (`file`, `path` or
+//! `tool_call` (`tool`, `command`, `exit_code`, `ok`, `duration`, `output`), `edit` (`file`, `path` or
 //! `files`), `test_run` (`command`; `ok`/`passed`, or `status`/`outcome`/`result` = `failed`,
 //! …), `error`, `repair`, `message` (`role`, `text`: a user's is a prompt) — and a time
 //! `ts`/`timestamp`/`time` (RFC 3339 or Unix seconds); any event may name its `model` and its
@@ -80,6 +80,9 @@ pub fn parse(text: &str) -> Result<Session, Located> {
                     .map(|ok| !ok)
                     .or(o.get("error").and_then(Value::as_bool));
                 call.duration = o.get("duration").and_then(Value::as_f64);
+                if let Some(out) = o.get("output").and_then(Value::as_str) {
+                    call.set_output(out);
+                }
                 s.call(call);
             }
             "edit" => {

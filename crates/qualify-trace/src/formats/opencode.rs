@@ -3,8 +3,9 @@
 //! `modelID`, `providerID`, `tokens {input, output, reasoning, cache {read, write}}` and
 //! `time` (milliseconds). Parts: `text` (a user's is a prompt unless `synthetic`), `tool
 //! {tool, callID, state {status, input, output, error, metadata, time {start, end}}}` — a
-//! `completed` state succeeded, an `error` state failed, `bash`'s `metadata.exit` is its exit
-//! status —, `patch {files}`, and bookkeeping parts (`step-start`, `step-finish`, `reasoning`,
+//! `completed` state succeeded, an `error` state failed (one whose error says the person
+//! rejected the permission was refused: it never ran), `bash`'s `metadata.exit` is its exit
+//! status and `output` what it printed —, `patch {files}`, and bookkeeping parts (`step-start`, `step-finish`, `reasoning`,
 //! `snapshot`, `file`, `agent`, `subtask`, `retry`, `compaction`).
 
 use serde::Deserialize;
@@ -115,6 +116,10 @@ struct ToolState {
     #[serde(default)]
     input: Value,
     #[serde(default)]
+    output: Value,
+    #[serde(default)]
+    error: Value,
+    #[serde(default)]
     metadata: Value,
     #[serde(default)]
     time: Option<Times>,
@@ -175,6 +180,20 @@ pub fn parse(text: &str) -> Result<Session, Located> {
                         .get("exit")
                         .or_else(|| state.metadata.get("exitCode"))
                         .and_then(Value::as_i64);
+                    let said = state.output.as_str().or(state.error.as_str()).unwrap_or("");
+                    call.set_output(said);
+                    call.rejected = call.error == Some(true)
+                        && state
+                            .error
+                            .as_str()
+                            .is_some_and(|e| e.contains("rejected permission"));
+                    if tool == "write" {
+                        call.content = state
+                            .input
+                            .get("content")
+                            .and_then(Value::as_str)
+                            .map(str::to_string);
+                    }
                     call.duration = state
                         .time
                         .as_ref()

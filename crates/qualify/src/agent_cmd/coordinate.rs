@@ -34,7 +34,7 @@ pub struct CoordinateArgs {
     /// The ceilings: `--memory` per node (its help says so), the rest for the launcher's tree.
     #[command(flatten)]
     limits: crate::probe_cmd::LimitArgs,
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10000))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=qualify_model::limits::MAX_REPEAT))]
     repeat: u64,
     #[arg(long, value_name = "BACKEND", default_value = "auto")]
     backend: BackendChoice,

@@ -84,7 +84,7 @@ pub fn load_baseline(path: Option<&Path>) -> Result<Option<perf::BaselineInput>,
             fix,
         )
     })?;
-    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    let json: serde_json::Value = qualify_model::json::from_str(&text).map_err(|e| {
         CliError::input(
             format!("--baseline {}: not a JSON receipt ({e})", path.display()),
             fix,

@@ -438,6 +438,7 @@ fn censored(outcome: Outcome) -> bool {
         Outcome::Timeout
             | Outcome::Killed
             | Outcome::OomKilled
+            | Outcome::OutOfMemory
             | Outcome::Deadlock
             | Outcome::Livelock
     )

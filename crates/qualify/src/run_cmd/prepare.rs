@@ -1,8 +1,9 @@
 //! Stage 1: everything `qualify run` checks and loads before it runs anything, so a bad flag
 //! never wastes a run: the signing key (`--sign`), the baseline receipt (`--baseline`), the
 //! held-out checks (`--holdout` / `QUALIFY_HOLDOUT`), the process layer's inputs (`--trace`,
-//! `--since`), and the ledger with this artifact's controls (`--ledger`, `--no-ledger`). Every
-//! error here is a usage/setup error (exit 2).
+//! `--since`), and the ledger with this artifact's controls (`--ledger`, `--no-ledger`), verified
+//! first (a ledger that does not hold is refused, naming the row). Every error here is a
+//! usage/setup error (exit 2).
 
 use qualify_evidence as ev;
 use qualify_ledger::Ledger;
@@ -44,11 +45,14 @@ pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
     let (ledger, controls) = if args.no_ledger {
         (None, Controls::default())
     } else {
-        let ledger = Ledger::open(&args.ledger).map_err(|e| {
-            CliError::input(
-                e.to_string(),
+        let ledger = Ledger::open_verified(&args.ledger).map_err(|e| match e {
+            qualify_ledger::LedgerError::Broken { .. } => {
+                CliError::input(e.to_string(), crate::ledger_cmd::BROKEN_FIX)
+            }
+            other => CliError::input(
+                other.to_string(),
                 "pass --ledger PATH to use another, or --no-ledger",
-            )
+            ),
         })?;
         let controls = Controls::load(ctx, &ledger)?;
         (Some(ledger), controls)

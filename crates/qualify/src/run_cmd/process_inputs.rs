@@ -1,8 +1,10 @@
 //! The process layer's inputs: the development trace (`--trace FILE|DIR`, repeated; every
 //! file detected by content unless `--trace-format` names one) read by `qualify-trace` against
 //! the spec's command template, and the workdir's git history (`--since REV`), read and
-//! summarised before the run. A file that cannot be read, or of a shape no reader knows, is a
-//! usage error (exit 2) naming the file, the place and the formats.
+//! summarised before the run. A directory is read as the agents leave it: files in it that are
+//! no session are skipped and counted, an unreadable one is reported in the record; only a
+//! trace of which nothing can be read is a usage error (exit 2) naming the file, the place and
+//! the formats.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,8 +44,16 @@ pub fn spec_view(spec: &Spec) -> SpecView {
 }
 
 /// Every file a `--trace` names: the file itself, or a directory's regular files (recursively,
-/// sorted by path, hidden entries skipped).
-fn trace_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), CliError> {
+/// sorted by path, hidden entries skipped), each with whether it was found in a directory.
+fn trace_files(path: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), CliError> {
+    trace_files_in(path, false, out)
+}
+
+fn trace_files_in(
+    path: &Path,
+    in_directory: bool,
+    out: &mut Vec<(PathBuf, bool)>,
+) -> Result<(), CliError> {
     let cannot = |e: std::io::Error| {
         CliError::input(
             format!("--trace {}: {e}", path.display()),
@@ -52,7 +62,7 @@ fn trace_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), CliError> {
     };
     let meta = std::fs::metadata(path).map_err(cannot)?;
     if !meta.is_dir() {
-        out.push(path.to_path_buf());
+        out.push((path.to_path_buf(), in_directory));
         return Ok(());
     }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
@@ -63,7 +73,7 @@ fn trace_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), CliError> {
         .collect();
     entries.sort();
     for e in entries {
-        trace_files(&e, out)?;
+        trace_files_in(&e, true, out)?;
     }
     Ok(())
 }
@@ -98,7 +108,7 @@ pub fn load_trace(
         ));
     }
     let mut read = Vec::with_capacity(files.len());
-    for f in files {
+    for (f, in_directory) in files {
         let bytes = std::fs::read(&f).map_err(|e| {
             CliError::input(
                 format!("--trace {}: {e}", f.display()),
@@ -108,6 +118,7 @@ pub fn load_trace(
         read.push(TraceFile {
             path: f.display().to_string(),
             bytes,
+            in_directory,
         });
     }
     qualify_trace::read(&read, forced, &spec_view(spec))

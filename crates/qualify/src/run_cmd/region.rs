@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use qualify_plan as plan;
 use qualify_probe::Outcome;
-use qualify_spec::{AxisKind, Domain, Number, Scale, Search, Spec};
+use qualify_spec::Spec;
 
 use super::Context;
 use super::cells::{CellRunner, Executor};
@@ -34,7 +34,11 @@ pub struct Region {
 
 pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<Region, CliError> {
     let spec = ctx.spec;
-    let axes: Vec<plan::Axis> = spec.axes.iter().map(plan_axis).collect();
+    let axes: Vec<plan::Axis> = spec
+        .axes
+        .iter()
+        .map(qualify_spec::Axis::plan_axis)
+        .collect();
     let the_plan = plan::Plan::new(axes)
         .map_err(|e| CliError::input_only(format!("{}: {e}", spec.path.display())))?;
     let planned = the_plan.estimated_cells();
@@ -184,38 +188,5 @@ fn cpu_demand(spec: &Spec) -> impl Fn(&plan::Params) -> usize + use<> {
             .unwrap_or(1);
         let from_ceiling = cpus.map(|c| c.ceil() as usize).unwrap_or(from_axis);
         from_axis.min(from_ceiling).max(1)
-    }
-}
-
-/// A spec axis as the planner sees it. A unit-step integer range searched for a boundary is
-/// bisected over integers; every other range is the spec's lattice of points. A fault axis runs
-/// `none` first: the control of each combination is measured before the faulted cells that
-/// are compared with it (`qualify_service::Controls`).
-fn plan_axis(a: &qualify_spec::Axis) -> plan::Axis {
-    let domain = match &a.domain {
-        Domain::Values(vals) if a.kind == AxisKind::Fault => {
-            let (none, faults): (Vec<_>, Vec<_>) = vals
-                .iter()
-                .cloned()
-                .partition(|v| v.as_text() == Some("none"));
-            plan::Domain::Values(none.into_iter().chain(faults).collect())
-        }
-        Domain::Values(vals) => plan::Domain::Values(vals.clone()),
-        Domain::Range(r) => match (r.lo, r.hi, r.step, r.scale, a.search) {
-            (
-                Number::Int(lo),
-                Number::Int(hi),
-                Number::Int(1),
-                Scale::Linear,
-                Some(Search::Boundary),
-            ) => plan::Domain::Range { lo, hi },
-            _ => plan::Domain::Values(a.points()),
-        },
-    };
-    let axis = plan::Axis::new(a.name.clone(), a.kind, domain);
-    if a.search == Some(Search::Boundary) {
-        axis.boundary()
-    } else {
-        axis
     }
 }

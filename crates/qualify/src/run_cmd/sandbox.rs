@@ -1,6 +1,6 @@
 //! The sandbox of `qualify run`: the paths every probe of the artifact hides besides the homes
 //! (the held-out directory, the signing key, qualify's state: `.qualify/` here and in the
-//! workdir, the ledger), set on the spec before anything runs so that every probe spec built
+//! workdir, the ledger and its anchor), set on the spec before anything runs so that every probe spec built
 //! from it carries them; and the self-test at the start of the run, whose attempts (read a
 //! canary in the state directory, list the held-out checks, create a file outside the workdir,
 //! reach a listener on the host's loopback, signal qualify) are recorded in the receipt and
@@ -50,10 +50,9 @@ pub fn hide_run_paths(spec: &mut Spec, args: &RunArgs) {
     let _ = std::fs::create_dir_all(&workdir_state);
     hide(Role::State, workdir_state);
     if !args.no_ledger {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut p = args.ledger.clone().into_os_string();
-            p.push(suffix);
-            hide(Role::State, PathBuf::from(p));
+        hide(Role::State, args.ledger.clone());
+        for p in qualify_ledger::Ledger::companion_files(&args.ledger) {
+            hide(Role::State, p);
         }
     }
 }

@@ -334,6 +334,45 @@ pub fn probe(backend: &str, opts: &[&str], cmd: &[&str]) -> Run {
     run
 }
 
+/// `qualify probe --backend B --json <opts> -- <cmd>` with extra environment for qualify (and
+/// so for the probed tree).
+pub fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
+    let _probing = probe_guard();
+    let sandbox = test_sandbox_flags();
+    let mut args = vec!["probe", "--backend", backend, "--json"];
+    args.extend(sandbox.iter().map(String::as_str));
+    args.extend_from_slice(opts);
+    args.push("--");
+    args.extend_from_slice(cmd);
+    let started = Instant::now();
+    let child = Command::new(QUALIFY)
+        .args(&args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run qualify");
+    record_qualify_pid(child.id());
+    let out = child.wait_with_output().expect("wait for qualify");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let json: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    record_evidence_cgroups(&json);
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        stdout,
+        json,
+        elapsed: started.elapsed(),
+    };
+    assert!(
+        run.json.is_object(),
+        "`qualify {}` did not print a JSON object\n{run}",
+        args.join(" ")
+    );
+    run
+}
+
 // ---------------------------------------------------------------------------------------------
 // Backends.
 
@@ -656,6 +695,10 @@ const VOLATILE: [&str; 10] = [
     "fast_error_histogram",
 ];
 
+/// Keys, named `parent.key`, present only when timing says so: a generator that lagged on a busy
+/// machine says why (`generator.detail`), a load stopped early says when.
+const VOLATILE_IN: [&str; 2] = ["generator.detail", "load.stopped_at_seconds"];
+
 /// Keys whose identifier-like values depend on timing or content (the tests assert those they
 /// rely on).
 const JUDGED: [&str; 3] = ["outcome", "verdict", "sha256"];
@@ -691,7 +734,12 @@ fn shape_of(key: Option<&str>, v: &Value) -> Value {
         }
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(k, _)| !VOLATILE.contains(&k.as_str()))
+                .filter(|(k, _)| {
+                    !VOLATILE.contains(&k.as_str())
+                        && !key.is_some_and(|parent| {
+                            VOLATILE_IN.contains(&format!("{parent}.{k}").as_str())
+                        })
+                })
                 .map(|(k, v)| (k.clone(), shape_of(Some(k), v)))
                 .collect(),
         ),
