@@ -31,7 +31,7 @@ pub mod region;
 pub use claim::ClaimLevel;
 pub use faults::FaultRecord;
 pub use gap::{Gap, WaiverUse};
-pub use holdout::{HoldoutCheck, HoldoutRun, Secrecy};
+pub use holdout::{Channel as SecrecyChannel, HoldoutCheck, HoldoutRun, Secrecy};
 pub use layers::process::{DevRecord, DevelopmentCoverage, GitSummary, ProcessRecord};
 pub use layers::{Layer, LayerName, LayerStatus, Layers};
 pub use policy::{Evidence, GateVerdict, evaluate, required_layers};

@@ -43,7 +43,7 @@ pub use digest::sha256_hex;
 pub use enforcement::{Enforcement, SandboxEnforcement, Strength};
 pub use estimator::Estimator;
 pub use fault::{Fault, FaultRecord, Phase, Window};
-pub use limits::{Limits, Progress};
+pub use limits::{Ceiling, Limits, Progress};
 pub use load::{LoadPlan, LoadReport, ServiceLoad};
 pub use outcome::Outcome;
 pub use parse::ParseError;

@@ -59,6 +59,10 @@ pub enum Flag {
     MemoryPressure,
     /// A fork/clone was refused (or, without a kernel ceiling, the count exceeded) the pids limit.
     PidsLimitHit,
+    /// The tree's writable places (private `/tmp`, `/dev/shm`, the workdir's private layer)
+    /// reached the spec's disk ceiling: writes failed with "no space left on device" (or, watched
+    /// from user space, qualify ended the run).
+    DiskLimitHit,
     /// Descendants were still alive after the main process ended; qualify killed them.
     LeakedProcesses,
     /// Goroutines or threads of the program were still blocked when it exited, as its runtime
@@ -82,6 +86,7 @@ impl Flag {
             Flag::CpuThrottled => "cpu_throttled",
             Flag::MemoryPressure => "memory_pressure",
             Flag::PidsLimitHit => "pids_limit_hit",
+            Flag::DiskLimitHit => "disk_limit_hit",
             Flag::LeakedProcesses => "leaked_processes",
             Flag::LeakedThreads => "leaked_threads",
             Flag::OutputTruncated => "output_truncated",

@@ -26,6 +26,7 @@ fn result(outcome: Outcome) -> ProbeResult {
             memory: Strength::None,
             cpus: Strength::None,
             pids: Strength::None,
+            disk: Strength::None,
             tree: "none".into(),
             on_qualify_death: String::new(),
             sandbox: None,

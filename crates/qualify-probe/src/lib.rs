@@ -62,7 +62,8 @@ pub struct ProbeSpec {
     pub argv: Vec<OsString>,
     /// Working directory; `None` inherits qualify's.
     pub workdir: Option<PathBuf>,
-    /// Extra environment variables for the program (added to qualify's environment).
+    /// Extra environment variables for the program, added to what the sandbox lets through of
+    /// qualify's environment ([`Sandbox::inherited_env`]).
     pub env: Vec<(OsString, OsString)>,
     pub limits: Limits,
     pub backend: BackendChoice,
@@ -70,6 +71,10 @@ pub struct ProbeSpec {
     pub control: Option<Arc<Control>>,
     /// What the program may see and touch (on by default).
     pub sandbox: Sandbox,
+    /// The program's stdin, stdout and stderr, when not qualify's (`/dev/null` and two pipes
+    /// whose tails the result keeps): a program started on a held-out check's behalf talks to
+    /// the check directly, and its result has no output tails.
+    pub stdio: Option<Arc<[std::os::fd::OwnedFd; 3]>>,
 }
 
 impl ProbeSpec {
@@ -82,6 +87,7 @@ impl ProbeSpec {
             backend: BackendChoice::Auto,
             control: None,
             sandbox: Sandbox::default(),
+            stdio: None,
         }
     }
 
@@ -150,6 +156,9 @@ pub enum ProbeError {
     /// The sandbox policy's `user` names no account.
     #[error("sandbox: no user `{user}` in /etc/passwd")]
     NoSuchUser { user: String },
+    /// A file bound into the sandbox must land in its private `/tmp`.
+    #[error("sandbox: a bind into the sandbox must be under /tmp, not {}", target.display())]
+    BindOutsideTmp { target: PathBuf },
     /// More writable, readable and hidden paths than the cell's init keeps open.
     #[error("sandbox: too many writable, readable and hidden paths")]
     TooManyPaths,

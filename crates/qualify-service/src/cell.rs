@@ -115,6 +115,11 @@ impl ServiceCell<'_> {
         };
         let bound = with_port(params, port);
         let mut probe = spec.cell_probe(&bound, self.backend);
+        // One private layer for the cell: a restarted service finds what the killed one wrote.
+        if probe.sandbox.private_workdir.wanted() {
+            probe.sandbox.private_workdir = qualify_probe::sandbox::layer::WorkdirLayer::create()
+                .map(qualify_probe::sandbox::PrivateWorkdir::Shared)?;
+        }
         let (netns, placement) = match self.cluster {
             Some(c) => {
                 probe.sandbox.network = qualify_probe::Network::Unavailable(format!(

@@ -226,6 +226,7 @@ impl Spec {
             backend,
             control: None,
             sandbox: self.sandbox.to_probe(),
+            stdio: None,
         }
     }
 
@@ -254,6 +255,7 @@ impl Spec {
             backend,
             control: None,
             sandbox: self.sandbox.to_probe(),
+            stdio: None,
         }
     }
 

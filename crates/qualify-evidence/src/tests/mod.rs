@@ -41,6 +41,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
             memory: Strength::Kernel,
             cpus: Strength::None,
             pids: Strength::None,
+            disk: Strength::None,
             tree: "cgroup".to_string(),
             on_qualify_death: String::new(),
             sandbox: None,

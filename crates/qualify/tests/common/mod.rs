@@ -339,8 +339,11 @@ pub fn probe(backend: &str, opts: &[&str], cmd: &[&str]) -> Run {
 pub fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
     let _probing = probe_guard();
     let sandbox = test_sandbox_flags();
+    // Passed on by name: a sandboxed tree gets only a short list of qualify's variables.
+    let pass: Vec<String> = env.iter().map(|(k, _)| format!("--pass-env={k}")).collect();
     let mut args = vec!["probe", "--backend", backend, "--json"];
     args.extend(sandbox.iter().map(String::as_str));
+    args.extend(pass.iter().map(String::as_str));
     args.extend_from_slice(opts);
     args.push("--");
     args.extend_from_slice(cmd);
@@ -697,7 +700,12 @@ const VOLATILE: [&str; 10] = [
 
 /// Keys, named `parent.key`, present only when timing says so: a generator that lagged on a busy
 /// machine says why (`generator.detail`), a load stopped early says when.
-const VOLATILE_IN: [&str; 2] = ["generator.detail", "load.stopped_at_seconds"];
+/// A phase counts its timed-out requests only when some did (`phases.censored`).
+const VOLATILE_IN: [&str; 3] = [
+    "generator.detail",
+    "load.stopped_at_seconds",
+    "phases.censored",
+];
 
 /// Keys whose identifier-like values depend on timing or content (the tests assert those they
 /// rely on).
