@@ -18,6 +18,8 @@ pub struct RunRecord {
     pub artifact: ArtifactRecord,
     /// The spec file and its digest.
     pub spec: FileDigest,
+    /// `--set` overrides applied over the spec file, as given.
+    pub spec_overrides: Vec<String>,
     /// The level the spec claims.
     pub claim: ClaimLevel,
     pub target: Target,
@@ -224,9 +226,18 @@ impl Cell {
         }
     }
 
-    /// The cell ended `ok`, and none of its perturbed runs (`[perturb]`) failed.
+    /// `ok`, nothing outlived the main process, and none of its perturbed runs (`[perturb]`)
+    /// failed: a process that outlives its cell, or an interleaving the program allows, is a
+    /// failure wherever cells count (the envelope layer: `trial` and above).
     pub fn passed(&self) -> bool {
-        self.result.outcome == Outcome::Ok && !self.failed_under_perturbation()
+        self.result.outcome == Outcome::Ok && !self.leaked() && !self.failed_under_perturbation()
+    }
+
+    /// Processes outlived the main process (qualify killed them at the cell's end).
+    pub fn leaked(&self) -> bool {
+        self.result
+            .flags
+            .contains(&qualify_model::Flag::LeakedProcesses)
     }
 
     /// Its own run passed, but a perturbed run failed: an interleaving the program allows.
@@ -234,14 +245,21 @@ impl Cell {
         self.result.perturb.as_ref().is_some_and(|p| p.failed())
     }
 
-    /// How the cell failed, in a few words: its outcome, or `deadlock under perturbation`.
-    pub fn verdict(&self) -> String {
-        match &self.result.perturb {
-            Some(p) if self.result.outcome == Outcome::Ok && p.failed() => {
-                let kind = p.failures.first().map(|f| f.kind()).unwrap_or_default();
-                format!("{kind} under perturbation")
-            }
-            _ => self.result.outcome.to_string(),
+    /// How the cell failed, for people: its outcome, `ok but leaked_processes`, or `deadlock
+    /// under perturbation`.
+    pub fn verdict_text(&self) -> String {
+        if self.result.outcome == Outcome::Ok && self.leaked() {
+            "ok but leaked_processes".to_string()
+        } else if let Some(p) = self
+            .result
+            .perturb
+            .as_ref()
+            .filter(|p| self.result.outcome == Outcome::Ok && p.failed())
+        {
+            let kind = p.failures.first().map(|f| f.kind()).unwrap_or_default();
+            format!("{kind} under perturbation")
+        } else {
+            self.result.outcome.to_string()
         }
     }
 

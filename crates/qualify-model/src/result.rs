@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::children::Children;
 use crate::enforcement::Enforcement;
 use crate::fault::FaultRecord;
 use crate::limits::Limits;
@@ -59,6 +60,10 @@ pub enum Flag {
     MemoryPressure,
     /// A fork/clone was refused (or, without a kernel ceiling, the count exceeded) the pids limit.
     PidsLimitHit,
+    /// The tree's writable places (private `/tmp`, `/dev/shm`, the workdir's private layer)
+    /// reached the spec's disk ceiling: writes failed with "no space left on device" (or, watched
+    /// from user space, qualify ended the run).
+    DiskLimitHit,
     /// Descendants were still alive after the main process ended; qualify killed them.
     LeakedProcesses,
     /// Goroutines or threads of the program were still blocked when it exited, as its runtime
@@ -82,6 +87,7 @@ impl Flag {
             Flag::CpuThrottled => "cpu_throttled",
             Flag::MemoryPressure => "memory_pressure",
             Flag::PidsLimitHit => "pids_limit_hit",
+            Flag::DiskLimitHit => "disk_limit_hit",
             Flag::LeakedProcesses => "leaked_processes",
             Flag::LeakedThreads => "leaked_threads",
             Flag::OutputTruncated => "output_truncated",
@@ -139,6 +145,10 @@ pub struct ProbeResult {
     /// The cell's schedule-perturbation campaign (`[perturb]`, `qualify probe --perturb`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perturb: Option<PerturbReport>,
+    /// A long-running tree's processes that ended while its main process ran (a server
+    /// replacing its workers), watched for services.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Children>,
 }
 
 impl ProbeResult {
@@ -175,6 +185,7 @@ impl ProbeResult {
             load: None,
             faults: Vec::new(),
             perturb: None,
+            children: None,
         }
     }
 

@@ -96,6 +96,12 @@ pub fn sandbox_args(sandbox: &qualify_probe::Sandbox) -> Vec<String> {
     if let Some(u) = &sandbox.user {
         out.push(format!("--user={}", shell_quote(u)));
     }
+    for p in &sandbox.pass_env {
+        out.push(format!("--pass-env={}", shell_quote(p)));
+    }
+    if sandbox.private_workdir.wanted() {
+        out.push("--private-workdir".into());
+    }
     out
 }
 
@@ -239,6 +245,9 @@ pub fn cell_script(
     if let Some(p) = l.pids {
         probe.push(format!("--pids={p}"));
     }
+    if let Some(d) = l.disk_bytes {
+        probe.push(format!("--disk={d}"));
+    }
     if job.repeat > 1 {
         probe.push(format!("--repeat={}", job.repeat));
     }
@@ -246,6 +255,14 @@ pub fn cell_script(
         probe.push(format!("--lease={}", shell_quote(&lease.to_string_lossy())));
     }
     probe.extend(sandbox_args(&job.sandbox));
+    if job.sandbox.mode != qualify_probe::SandboxMode::Off {
+        // The job's own variables (the launcher finds its allocation through them) and the
+        // spec's `env`, which the script exports before the probe starts.
+        probe.push("--pass-env=SLURM_*".into());
+        for (k, _) in &job.env {
+            probe.push(format!("--pass-env={}", shell_quote(k)));
+        }
+    }
     probe.push("--".into());
     probe.extend(job.argv.iter().map(|a| shell_quote(a)));
     script(job, files, &probe)

@@ -38,6 +38,10 @@ pub struct SandboxSpec {
     /// state): set by `qualify run` from its flags, not written in the spec.
     #[serde(skip)]
     pub hidden: Vec<(qualify_probe::Role, PathBuf)>,
+    /// Variables of qualify's environment the artifact also gets (`qualify run --pass-env`),
+    /// besides the sandbox's base list and the spec's `env`.
+    #[serde(skip)]
+    pub pass_env: Vec<String>,
 }
 
 impl Default for SandboxSpec {
@@ -49,6 +53,7 @@ impl Default for SandboxSpec {
             readable: Vec::new(),
             user: None,
             hidden: Vec::new(),
+            pass_env: Vec::new(),
         }
     }
 }
@@ -70,6 +75,9 @@ impl SandboxSpec {
             writable: self.writable.clone(),
             readable: self.readable.clone(),
             user: self.user.clone(),
+            pass_env: self.pass_env.clone(),
+            // Nothing a cell writes reaches the workdir or a later cell.
+            private_workdir: qualify_probe::sandbox::PrivateWorkdir::PerProbe,
             ..qualify_probe::Sandbox::default()
         };
         for (role, path) in &self.hidden {

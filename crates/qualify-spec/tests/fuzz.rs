@@ -426,6 +426,7 @@ fn result(outcome: Outcome) -> ProbeResult {
             memory: Strength::None,
             cpus: Strength::None,
             pids: Strength::None,
+            disk: Strength::None,
             tree: "none".into(),
             on_qualify_death: String::new(),
             sandbox: None,
@@ -443,6 +444,7 @@ fn result(outcome: Outcome) -> ProbeResult {
         load: None,
         faults: Vec::new(),
         perturb: None,
+        children: None,
     }
 }
 

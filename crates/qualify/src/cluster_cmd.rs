@@ -45,6 +45,9 @@ pub struct CellArgs {
     /// Stop when this lease file stops changing (the submitting qualify is gone).
     #[arg(long, value_name = "FILE")]
     lease: Option<PathBuf>,
+    /// The submitting run's `--set` overrides, applied over the spec as it applied them.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<qualify_spec::Override>,
 }
 
 #[derive(Args, Debug)]
@@ -87,7 +90,8 @@ fn setup(args: &CellArgs) -> Result<Setup, CliError> {
     if let Some(lease) = &args.lease {
         qualify_slurm::lease::watch(lease.clone(), cancel.clone());
     }
-    let spec = Spec::load(&args.spec).map_err(|e| CliError::input_only(e.to_string()))?;
+    let spec =
+        Spec::load_with(&args.spec, &args.set).map_err(|e| CliError::input_only(e.to_string()))?;
     let axes: Vec<&str> = spec.axes.iter().map(|a| a.name.as_str()).collect();
     let params = parse_params(&args.params, &axes)?;
     let node = this_node();
@@ -290,6 +294,7 @@ fn host_argv(
     if let Some(lease) = &cell.lease {
         argv.push(format!("--lease={}", path(lease)));
     }
+    argv.extend(cell.set.iter().map(|o| format!("--set={o}")));
     Ok(argv)
 }
 

@@ -53,6 +53,14 @@ fn run_example(example: &str, spec: &str) -> (i32, String, Value) {
     run_example_once(example, spec)
 }
 
+/// The stdout and stderr of a run's `text` (as [`run_example_once`] writes it).
+fn printed(text: &str) -> (&str, &str) {
+    let rest = text.split_once("--- stdout ---\n").map_or("", |(_, r)| r);
+    let (stdout, stderr) = rest.split_once("\n--- stderr ---\n").unwrap_or((rest, ""));
+    // The test's own list of cells follows.
+    (stdout, stderr.split("\n--- cells ---").next().unwrap_or(""))
+}
+
 fn run_example_once(example: &str, spec: &str) -> (i32, String, Value) {
     let _one_at_a_time = common::cpu_heavy();
     let d = common::test_dir("faults_cli", &spec.replace('.', "-"));
@@ -275,6 +283,16 @@ fn retrying_without_a_budget_storms_and_with_one_does_not() {
     common::assert_shape(
         "retry",
         &serde_json::json!([storm["result"], budget["result"]]),
+    );
+    // The whole receipt and what the run printed: a faulted service run.
+    common::assert_receipt_golden("pinned_faulted_service_receipt", &r);
+    let (stdout, stderr) = printed(&text);
+    common::assert_transcript(
+        "pinned_faulted_service",
+        Path::new("/nonexistent"),
+        stdout,
+        stderr,
+        &common::TIMED_LINES,
     );
 }
 

@@ -101,16 +101,19 @@ pub fn assess(
         "planned_cells": record.planned_cells,
         "outcomes": outcomes,
         "failing": failing.iter().map(|c| {
-            let mut v = json!({
+            let mut f = json!({
                 "params": c.params,
                 "outcome": c.result.outcome,
                 "detail": c.result.detail,
                 "boundary": c.boundary,
             });
-            if let Some(head) = c.result.perturb.as_ref().and_then(|p| p.headline()) {
-                v["perturbation"] = json!(head);
+            if c.leaked() {
+                f["flags"] = json!(["leaked_processes"]);
             }
-            v
+            if let Some(head) = c.result.perturb.as_ref().and_then(|p| p.headline()) {
+                f["perturbation"] = json!(head);
+            }
+            f
         }).collect::<Vec<_>>(),
         "failing_beyond_claim": failing_beyond.iter().map(|c| json!({
             "params": c.params,
@@ -178,7 +181,7 @@ pub fn assess(
         let mut named: Vec<String> = failing
             .iter()
             .take(NAMED_IN_SUMMARY)
-            .map(|c| format!("{} at {}", c.verdict(), c.label()))
+            .map(|c| format!("{} at {}", c.verdict_text(), c.label()))
             .collect();
         if failing.len() > NAMED_IN_SUMMARY {
             named.push("…".to_string());

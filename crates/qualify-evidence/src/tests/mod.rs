@@ -42,6 +42,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
             memory: Strength::Kernel,
             cpus: Strength::None,
             pids: Strength::None,
+            disk: Strength::None,
             tree: "cgroup".to_string(),
             on_qualify_death: String::new(),
             sandbox: None,
@@ -64,6 +65,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
         load: None,
         faults: Vec::new(),
         perturb: None,
+        children: None,
     }
 }
 
@@ -121,6 +123,7 @@ pub fn record() -> RunRecord {
             path: "qualify.toml".to_string(),
             sha256: "b".repeat(64),
         },
+        spec_overrides: Vec::new(),
         claim: ClaimLevel::Trial,
         target: Target::default(),
         machine: Machine {

@@ -380,6 +380,7 @@ pub fn run(args: CoordinateArgs) -> Result<ExitCode, CliError> {
         control: None,
         sandbox: args.sandbox.to_sandbox(),
         shared_files: Vec::new(),
+        stdio: None,
     };
     let mut runs = Vec::new();
     for i in 0..args.repeat {

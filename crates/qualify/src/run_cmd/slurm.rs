@@ -192,6 +192,8 @@ pub fn run_service_cell(
                     .and_then(|n| serde_json::to_string(&n).ok())
                     .map(|n| format!("--control-noise={n}")),
             )
+            // The run's overrides: the job reads the spec as this run did.
+            .chain(spec.overrides.iter().map(|o| format!("--set={o}")))
             .collect(),
         ),
         heartbeats: true,
