@@ -6,8 +6,9 @@
 //! - an affinity squeeze: every thread of the tree on one CPU,
 //! - a CPU quota burst: the tree's cgroup throttled to 10% of a CPU (when it has one with CPU
 //!   bandwidth control),
-//! - a freeze: the whole tree stopped (through the caller's [`Tree::freeze`], which marks it
-//!   stopped on purpose, so no stall verdict is drawn from it).
+//! - a freeze: the whole tree stopped (through the caller's [`Tree::freeze`]: the binary uses
+//!   the cgroup freezer, which the program cannot see, else SIGSTOP; either marks it stopped on
+//!   purpose, so no stall verdict is drawn from it).
 //!
 //! Each window is undone when it ends and every one still open when the run ends (a thread
 //! gone meanwhile needs nothing). Freezes and quota bursts stop the tree: no new one opens once

@@ -29,6 +29,8 @@ struct State {
     members: Option<Members>,
     /// The tree's group with CPU bandwidth control, if it has one.
     cpu: Option<PathBuf>,
+    /// The tree's unified group with `cgroup.freeze`, if it has one.
+    freezer: Option<PathBuf>,
     /// The program ended (its status is known): nothing to list or signal any more.
     ended: bool,
     /// Stopped on purpose (SIGSTOP sent, SIGCONT not yet).
@@ -148,6 +150,41 @@ impl Control {
         members.map_or_else(Vec::new, |m| crate::sockets::listening(&m.list()))
     }
 
+    /// Freeze (`true`) or thaw (`false`) the whole tree through its cgroup (`cgroup.freeze`): no
+    /// signal, nothing the program can see but lost time. Frozen marks the tree held (no stall
+    /// verdict while it is, the stall watch starting afresh once thawed), as a SIGSTOP through
+    /// [`Control::signal_tree`] does. `false` when the tree has no such group (or it is not
+    /// running): the caller may stop it by signal instead.
+    pub fn set_frozen(&self, frozen: bool) -> bool {
+        let dir = match self.state.lock() {
+            Ok(mut s) if !s.ended && s.freezer.is_some() => {
+                if frozen {
+                    // Held before the freeze lands, so no sample of the frozen tree is judged.
+                    s.held = true;
+                }
+                s.freezer.clone()
+            }
+            _ => None,
+        };
+        let Some(dir) = dir else {
+            return false;
+        };
+        let done =
+            crate::backend::cgroupfs::write(&dir, "cgroup.freeze", if frozen { "1" } else { "0" })
+                .is_ok();
+        if !frozen
+            && let Ok(mut s) = self.state.lock()
+            && s.held
+        {
+            s.held = false;
+            s.resumed += 1;
+        }
+        if frozen && !done {
+            self.set_frozen(false);
+        }
+        done
+    }
+
     /// Ask the probe to stop the program: `signal` to its main process, then after `grace` the
     /// whole tree is killed. Idempotent; the first request wins.
     pub fn request_stop(&self, signal: i32, grace: Duration) {
@@ -223,12 +260,14 @@ impl Control {
         netns: Option<Arc<crate::netns::Netns>>,
         members: Members,
         cpu: Option<PathBuf>,
+        freezer: Option<PathBuf>,
     ) {
         if let Ok(mut s) = self.state.lock() {
             s.pid = Some(pid);
             s.netns = netns;
             s.members = Some(members);
             s.cpu = cpu;
+            s.freezer = freezer;
             s.ended = false;
         }
     }

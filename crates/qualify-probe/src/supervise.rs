@@ -471,7 +471,13 @@ pub(crate) fn run_with(
                 main,
             },
         };
-        c.started(main, netns, list, containment.cpu_dir());
+        c.started(
+            main,
+            netns,
+            list,
+            containment.cpu_dir(),
+            containment.freeze_dir(),
+        );
     }
     let mut children =
         control.map(|_| crate::children::Tracker::new(main, start, events.is_some()));

@@ -21,11 +21,14 @@ impl Tree for ProbeTree {
     fn pids(&self) -> Vec<i32> {
         self.0.members()
     }
+    /// The cgroup freezer where the tree has one (nothing the program can see); SIGSTOP else.
     fn freeze(&self) -> bool {
-        self.0.signal_tree(libc::SIGSTOP).is_ok()
+        self.0.set_frozen(true) || self.0.signal_tree(libc::SIGSTOP).is_ok()
     }
     fn thaw(&self) {
-        let _ = self.0.signal_tree(libc::SIGCONT);
+        if !self.0.set_frozen(false) {
+            let _ = self.0.signal_tree(libc::SIGCONT);
+        }
     }
     fn cpu_cgroup(&self) -> Option<std::path::PathBuf> {
         self.0.cpu_cgroup()

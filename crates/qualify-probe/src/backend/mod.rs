@@ -261,6 +261,15 @@ impl Containment {
             .cloned()
     }
 
+    /// The unified group whose `cgroup.freeze` stops the whole tree without a signal the
+    /// program could see, when the probe has one.
+    pub fn freeze_dir(&self) -> Option<PathBuf> {
+        self.v2
+            .as_ref()
+            .filter(|d| d.join("cgroup.freeze").exists())
+            .cloned()
+    }
+
     /// The groups' directories (deepest last), for the cell's init to remove if qualify dies.
     pub fn dirs(&self) -> Vec<PathBuf> {
         self.created.iter().rev().cloned().collect()
