@@ -438,8 +438,7 @@ impl<'a, L: Launch> Campaign<'a, L> {
                 Some(r) => r.clone(),
                 None => Recipe::derive(mode, run_seed(plan.seed, i), &known, plan.cpus),
             };
-            let (setup_extra, _) = (self.setup_extra(&recipe), ());
-            extra = extra.max(setup_extra);
+            extra = extra.max(self.setup_extra(&recipe));
             let o = self
                 .run_one(&recipe)
                 .map_err(Failed::Setup)?
@@ -555,7 +554,7 @@ impl<'a, L: Launch> Campaign<'a, L> {
                 .count() as u64;
             let bare_rate = Rate::wilson(bare_failed, bare.len() as u64);
             let minimised = if plan.minimise && !self.launch.cancelled() {
-                self.minimise(&f, kind, replay)?
+                self.minimise(&f, kind)?
             } else {
                 None
             };
@@ -621,7 +620,6 @@ impl<'a, L: Launch> Campaign<'a, L> {
         &mut self,
         f: &Found,
         kind: Kind,
-        _seed_rate: Rate,
     ) -> Result<Option<Minimised>, Failed<L::Error>> {
         let points: Vec<Point> = f.log.delays().cloned().collect();
         if points.is_empty() {

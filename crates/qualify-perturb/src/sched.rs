@@ -267,7 +267,6 @@ impl Runner {
             self.step(&pids);
         }
         self.close(true);
-        let _ = pids;
         self.report
     }
 
