@@ -452,18 +452,26 @@ fn a_client_without_timeouts_hangs_where_one_with_them_fails_fast() {
             .contains(&format!("; {stuck} threads left after the window (")),
         "{rec}"
     );
-    // Its objectives: outside the window held, the window's (answer within 750 ms) not.
+    // Its objectives: the window's (answer within 750 ms) not held; those outside the window
+    // judged there (they usually hold, but the ~100 threads the hang left behind can slow the
+    // second after it past 500 ms on a busy machine: the hang, not the machine, decides the cell).
+    let judged: Vec<(String, String)> = objectives(hung)
+        .into_iter()
+        .map(|(metric, phase, _)| (metric, phase))
+        .collect();
     assert_eq!(
-        objectives(hung),
+        judged,
         [
-            (
-                "latency_p99".to_string(),
-                "outside_window".to_string(),
-                true
-            ),
-            ("error_rate".to_string(), "outside_window".to_string(), true),
-            ("latency_p99".to_string(), "fault".to_string(), false),
+            ("latency_p99".to_string(), "outside_window".to_string()),
+            ("error_rate".to_string(), "outside_window".to_string()),
+            ("latency_p99".to_string(), "fault".to_string()),
         ],
+        "{text}"
+    );
+    assert!(
+        objectives(hung)
+            .iter()
+            .any(|(m, phase, held)| m == "latency_p99" && phase == "fault" && !held),
         "{text}"
     );
 
