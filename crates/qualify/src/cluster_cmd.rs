@@ -45,6 +45,9 @@ pub struct CellArgs {
     /// Stop when this lease file stops changing (the submitting qualify is gone).
     #[arg(long, value_name = "FILE")]
     lease: Option<PathBuf>,
+    /// A variable of this step's environment the artifact also gets (`qualify run --pass-env`).
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pass_env: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -87,7 +90,8 @@ fn setup(args: &CellArgs) -> Result<Setup, CliError> {
     if let Some(lease) = &args.lease {
         qualify_slurm::lease::watch(lease.clone(), cancel.clone());
     }
-    let spec = Spec::load(&args.spec).map_err(|e| CliError::input_only(e.to_string()))?;
+    let mut spec = Spec::load(&args.spec).map_err(|e| CliError::input_only(e.to_string()))?;
+    spec.sandbox.pass_env = args.pass_env.clone();
     let axes: Vec<&str> = spec.axes.iter().map(|a| a.name.as_str()).collect();
     let params = parse_params(&args.params, &axes)?;
     let node = this_node();

@@ -192,6 +192,13 @@ pub fn run_service_cell(
                     .and_then(|n| serde_json::to_string(&n).ok())
                     .map(|n| format!("--control-noise={n}")),
             )
+            .chain(
+                probe
+                    .sandbox
+                    .pass_env
+                    .iter()
+                    .map(|p| format!("--pass-env={p}")),
+            )
             .collect(),
         ),
         heartbeats: true,
