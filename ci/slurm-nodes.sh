@@ -158,8 +158,16 @@ start_node() { # node name
 }
 
 wait_idle() { # node names…
+  # Up to 90 s: a restarted slurmd registers in a second or two on a quiet machine, but a
+  # CI run on a busy one saw 20 s pass before its node was idle again.
   local n st all
-  for _ in $(seq 200); do
+  for _ in $(seq 900); do
+    # A controller that died (a fork refused on a machine out of processes) never answers:
+    # say so now rather than asking it for 90 s.
+    if ! daemon_pid "$state/run/slurmctld.pid" slurmctld >/dev/null; then
+      say "slurmctld is not running:"; tail -n 5 "$state/log/slurmctld.log" >&2 || true
+      return 1
+    fi
     all=yes
     for n in "$@"; do
       st=$(SLURM_CONF=$state/slurm.conf sinfo -h -n "$n" -o %t 2>/dev/null | head -1)

@@ -18,6 +18,8 @@ pub struct RunRecord {
     pub artifact: ArtifactRecord,
     /// The spec file and its digest.
     pub spec: FileDigest,
+    /// `--set` overrides applied over the spec file, as given.
+    pub spec_overrides: Vec<String>,
     /// The level the spec claims.
     pub claim: ClaimLevel,
     pub target: Target,

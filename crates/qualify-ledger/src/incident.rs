@@ -66,6 +66,61 @@ pub(crate) fn text(new: &NewIncident, escaped: Option<&str>, recorded: &str) -> 
     .to_string()
 }
 
+/// The fields of an incident's stored text (the canonical form [`text`] writes), read back by
+/// `verify`.
+pub(crate) struct Stored {
+    pub(crate) artifact: String,
+    pub(crate) params: Value,
+    pub(crate) outcome: String,
+    pub(crate) detail: Option<String>,
+    pub(crate) escaped_receipt: Option<String>,
+}
+
+/// Why a stored incident text is not one `record_incident` writes.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StoredError {
+    #[error("not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    #[error("`type` is not `{}`", TYPE)]
+    Type,
+    #[error("`{0}` is missing or not a string")]
+    Text(&'static str),
+    #[error("`params` is missing or not an object")]
+    Params,
+}
+
+impl Stored {
+    /// Read an incident's stored text; the error names what is missing.
+    pub(crate) fn parse(text: &str) -> Result<Stored, StoredError> {
+        let doc = qualify_model::json::from_str(text).map_err(StoredError::NotJson)?;
+        let string = |k: &'static str| {
+            doc.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or(StoredError::Text(k))
+        };
+        let optional = |k: &'static str| match doc.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(StoredError::Text(k)),
+        };
+        if string("type")? != TYPE {
+            return Err(StoredError::Type);
+        }
+        Ok(Stored {
+            artifact: string("artifact")?,
+            params: doc
+                .get("params")
+                .filter(|p| p.is_object())
+                .cloned()
+                .ok_or(StoredError::Params)?,
+            outcome: string("outcome")?,
+            detail: optional("detail")?,
+            escaped_receipt: optional("escaped_receipt")?,
+        })
+    }
+}
+
 pub(crate) fn key_and_signature(new: &NewIncident) -> (String, String) {
     let key = params_key(&Value::Object(new.params.clone()));
     let sig = signature(&new.outcome, &key);

@@ -173,7 +173,9 @@ pub struct Appended {
 }
 
 impl Ledger {
-    /// Open (creating if needed) the ledger at `path`, in WAL mode, migrated to the current schema.
+    /// Open (creating if needed) the ledger at `path`, in WAL mode, migrated to the current schema,
+    /// with its anchor (written for the chain as it is when there is none: a new ledger, or one
+    /// from before anchors). Nothing is verified: see [`Ledger::open_verified`].
     pub fn open(path: &Path) -> Result<Ledger> {
         let shown = path.display().to_string();
         if let Some(dir) = path.parent()

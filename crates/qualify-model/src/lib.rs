@@ -4,7 +4,8 @@
 //! cell parameters ([`Value`], [`Params`]); a metric's direction ([`Better`]) and location
 //! estimator ([`Estimator`]); how often a cell is measured ([`Repeat`]); how a run ended
 //! ([`Outcome`], with the one table renderers draw outcomes with) and the probe's verdict that
-//! carries it ([`ProbeResult`]: [`Flag`], [`TimeoutKind`], [`Limits`], [`Enforcement`]); the
+//! carries it ([`ProbeResult`]: [`Flag`], [`TimeoutKind`], [`Limits`], [`Enforcement`], and what
+//! a long-running tree did to its own processes, [`Children`]); the
 //! environment a claim is
 //! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
 //! objectives ([`Slo`], [`SloMetric`], [`SloResult`]); a service cell's load and what it
@@ -14,6 +15,7 @@
 
 mod axis;
 mod better;
+pub mod children;
 mod claim;
 pub mod digest;
 pub mod enforcement;
@@ -35,6 +37,7 @@ mod value;
 
 pub use axis::{AxisKind, Dimension};
 pub use better::Better;
+pub use children::{ChildEnd, ChildWatch, Children};
 pub use claim::{ClaimLevel, Headroom};
 pub use digest::sha256_hex;
 pub use enforcement::{Enforcement, SandboxEnforcement, Strength};

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::children::Children;
 use crate::enforcement::Enforcement;
 use crate::fault::FaultRecord;
 use crate::limits::Limits;
@@ -140,6 +141,10 @@ pub struct ProbeResult {
         deserialize_with = "crate::fault::record::one_or_many"
     )]
     pub faults: Vec<FaultRecord>,
+    /// A long-running tree's processes that ended while its main process ran (a server
+    /// replacing its workers), watched for services.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Children>,
 }
 
 impl ProbeResult {
@@ -175,6 +180,7 @@ impl ProbeResult {
             distinct_outputs: None,
             load: None,
             faults: Vec::new(),
+            children: None,
         }
     }
 

@@ -11,11 +11,13 @@
 pub mod backend;
 mod blocking;
 mod cell;
+mod children;
 mod classify;
 mod control;
 mod errno;
 mod evidence;
 mod inspect;
+mod leaks;
 pub mod limits;
 mod memory;
 #[cfg(test)]
@@ -31,7 +33,7 @@ mod runtimes;
 mod sample;
 pub mod sandbox;
 pub mod selftest;
-mod sockets;
+pub mod sockets;
 mod spawn;
 mod spin;
 mod stacks;
@@ -133,13 +135,18 @@ pub enum ProbeError {
     )]
     SandboxRequired { layer: String, reason: String },
     #[error(
-        "`{program}` is {path}, which the sandbox hides ({role}); install it elsewhere, add its directory to --readable ([sandbox] readable), or run with --sandbox off"
+        "`{program}` is {path}, which the sandbox hides ({role}); add \"{dir}\" to [sandbox] readable (or --readable {dir}), install it elsewhere, or run with --sandbox off",
+        dir = sandbox::readable_fix(std::path::Path::new(path))
     )]
     SandboxHidden {
         program: String,
         path: String,
         role: String,
     },
+    /// The program is a script whose interpreter (its `#!` line, followed through links) the
+    /// sandbox hides: a venv made from a Python under a home directory.
+    #[error(transparent)]
+    SandboxHiddenInterpreter(Box<HiddenInterpreter>),
     /// A path, argument or environment entry holds a NUL byte, which the kernel cannot take.
     #[error("{what} `{text}` contains a NUL byte")]
     NulByte { what: &'static str, text: String },
@@ -163,6 +170,19 @@ pub enum ProbeError {
         context: String,
         source: std::io::Error,
     },
+}
+
+/// A script's interpreter (its `#!` line, followed through links) that the sandbox hides.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{program}` runs under {interpreter} (its #! line), which is {path}: the sandbox hides it ({role}), so the program would not start; add \"{readable}\" to [sandbox] readable (or --readable {readable}), install the interpreter elsewhere, or run with --sandbox off"
+)]
+pub struct HiddenInterpreter {
+    pub program: String,
+    pub interpreter: String,
+    pub path: String,
+    pub role: String,
+    pub readable: String,
 }
 
 impl ProbeError {

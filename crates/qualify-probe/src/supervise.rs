@@ -346,6 +346,12 @@ pub(crate) fn run_with(
     }
     extra_env.push((spawn::TAG_KEY.to_string(), tag.clone()));
     let join = containment.join_files()?;
+    // A service's own process ends (workers killed and replaced): the kernel's process events,
+    // subscribed before the program exists so no fork of its tree is missed.
+    let mut events = spec
+        .control
+        .as_ref()
+        .and_then(|_| crate::children::ProcEvents::open());
     let spawning = SPAWNING.lock();
     let launch = Instant::now();
     let direct = crate::sandbox::simulated_missing("init");
@@ -354,6 +360,29 @@ pub(crate) fn run_with(
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
+    // Leaks at exit: a Go test binary runs with its own -test.trace into a file qualify owns.
+    let leak_plan = match builtin {
+        Some(_) => crate::leaks::Plan::No("qualify's built-in self-test".into()),
+        None => crate::leaks::plan(spec, &workdir, &tag),
+    };
+    let traced;
+    let spec = match &leak_plan {
+        crate::leaks::Plan::GoTrace { argv, .. } => {
+            traced = ProbeSpec {
+                argv: argv.clone(),
+                ..spec.clone()
+            };
+            &traced
+        }
+        crate::leaks::Plan::No(_) => spec,
+    };
+    let mut binds: Vec<&std::path::Path> = Vec::new();
+    if let Some(hb) = &heartbeat {
+        binds.push(hb.0.as_path());
+    }
+    if let crate::leaks::Plan::GoTrace { file, .. } = &leak_plan {
+        binds.push(file.0.as_path());
+    }
     let (plan, mut sandbox_evidence) = if direct {
         let mut off = crate::sandbox::Sandbox::off();
         off.mode = spec.sandbox.mode;
@@ -363,7 +392,7 @@ pub(crate) fn run_with(
                 ..spec.clone()
             },
             &workdir,
-            None,
+            &[],
         )?
         .1;
         e.mode = spec.sandbox.mode;
@@ -381,7 +410,7 @@ pub(crate) fn run_with(
         }
         (None, e)
     } else {
-        Plan::build(spec, &workdir, heartbeat.as_ref().map(|h| h.0.as_path()))?
+        Plan::build(spec, &workdir, &binds)?
     };
     let mut started = if direct {
         Started::Direct(spawn::spawn(spec, &tag, &join, &extra_env)?)
@@ -443,6 +472,8 @@ pub(crate) fn run_with(
         };
         c.started(main, netns, list);
     }
+    let mut children =
+        control.map(|_| crate::children::Tracker::new(main, start, events.is_some()));
     // Holds of the tree (SIGSTOP … SIGCONT through the control) seen so far.
     let mut holds_seen = 0u64;
     if plan.is_some() {
@@ -502,6 +533,13 @@ pub(crate) fn run_with(
                     commands.push(sample::cmdline(p.pid));
                 }
             }
+        }
+        // What the tree does to its own processes while it runs (not while it is stopped).
+        if let Some(t) = children.as_mut().filter(|_| stopping.is_none()) {
+            if let Some(e) = events.as_mut() {
+                e.drain(t);
+            }
+            t.sampled(&procs);
         }
         let mut memory_now = None;
         let mut refused_forks = 0;
@@ -768,6 +806,17 @@ pub(crate) fn run_with(
     if let Some(named) = livelock_named {
         decision.detail.push_str(&named);
     }
+    // What the run left behind when it ended by itself.
+    let leaks = matches!(ending, Ending::Exited).then(|| crate::leaks::examine(&leak_plan, status));
+    if let Some(l) = &leaks
+        && l.blocked() > 0
+    {
+        decision.flags.push(Flag::LeakedThreads);
+        decision.flags.sort_unstable();
+        if let Some(s) = l.sentence() {
+            decision.detail.push_str(&s);
+        }
+    }
     if let Some(stop) = stopping {
         requested_stop(
             &mut decision,
@@ -853,9 +902,12 @@ pub(crate) fn run_with(
         interrupted: decision.outcome == Outcome::Interrupted,
         runtime_report: report.as_ref(),
         at_end: &at_end,
+        leaks: leaks.as_ref(),
     }
     .to_value();
 
+    let children = children.map(|t| t.finish(&[&err.tail, &out.tail], counters.oom_kills));
+    drop(events);
     Ok(ProbeResult {
         outcome: decision.outcome,
         exit_code: decision.exit_code,
@@ -890,6 +942,7 @@ pub(crate) fn run_with(
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        children,
     })
 }
 
@@ -1162,6 +1215,7 @@ mod tests {
             wait_for: None,
             runtime_report: None,
             at_end: &[],
+            leaks: None,
         }
         .to_value();
         let text = serde_json::to_string(&value).unwrap();
@@ -1252,6 +1306,7 @@ mod tests {
             wait_for: Some(&finding),
             runtime_report: None,
             at_end: &[],
+            leaks: None,
         }
         .to_value();
         assert_eq!(
@@ -1290,6 +1345,7 @@ mod tests {
             wait_for: None,
             runtime_report: None,
             at_end: &[],
+            leaks: None,
         }
         .to_value();
         let keys: Vec<&str> = value

@@ -1,6 +1,6 @@
 //! A bounded fuzz run of the spec parser and the plan: no input panics (issue 31, item 8).
 //!
-//! Each case starts from a real spec (every `examples/*/qualify.toml` and both starters) and
+//! Each case starts from a real spec (every `examples/*/*.toml` and both starters) and
 //! mutates it the ways a hostile or careless author would: a number replaced by an extreme one
 //! (`9223372036854775807`, `-1`, `1e308`, `nan`), a quoted value by an extreme duration, size or
 //! template, a line duplicated or dropped, a key with an extreme value inserted, bytes flipped,
@@ -43,8 +43,16 @@ fn seeds() -> Vec<String> {
         .collect();
     dirs.sort();
     for d in dirs {
-        if let Ok(text) = std::fs::read_to_string(d.join("qualify.toml")) {
-            out.push(text);
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut specs: Vec<_> = entries
+            .map(|e| e.expect("an entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        specs.sort();
+        for spec in specs {
+            out.push(std::fs::read_to_string(spec).expect("read an example spec"));
         }
     }
     out.push(
@@ -435,6 +443,7 @@ fn result(outcome: Outcome) -> ProbeResult {
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        children: None,
     }
 }
 
@@ -528,7 +537,7 @@ fn no_spec_panics_the_parser_or_the_plan() {
         .unwrap_or(400);
     let dir = tempfile::tempdir().unwrap();
     let seeds = seeds();
-    assert!(seeds.len() >= 10, "the examples are the seeds");
+    assert!(seeds.len() >= 20, "the examples are the seeds");
     let mut runner = TestRunner::new(Config {
         cases,
         failure_persistence: Some(Box::new(FileFailurePersistence::Off)),

@@ -20,6 +20,8 @@ const FIXTURES: &[&str] = &[
     "claude-code/entire-wrapper.jsonl",
     "codex/codex-0.125-tui.jsonl",
     "codex/codex-0.125-exec.jsonl",
+    "codex/codex-0.171-exec.jsonl",
+    "opencode/opencode-1.18-export.json",
     "openhands/ponyc-output.jsonl",
     "swe-agent/pydicom-1458.traj",
     "swe-agent/missing-colon.traj",
@@ -380,5 +382,74 @@ fn two_entries_on_one_line_are_both_read() {
     assert_eq!(
         (glued.events, glued.prompts.len(), &glued.files_edited),
         (whole.events, whole.prompts.len(), &whole.files_edited)
+    );
+}
+
+/// The transfer example's Claude Code session with one more command: a heredoc that *writes* a
+/// script holding `./transfer --threads 8 --rounds 100`. Writing is not running: development
+/// still ran only threads = 1 and rounds = 10. Running the script afterwards is a run.
+#[test]
+fn a_heredoc_that_writes_a_script_is_not_a_run_of_what_it_holds() {
+    let session =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/transfer/session.jsonl");
+    let text = std::fs::read_to_string(session).unwrap();
+    let spec = SpecView {
+        command: [
+            "./transfer",
+            "--threads",
+            "{threads}",
+            "--rounds",
+            "{rounds}",
+        ]
+        .map(String::from)
+        .to_vec(),
+        functional: Some("./transfer --check".into()),
+        axes: vec!["threads".into(), "rounds".into()],
+        ..SpecView::default()
+    };
+    let entry = |id: &str, kind: &str, content: serde_json::Value| {
+        serde_json::json!({"sessionId": "s", "cwd": "/home/dev/transfer", "version": "2.0.14",
+            "type": kind, "uuid": id, "timestamp": "2026-03-02T14:01:00.000Z",
+            "message": {"role": kind, "content": content}})
+        .to_string()
+    };
+    let bash = |id: &str, command: &str| {
+        [
+            entry(&format!("a{id}"), "assistant", serde_json::json!([{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}}])),
+            entry(&format!("u{id}"), "user", serde_json::json!([{"type": "tool_result", "tool_use_id": id, "content": "", "is_error": false}])),
+        ]
+        .join("\n")
+    };
+    let with = |extra: &str| TraceFile {
+        path: "session.jsonl".into(),
+        bytes: format!("{text}{extra}\n").into_bytes(),
+        in_directory: false,
+    };
+    let heredoc = bash(
+        "toolu_heredoc",
+        "cat > stress.sh <<'EOF'\n./transfer --threads 8 --rounds 100\nEOF\nchmod +x stress.sh",
+    );
+    let before = read(&[with("")], None, &spec).unwrap();
+    let r = read(&[with(&heredoc)], None, &spec).unwrap();
+    assert_eq!(r.coverage.artifact_runs, before.coverage.artifact_runs);
+    assert_eq!(
+        r.coverage.axes[0].values,
+        vec![qualify_model::Value::Int(1)]
+    );
+    assert_eq!(
+        r.coverage.axes[1].values,
+        vec![qualify_model::Value::Int(10)]
+    );
+    assert!(
+        r.files_edited.contains(&"stress.sh".to_string()),
+        "{:?}",
+        r.files_edited
+    );
+    let ran = format!("{heredoc}\n{}", bash("toolu_run", "./stress.sh"));
+    let r = read(&[with(&ran)], None, &spec).unwrap();
+    assert_eq!(r.coverage.artifact_runs, before.coverage.artifact_runs + 1);
+    assert_eq!(
+        r.coverage.axes[0].values,
+        vec![qualify_model::Value::Int(1), qualify_model::Value::Int(8)]
     );
 }

@@ -48,6 +48,9 @@ pub struct CellArgs {
     /// A variable of this step's environment the artifact also gets (`qualify run --pass-env`).
     #[arg(long = "pass-env", value_name = "NAME")]
     pass_env: Vec<String>,
+    /// The submitting run's `--set` overrides, applied over the spec as it applied them.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<qualify_spec::Override>,
 }
 
 #[derive(Args, Debug)]
@@ -90,7 +93,8 @@ fn setup(args: &CellArgs) -> Result<Setup, CliError> {
     if let Some(lease) = &args.lease {
         qualify_slurm::lease::watch(lease.clone(), cancel.clone());
     }
-    let mut spec = Spec::load(&args.spec).map_err(|e| CliError::input_only(e.to_string()))?;
+    let mut spec =
+        Spec::load_with(&args.spec, &args.set).map_err(|e| CliError::input_only(e.to_string()))?;
     spec.sandbox.pass_env = args.pass_env.clone();
     let axes: Vec<&str> = spec.axes.iter().map(|a| a.name.as_str()).collect();
     let params = parse_params(&args.params, &axes)?;
@@ -294,6 +298,7 @@ fn host_argv(
     if let Some(lease) = &cell.lease {
         argv.push(format!("--lease={}", path(lease)));
     }
+    argv.extend(cell.set.iter().map(|o| format!("--set={o}")));
     Ok(argv)
 }
 

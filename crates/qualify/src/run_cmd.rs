@@ -113,6 +113,11 @@ pub struct RunArgs {
     /// Run every cell N times and compare stdout digests (overrides [reproducibility] repeat).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=qualify_model::limits::MAX_REPEAT))]
     repeat: Option<u64>,
+    /// Change one key of the spec for this run, checked like the file: `--set
+    /// load.duration=5s`, `--set axis.rps=100,200` (the axis's values), `--set
+    /// slo.latency_p99.max=300ms`; repeat it for more. The receipt lists them.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<qualify_spec::Override>,
     /// Exit 2 at once, naming the holder, when another run holds this workdir (or, for a run
     /// that measures, the machine's measurement lock) instead of waiting for it.
     #[arg(long)]
@@ -161,7 +166,7 @@ impl Context<'_> {
 
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let cancel = crate::cancel_on_signals();
-    let mut spec = Spec::load(&args.spec)?;
+    let mut spec = Spec::load_with(&args.spec, &args.set)?;
     sandbox::hide_run_paths(&mut spec, &args);
     spec.sandbox.pass_env = args.pass_env.clone();
     let ctx = Context {

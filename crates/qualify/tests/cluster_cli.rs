@@ -270,6 +270,15 @@ fn a_faulted_cell_on_the_cluster_is_judged_against_its_control_as_locally() {
             );
         }
     }
+    // The whole receipt and what the run printed: a faulted service on Slurm.
+    common::assert_receipt_golden("pinned_slurm_faulted_service_receipt", &remote.receipt);
+    common::assert_transcript(
+        "pinned_slurm_faulted_service",
+        &dir,
+        &remote.stdout,
+        &remote.stderr,
+        &common::TIMED_LINES,
+    );
 }
 
 #[test]

@@ -1234,3 +1234,32 @@ fn an_incident_is_an_escape_a_control_and_part_of_the_chain() {
     assert_eq!(list[1]["prev_digest"], inc["incident"]["digest"]);
     assert_eq!(qualify(&dir, &["ledger", "verify"]).code, 0);
 }
+
+/// The anchor is hidden like the ledger: an artifact run with the ledger in its workdir can
+/// neither read nor replace it (the sandbox's default), so it cannot cut the chain's tail and
+/// re-anchor it.
+#[test]
+fn the_artifact_can_neither_read_nor_replace_the_anchor() {
+    let dir = scratch("anchor-hidden");
+    std::fs::write(
+        dir.join("qualify.toml"),
+        "[artifact]\nname = \"snoop\"\ncommand = \"sh -c 'cat l.sqlite.anchor; echo tampered > l.sqlite.anchor; echo n={n}'\"\n\n[claim]\nlevel = \"functional\"\n\n[functional]\ncommand = \"true\"\n\n[[axis]]\nname = \"n\"\nkind = \"workload\"\nvalues = [1]\n",
+    )
+    .unwrap();
+    for receipt in ["r1.json", "r2.json"] {
+        let o = qualify(&dir, &["run", "--ledger", "l.sqlite", "--receipt", receipt]);
+        assert_eq!(o.code, 0, "{}", o.context());
+    }
+    let r2 = read_json(&dir.join("r2.json"));
+    let tail = r2["predicate"]["cells"][0]["result"]["stdout_tail"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        tail, "n=1\n",
+        "the anchor's text reached the artifact: {tail}"
+    );
+    let anchor = std::fs::read_to_string(dir.join("l.sqlite.anchor")).unwrap();
+    assert!(anchor.contains("\"entries\":2"), "{anchor}");
+    let v = qualify(&dir, &["ledger", "--ledger", "l.sqlite", "verify"]);
+    assert_eq!(v.code, 0, "{}", v.context());
+}

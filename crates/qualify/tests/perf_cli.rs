@@ -10,6 +10,9 @@ use serde_json::Value;
 
 const QUALIFY: &str = env!("CARGO_BIN_EXE_qualify");
 
+#[allow(unused_macros)]
+mod common;
+
 /// A fresh directory holding a copy of complexity.c and the given spec as qualify.toml.
 fn workspace(name: &str, spec: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -231,6 +234,25 @@ fn auto_repeats_run_seeded_rounds_and_every_statistic_names_its_estimator() {
     assert!(
         check["plausible"].as_array().is_some_and(|p| !p.is_empty()),
         "{check:#}"
+    );
+    // The whole receipt and what the run printed: a batch run with performance rounds.
+    common::assert_receipt_golden("pinned_perf_receipt", &r);
+    common::assert_transcript(
+        "pinned_perf",
+        &dir,
+        &String::from_utf8_lossy(&out.stdout),
+        &stderr,
+        // The fitted models, their noise and verdicts (the layer's too), and why the rounds
+        // stopped follow the machine's timing: those lines are left out.
+        &[
+            "model ",
+            "noise ",
+            "check ",
+            "round(s)",
+            "performance closed",
+            "performance partial",
+            "performance failed",
+        ],
     );
 }
 

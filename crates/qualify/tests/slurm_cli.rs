@@ -160,6 +160,9 @@ fn a_passing_sweep_runs_as_slurm_jobs() {
             "the probe inside the job ran the cell's own command: {cell}"
         );
     }
+    // The whole receipt and what the run printed: a Slurm run.
+    common::assert_receipt_golden("pinned_slurm_receipt", &out.receipt);
+    common::assert_transcript("pinned_slurm", &dir, &out.stdout, &out.stderr, &[]);
 }
 
 #[test]

@@ -63,6 +63,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        children: None,
     }
 }
 
@@ -120,6 +121,7 @@ pub fn record() -> RunRecord {
             path: "qualify.toml".to_string(),
             sha256: "b".repeat(64),
         },
+        spec_overrides: Vec::new(),
         claim: ClaimLevel::Trial,
         target: Target::default(),
         machine: Machine {

@@ -16,6 +16,7 @@
 //! dispatches (open model) or busy threads (closed model) mark the run `saturated`.
 
 pub(crate) mod http;
+pub mod priority;
 mod tcp;
 mod timer;
 
@@ -366,6 +367,7 @@ impl Job<'_> {
         k: u32,
         observer: Option<&mut dyn FnMut(&Progress) -> Flow>,
     ) -> Result<Part, LoadError> {
+        let _ahead = priority::Raised::now();
         let finish = Finish::new(self.control);
         self.event_loop(k, observer, &finish)
     }
@@ -944,5 +946,6 @@ fn shape(plan: &LoadPlan, schedule: &Schedule, share: Share, rec: &Recorder) -> 
         first_failed_at_rate: None,
         first_failed_second: None,
         first_failed_because: None,
+        first_failed_overstates_by: None,
     })
 }

@@ -330,6 +330,7 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         && l.builtin.is_none()
     {
         sb.check_visible(&resolved, workdir, &name)?;
+        sb.check_interpreters(&resolved, env_path.as_deref(), workdir, &name)?;
         sb.check_command(&spec.argv, workdir)?;
     }
 

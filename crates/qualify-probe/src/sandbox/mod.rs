@@ -42,7 +42,7 @@ use qualify_model::ParseError;
 
 use crate::netns::Netns;
 
-pub(crate) use plan::Plan;
+pub(crate) use plan::{Plan, readable_fix};
 
 /// Whether `mechanism` is listed in `QUALIFY_SIMULATE_MISSING` (comma-separated): the probe
 /// behaves as on a host without it, and says so. For tests of degraded hosts; never set it to

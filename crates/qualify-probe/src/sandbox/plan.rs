@@ -150,6 +150,52 @@ fn canonical(p: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(p).ok()
 }
 
+/// A script's `#!` line: the interpreter, and for `#!/usr/bin/env [-S] NAME` the program
+/// `env` looks up.
+struct Shebang {
+    interpreter: PathBuf,
+    env_program: Option<String>,
+}
+
+/// The `#!` line of `path`, if it is a script whose interpreter is an absolute path.
+fn shebang(path: &Path) -> Option<Shebang> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|b| *b == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let interpreter = PathBuf::from(words.next()?);
+    if !interpreter.is_absolute() {
+        return None;
+    }
+    let env_program = if interpreter.file_name().is_some_and(|f| f == "env") {
+        words
+            .find(|w| !w.starts_with('-') && !w.contains('='))
+            .map(str::to_string)
+    } else {
+        None
+    };
+    Some(Shebang {
+        interpreter,
+        env_program,
+    })
+}
+
+/// The directory to add to `[sandbox] readable` for a hidden `path`: its top directory under a
+/// home (`/root/.pyenv`, `/home/ann/.venvs`), else its parent.
+pub(crate) fn readable_fix(path: &Path) -> String {
+    let parts: Vec<_> = path.components().collect();
+    let keep = match parts.get(1).and_then(|c| c.as_os_str().to_str()) {
+        Some("root") => 3,
+        Some("home") => 4,
+        _ => parts.len().saturating_sub(1),
+    };
+    let dir: PathBuf = parts.iter().take(keep.min(parts.len())).collect();
+    dir.display().to_string()
+}
+
 /// Inside the sandbox's private `/tmp` or `/dev/shm`: the host's files there are not seen.
 fn private(p: &Path) -> bool {
     p.starts_with("/tmp") || p.starts_with("/dev/shm")
@@ -210,13 +256,14 @@ fn owner(p: &Path) -> Option<(u32, u32)> {
 }
 
 impl Plan {
-    /// Decide and prepare the sandbox of `spec` (workdir `workdir`, a heartbeat file to bind
-    /// into the private `/tmp`). `None` when the sandbox is off. With `mode = required`, a layer
+    /// Decide and prepare the sandbox of `spec` (workdir `workdir`, files of qualify's — the
+    /// heartbeat, a Go test binary's trace — to bind writable into the private `/tmp`). `None`
+    /// when the sandbox is off. With `mode = required`, a layer
     /// that cannot be enforced is an error naming it.
     pub fn build(
         spec: &ProbeSpec,
         workdir: &Path,
-        heartbeat: Option<&Path>,
+        binds: &[&Path],
     ) -> Result<(Option<Plan>, SandboxEnforcement), ProbeError> {
         let sb: &Sandbox = &spec.sandbox;
         if sb.mode == Mode::Off {
@@ -866,7 +913,7 @@ impl Plan {
             for w in &writable {
                 writable_targets.push(cstr(w)?);
             }
-            if let Some(hb) = heartbeat {
+            for &hb in binds {
                 let s = open(hb, &mut steps)?;
                 covering.push((
                     depth(hb),
@@ -1006,6 +1053,81 @@ impl Plan {
             }
         }
         Ok(())
+    }
+
+    /// Refuse a program whose interpreter the sandbox hides: its `#!` line (followed through
+    /// links, and through `env NAME` by `PATH`, skipping hidden directories as the sandboxed
+    /// program's own lookup would), up to four levels — a venv's script runs under the Python
+    /// the venv was made from, often under a home directory (pyenv). Inside the sandbox it
+    /// would fail as "not found" although the file is there.
+    pub(crate) fn check_interpreters(
+        &self,
+        program: &Path,
+        path_var: Option<&std::ffi::OsStr>,
+        workdir: Option<&Path>,
+        name: &str,
+    ) -> Result<(), ProbeError> {
+        let abs = match (program.is_relative(), workdir) {
+            (true, Some(w)) => w.join(program),
+            _ => program.to_path_buf(),
+        };
+        let mut current = abs;
+        for _ in 0..4 {
+            let Some(line) = shebang(&current) else {
+                return Ok(());
+            };
+            let interpreter = match line.env_program {
+                Some(program) => {
+                    let hides = |p: &Path| self.hides(p);
+                    match crate::cell::resolve_visible(
+                        std::ffi::OsStr::new(&program),
+                        path_var,
+                        workdir,
+                        &hides,
+                    ) {
+                        Some(found) => found,
+                        // Only where the sandbox hides it (or nowhere: the program's own error).
+                        None => match crate::cell::resolve(
+                            std::ffi::OsStr::new(&program),
+                            path_var,
+                            workdir,
+                        ) {
+                            Some(found) => found,
+                            None => return Ok(()),
+                        },
+                    }
+                }
+                None => line.interpreter,
+            };
+            let real = canonical(&interpreter).unwrap_or_else(|| interpreter.clone());
+            if let Some(role) = self.hidden_role(&real) {
+                return Err(ProbeError::SandboxHiddenInterpreter(Box::new(
+                    crate::HiddenInterpreter {
+                        program: name.to_string(),
+                        interpreter: interpreter.display().to_string(),
+                        path: real.display().to_string(),
+                        role,
+                        readable: readable_fix(&real),
+                    },
+                )));
+            }
+            current = real;
+        }
+        Ok(())
+    }
+
+    /// Why the program would not see `real` (a canonical path), or `None` when it would.
+    fn hidden_role(&self, real: &Path) -> Option<String> {
+        if self.granted.iter().any(|g| real.starts_with(g)) {
+            return None;
+        }
+        if self.private_tmp && private(real) {
+            return Some("the sandbox's /tmp is private".to_string());
+        }
+        self.hidden
+            .iter()
+            .find(|(_, h)| real.starts_with(h))
+            .map(|(role, _)| role.as_str().to_string())
     }
 
     /// Refuse a command whose program the sandbox hides although `argv[0]` is visible: any

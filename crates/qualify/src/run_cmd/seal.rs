@@ -151,6 +151,7 @@ fn record(
             path: spec.path.display().to_string(),
             sha256: ev::sha256_hex(spec.source.as_bytes()),
         },
+        spec_overrides: spec.overrides.clone(),
         claim: spec.claim.level,
         target: spec.target.clone().unwrap_or_default(),
         machine: super::host::machine(backend, environment.as_ref()),

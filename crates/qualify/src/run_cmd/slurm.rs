@@ -199,6 +199,8 @@ pub fn run_service_cell(
                     .iter()
                     .map(|p| format!("--pass-env={p}")),
             )
+            // The run's overrides: the job reads the spec as this run did.
+            .chain(spec.overrides.iter().map(|o| format!("--set={o}")))
             .collect(),
         ),
         heartbeats: true,

@@ -700,7 +700,12 @@ const VOLATILE: [&str; 10] = [
 
 /// Keys, named `parent.key`, present only when timing says so: a generator that lagged on a busy
 /// machine says why (`generator.detail`), a load stopped early says when.
-const VOLATILE_IN: [&str; 2] = ["generator.detail", "load.stopped_at_seconds"];
+/// A phase counts its timed-out requests only when some did (`phases.censored`).
+const VOLATILE_IN: [&str; 3] = [
+    "generator.detail",
+    "load.stopped_at_seconds",
+    "phases.censored",
+];
 
 /// Keys whose identifier-like values depend on timing or content (the tests assert those they
 /// rely on).
@@ -809,5 +814,163 @@ pub fn assert_shape(name: &str, value: &Value) {
         "the shape of {name} changed (re-bless with QUALIFY_BLESS=1 only if deliberate):\n--- golden ---\n{}\n--- now ---\n{}",
         serde_json::to_string_pretty(&want).unwrap_or_default(),
         serde_json::to_string_pretty(&got).unwrap_or_default()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole receipts and terminal transcripts, pinned so a move of the code that writes them is
+// checked: what a run says and in which order, not its figures or this host's names.
+
+/// Keys whose values name this host rather than the run (the backend the host allows, its
+/// name, kernel and OS): reduced to `host` before a receipt is shaped, so a golden holds on any
+/// machine CI runs on.
+const HOST_KEYS: [&str; 8] = [
+    "hostname",
+    "architecture",
+    "kernel_release",
+    "os",
+    "backend",
+    "cores_online",
+    "cores_allowed",
+    "memory_bytes",
+];
+
+fn without_host(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = if HOST_KEYS.contains(&k.as_str()) && !v.is_object() {
+                        Value::from("host")
+                    } else if k == "environment"
+                        && let Some(fingerprint) = v.as_object().filter(|o| o.contains_key("env"))
+                    {
+                        // The machine's fingerprint: which parts it has, not their values.
+                        Value::Object(
+                            fingerprint
+                                .keys()
+                                .map(|k| (k.clone(), Value::from("host")))
+                                .collect(),
+                        )
+                    } else {
+                        without_host(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_host).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Compare the shape of a whole receipt (its host's names left out) with
+/// `tests/golden/<name>.json`: every section, layer, cell field and checklist entry it has. The
+/// performance analysis keeps only its parts' names: which models, noise and outliers a run
+/// finds follows the machine (`qualify-perf`'s own golden pins the analysis).
+pub fn assert_receipt_golden(name: &str, receipt: &Value) {
+    let mut r = without_host(receipt);
+    if let Some(perf) = r
+        .pointer_mut("/predicate/performance")
+        .and_then(Value::as_object_mut)
+    {
+        for v in perf.values_mut() {
+            *v = Value::from("…");
+        }
+    }
+    assert_shape(name, &r);
+}
+
+/// Lines of a faulted cell's story whose wording follows timing (a recovery in ms or s, a pool
+/// seen or not, a phase with or without a figure): left out of faulted runs' transcripts.
+pub const TIMED_LINES: [&str; 4] = [
+    "requests in the window",
+    "no fault (the control)",
+    "retried ",
+    "connections plateaued",
+];
+
+/// A terminal transcript as a golden compares it: `dir` (the run's directory) as `<dir>`,
+/// digests (words of 7 or more hex digits, letters and digits both) as `<hex>`, every other run of digits as `#`, runs
+/// of blanks as one, lines trimmed, blank lines kept.
+pub fn transcript(text: &str, dir: &Path) -> String {
+    let text = text.replace(&*dir.to_string_lossy(), "<dir>");
+    let mut out = String::new();
+    for line in text.lines() {
+        let line: Vec<String> = line
+            .split(' ')
+            .map(|w| {
+                let hex = w.len() >= 7
+                    && w.bytes()
+                        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+                    && w.bytes().any(|b| b.is_ascii_digit())
+                    && w.bytes().any(|b| b.is_ascii_alphabetic());
+                if hex {
+                    "<hex>".to_string()
+                } else {
+                    w.to_string()
+                }
+            })
+            .collect();
+        let line = line.join(" ");
+        let mut l = String::new();
+        let mut digits = false;
+        let mut blank = false;
+        for c in line.trim().chars() {
+            if c.is_ascii_digit() {
+                if !digits {
+                    l.push('#');
+                }
+                digits = true;
+                blank = false;
+            } else if c.is_whitespace() {
+                if !blank {
+                    l.push(' ');
+                }
+                blank = true;
+                digits = false;
+            } else {
+                l.push(c);
+                digits = false;
+                blank = false;
+            }
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// Compare what `qualify run` printed (stdout, then stderr, each as [`transcript`]) with
+/// `tests/golden/<name>.txt`; lines `skip` matches (timing-dependent ones) are left out of both.
+/// Re-bless with `QUALIFY_BLESS=1` only when the change is deliberate.
+pub fn assert_transcript(name: &str, dir: &Path, stdout: &str, stderr: &str, skip: &[&str]) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.txt"));
+    let keep = |t: String| -> String {
+        t.lines()
+            .filter(|l| !skip.iter().any(|s| l.contains(s)))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let got = format!(
+        "--- stdout\n{}--- stderr\n{}",
+        keep(transcript(stdout, dir)),
+        keep(transcript(stderr, dir))
+    );
+    if std::env::var_os("QUALIFY_BLESS").is_some() {
+        std::fs::write(&path, &got).expect("write golden transcript");
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "{}: missing; create it with QUALIFY_BLESS=1",
+            path.display()
+        )
+    });
+    assert!(
+        got == want,
+        "what `qualify run` printed changed (re-bless with QUALIFY_BLESS=1 only if deliberate):\n--- golden ---\n{want}\n--- now ---\n{got}"
     );
 }
