@@ -45,6 +45,9 @@ pub struct CellArgs {
     /// Stop when this lease file stops changing (the submitting qualify is gone).
     #[arg(long, value_name = "FILE")]
     lease: Option<PathBuf>,
+    /// A variable of this step's environment the artifact also gets (`qualify run --pass-env`).
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pass_env: Vec<String>,
     /// The submitting run's `--set` overrides, applied over the spec as it applied them.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<qualify_spec::Override>,
@@ -90,8 +93,9 @@ fn setup(args: &CellArgs) -> Result<Setup, CliError> {
     if let Some(lease) = &args.lease {
         qualify_slurm::lease::watch(lease.clone(), cancel.clone());
     }
-    let spec =
+    let mut spec =
         Spec::load_with(&args.spec, &args.set).map_err(|e| CliError::input_only(e.to_string()))?;
+    spec.sandbox.pass_env = args.pass_env.clone();
     let axes: Vec<&str> = spec.axes.iter().map(|a| a.name.as_str()).collect();
     let params = parse_params(&args.params, &axes)?;
     let node = this_node();

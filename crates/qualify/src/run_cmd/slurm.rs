@@ -192,6 +192,13 @@ pub fn run_service_cell(
                     .and_then(|n| serde_json::to_string(&n).ok())
                     .map(|n| format!("--control-noise={n}")),
             )
+            .chain(
+                probe
+                    .sandbox
+                    .pass_env
+                    .iter()
+                    .map(|p| format!("--pass-env={p}")),
+            )
             // The run's overrides: the job reads the spec as this run did.
             .chain(spec.overrides.iter().map(|o| format!("--set={o}")))
             .collect(),
