@@ -616,11 +616,7 @@ impl<'a, L: Launch> Campaign<'a, L> {
 
     /// Drop the failing run's points while replaying the rest (as fixed delays) still fails as
     /// often as replaying them all.
-    fn minimise(
-        &mut self,
-        f: &Found,
-        kind: Kind,
-    ) -> Result<Option<Minimised>, Failed<L::Error>> {
+    fn minimise(&mut self, f: &Found, kind: Kind) -> Result<Option<Minimised>, Failed<L::Error>> {
         let points: Vec<Point> = f.log.delays().cloned().collect();
         if points.is_empty() {
             return Ok(None);
