@@ -158,8 +158,10 @@ start_node() { # node name
 }
 
 wait_idle() { # node names…
+  # Up to 90 s: a restarted slurmd registers in a second or two on a quiet machine, but a
+  # CI run on a busy one saw 20 s pass before its node was idle again.
   local n st all
-  for _ in $(seq 200); do
+  for _ in $(seq 900); do
     all=yes
     for n in "$@"; do
       st=$(SLURM_CONF=$state/slurm.conf sinfo -h -n "$n" -o %t 2>/dev/null | head -1)

@@ -84,6 +84,10 @@ pub struct Evidence<'a> {
     /// JVM's and CPython's threads, a Go program's goroutines (its dump ended it).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub at_end: &'a [crate::stall::RuntimeReport],
+    /// Goroutines or threads the program left when it ended by itself (a Go test binary's own
+    /// execution trace), or why that was not examined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaks: Option<&'a crate::leaks::Leaks>,
 }
 
 /// What the spin-wait examination contributes to the evidence.

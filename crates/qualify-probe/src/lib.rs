@@ -16,6 +16,7 @@ mod control;
 mod errno;
 mod evidence;
 mod inspect;
+mod leaks;
 pub mod limits;
 mod memory;
 #[cfg(test)]

@@ -336,6 +336,29 @@ pub(crate) fn run_with(
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
+    // Leaks at exit: a Go test binary runs with its own -test.trace into a file qualify owns.
+    let leak_plan = match builtin {
+        Some(_) => crate::leaks::Plan::No("qualify's built-in self-test".into()),
+        None => crate::leaks::plan(spec, &workdir, &tag),
+    };
+    let traced;
+    let spec = match &leak_plan {
+        crate::leaks::Plan::GoTrace { argv, .. } => {
+            traced = ProbeSpec {
+                argv: argv.clone(),
+                ..spec.clone()
+            };
+            &traced
+        }
+        crate::leaks::Plan::No(_) => spec,
+    };
+    let mut binds: Vec<&std::path::Path> = Vec::new();
+    if let Some(hb) = &heartbeat {
+        binds.push(hb.0.as_path());
+    }
+    if let crate::leaks::Plan::GoTrace { file, .. } = &leak_plan {
+        binds.push(file.0.as_path());
+    }
     let (plan, mut sandbox_evidence) = if direct {
         let mut off = crate::sandbox::Sandbox::off();
         off.mode = spec.sandbox.mode;
@@ -345,7 +368,7 @@ pub(crate) fn run_with(
                 ..spec.clone()
             },
             &workdir,
-            None,
+            &[],
         )?
         .1;
         e.mode = spec.sandbox.mode;
@@ -363,7 +386,7 @@ pub(crate) fn run_with(
         }
         (None, e)
     } else {
-        Plan::build(spec, &workdir, heartbeat.as_ref().map(|h| h.0.as_path()))?
+        Plan::build(spec, &workdir, &binds)?
     };
     let mut started = if direct {
         Started::Direct(spawn::spawn(spec, &tag, &join, &extra_env)?)
@@ -720,6 +743,17 @@ pub(crate) fn run_with(
     if let Some(named) = livelock_named {
         decision.detail.push_str(&named);
     }
+    // What the run left behind when it ended by itself.
+    let leaks = matches!(ending, Ending::Exited).then(|| crate::leaks::examine(&leak_plan, status));
+    if let Some(l) = &leaks
+        && l.blocked() > 0
+    {
+        decision.flags.push(Flag::LeakedThreads);
+        decision.flags.sort_unstable();
+        if let Some(s) = l.sentence() {
+            decision.detail.push_str(&s);
+        }
+    }
     if let Some(stop) = stopping {
         requested_stop(
             &mut decision,
@@ -805,6 +839,7 @@ pub(crate) fn run_with(
         interrupted: decision.outcome == Outcome::Interrupted,
         runtime_report: report.as_ref(),
         at_end: &at_end,
+        leaks: leaks.as_ref(),
     }
     .to_value();
 
@@ -1028,6 +1063,7 @@ mod tests {
             wait_for: None,
             runtime_report: None,
             at_end: &[],
+            leaks: None,
         }
         .to_value();
         let text = serde_json::to_string(&value).unwrap();
@@ -1118,6 +1154,7 @@ mod tests {
             wait_for: Some(&finding),
             runtime_report: None,
             at_end: &[],
+            leaks: None,
         }
         .to_value();
         assert_eq!(
@@ -1156,6 +1193,7 @@ mod tests {
             wait_for: None,
             runtime_report: None,
             at_end: &[],
+            leaks: None,
         }
         .to_value();
         let keys: Vec<&str> = value

@@ -188,13 +188,14 @@ fn owner(p: &Path) -> Option<(u32, u32)> {
 }
 
 impl Plan {
-    /// Decide and prepare the sandbox of `spec` (workdir `workdir`, a heartbeat file to bind
-    /// into the private `/tmp`). `None` when the sandbox is off. With `mode = required`, a layer
+    /// Decide and prepare the sandbox of `spec` (workdir `workdir`, files of qualify's — the
+    /// heartbeat, a Go test binary's trace — to bind writable into the private `/tmp`). `None`
+    /// when the sandbox is off. With `mode = required`, a layer
     /// that cannot be enforced is an error naming it.
     pub fn build(
         spec: &ProbeSpec,
         workdir: &Path,
-        heartbeat: Option<&Path>,
+        binds: &[&Path],
     ) -> Result<(Option<Plan>, SandboxEnforcement), ProbeError> {
         let sb: &Sandbox = &spec.sandbox;
         if sb.mode == Mode::Off {
@@ -674,7 +675,7 @@ impl Plan {
             for w in &writable {
                 writable_targets.push(cstr(w)?);
             }
-            if let Some(hb) = heartbeat {
+            for &hb in binds {
                 let s = open(hb, &mut steps)?;
                 covering.push((
                     depth(hb),

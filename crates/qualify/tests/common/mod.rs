@@ -697,7 +697,12 @@ const VOLATILE: [&str; 10] = [
 
 /// Keys, named `parent.key`, present only when timing says so: a generator that lagged on a busy
 /// machine says why (`generator.detail`), a load stopped early says when.
-const VOLATILE_IN: [&str; 2] = ["generator.detail", "load.stopped_at_seconds"];
+/// A phase counts its timed-out requests only when some did (`phases.censored`).
+const VOLATILE_IN: [&str; 3] = [
+    "generator.detail",
+    "load.stopped_at_seconds",
+    "phases.censored",
+];
 
 /// Keys whose identifier-like values depend on timing or content (the tests assert those they
 /// rely on).
