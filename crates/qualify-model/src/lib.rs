@@ -13,6 +13,7 @@
 //! ([`json`]: a duplicate key is refused).
 
 mod axis;
+mod backend;
 mod better;
 mod claim;
 pub mod digest;
@@ -28,12 +29,15 @@ pub mod outcome;
 mod parse;
 mod repeat;
 pub mod result;
+pub mod sandbox;
 pub mod slo;
+pub mod step;
 pub mod target;
 pub mod units;
 mod value;
 
 pub use axis::{AxisKind, Dimension};
+pub use backend::BackendChoice;
 pub use better::Better;
 pub use claim::{ClaimLevel, Headroom};
 pub use digest::sha256_hex;
@@ -46,6 +50,7 @@ pub use outcome::Outcome;
 pub use parse::ParseError;
 pub use repeat::Repeat;
 pub use result::{Flag, ProbeResult, TimeoutKind};
+pub use sandbox::{NetworkPolicy, SandboxPolicy};
 pub use slo::{BoundKind, Slo, SloMetric, SloPhase, SloResult};
 pub use target::{Bound, Harder, Target};
 pub use units::{format_bytes, parse_duration, parse_size};

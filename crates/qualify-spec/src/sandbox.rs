@@ -5,79 +5,16 @@
 //! directory (the workdir is always writable, the system always readable); `user`: as root, the
 //! user the artifact runs as (default: the workdir's owner, or `nobody`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
 
 use crate::check::Checker;
 
-pub use qualify_probe::SandboxMode;
-
-/// `[sandbox] network`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NetworkPolicy {
-    None,
-    #[default]
-    Loopback,
-    Host,
-}
-
-/// The checked `[sandbox]` table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SandboxSpec {
-    pub mode: SandboxMode,
-    pub network: NetworkPolicy,
-    /// Absolute (resolved against the spec's directory).
-    pub writable: Vec<PathBuf>,
-    pub readable: Vec<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<String>,
-    /// Paths the run hides besides every home (held-out checks, the signing key, qualify's
-    /// state): set by `qualify run` from its flags, not written in the spec.
-    #[serde(skip)]
-    pub hidden: Vec<(qualify_probe::Role, PathBuf)>,
-}
-
-impl Default for SandboxSpec {
-    fn default() -> SandboxSpec {
-        SandboxSpec {
-            mode: SandboxMode::On,
-            network: NetworkPolicy::Loopback,
-            writable: Vec::new(),
-            readable: Vec::new(),
-            user: None,
-            hidden: Vec::new(),
-        }
-    }
-}
-
-impl SandboxSpec {
-    /// The probe's sandbox for this policy (every home hidden; the caller hides the held-out
-    /// checks, the key and qualify's state).
-    pub fn to_probe(&self) -> qualify_probe::Sandbox {
-        if self.mode == SandboxMode::Off {
-            return qualify_probe::Sandbox::off();
-        }
-        let mut s = qualify_probe::Sandbox {
-            mode: self.mode,
-            network: match self.network {
-                NetworkPolicy::None => qualify_probe::Network::None,
-                NetworkPolicy::Loopback => qualify_probe::Network::Loopback,
-                NetworkPolicy::Host => qualify_probe::Network::Host,
-            },
-            writable: self.writable.clone(),
-            readable: self.readable.clone(),
-            user: self.user.clone(),
-            ..qualify_probe::Sandbox::default()
-        };
-        for (role, path) in &self.hidden {
-            s.hide(*role, path);
-        }
-        s
-    }
-}
+pub use qualify_model::enforcement::Mode as SandboxMode;
+/// The checked `[sandbox]` table is the vocabulary's policy (`qualify-probe` sets it up).
+pub use qualify_model::sandbox::{NetworkPolicy, SandboxPolicy as SandboxSpec};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

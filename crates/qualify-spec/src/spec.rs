@@ -206,7 +206,7 @@ impl Spec {
             limits: self.limits.to_probe_limits(),
             backend,
             control: None,
-            sandbox: self.sandbox.to_probe(),
+            sandbox: qualify_probe::Sandbox::from_policy(&self.sandbox),
         }
     }
 
@@ -234,7 +234,7 @@ impl Spec {
             limits: self.limits_for(params),
             backend,
             control: None,
-            sandbox: self.sandbox.to_probe(),
+            sandbox: qualify_probe::Sandbox::from_policy(&self.sandbox),
         }
     }
 

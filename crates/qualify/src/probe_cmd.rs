@@ -73,8 +73,8 @@ impl LimitArgs {
     }
 }
 
-/// The sandbox flags shared by `qualify probe` and `qualify agent coordinate` (the Slurm
-/// executor passes a cell's sandbox to the node as these flags).
+/// The sandbox flags shared by `qualify probe` and `qualify agent coordinate` (a Slurm job
+/// passes a cell's sandbox to the node as these flags: `qualify_model::step::sandbox_flags`).
 #[derive(Args, Debug)]
 pub struct SandboxArgs {
     /// The sandbox: on (as strong as the host allows, each missing layer stated), off, or
@@ -84,7 +84,7 @@ pub struct SandboxArgs {
     /// The program's network: loopback (a private namespace with only its own loopback), none,
     /// or host (qualify's).
     #[arg(long, value_name = "NETWORK", default_value = "loopback")]
-    network: qualify_probe::Network,
+    network: qualify_model::NetworkPolicy,
     /// Also writable inside the sandbox (the current directory always is). Repeatable.
     #[arg(long, value_name = "PATH")]
     writable: Vec<std::path::PathBuf>,
@@ -93,7 +93,7 @@ pub struct SandboxArgs {
     readable: Vec<std::path::PathBuf>,
     /// Hide this path from the program as ROLE (holdout, key, state, home): `ROLE=PATH`.
     /// Repeatable; every home directory is hidden already.
-    #[arg(long, value_name = "ROLE=PATH", value_parser = parse_hide)]
+    #[arg(long, value_name = "ROLE=PATH", value_parser = qualify_model::step::parse_hide)]
     hide: Vec<(qualify_probe::Role, std::path::PathBuf)>,
     /// As root: the user the program runs as (default: the current directory's owner, or nobody).
     #[arg(long, value_name = "USER")]
@@ -101,24 +101,23 @@ pub struct SandboxArgs {
 }
 
 impl SandboxArgs {
-    pub fn to_sandbox(&self) -> qualify_probe::Sandbox {
+    /// The policy the flags ask for.
+    pub fn to_policy(&self) -> qualify_model::SandboxPolicy {
         match self.sandbox {
-            qualify_probe::SandboxMode::Off => qualify_probe::Sandbox::off(),
-            mode => {
-                let mut s = qualify_probe::Sandbox {
-                    mode,
-                    network: self.network.clone(),
-                    writable: self.writable.clone(),
-                    readable: self.readable.clone(),
-                    user: self.user.clone(),
-                    ..qualify_probe::Sandbox::default()
-                };
-                for (role, path) in &self.hide {
-                    s.hide(*role, path.clone());
-                }
-                s
-            }
+            qualify_probe::SandboxMode::Off => qualify_model::SandboxPolicy::off(),
+            mode => qualify_model::SandboxPolicy {
+                mode,
+                network: self.network,
+                writable: self.writable.clone(),
+                readable: self.readable.clone(),
+                user: self.user.clone(),
+                hidden: self.hide.clone(),
+            },
         }
+    }
+
+    pub fn to_sandbox(&self) -> qualify_probe::Sandbox {
+        qualify_probe::Sandbox::from_policy(&self.to_policy())
     }
 }
 
@@ -173,28 +172,6 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         print_summary(&result);
     }
     Ok(exit_code(&result))
-}
-
-/// A `--hide` value that is not `ROLE=PATH` (clap prints it after the flag and the value).
-#[derive(Debug, thiserror::Error)]
-enum HideError {
-    #[error("`{0}`: expected ROLE=PATH, e.g. key=/etc/qualify/key.pem")]
-    NoRole(String),
-    #[error("`{0}`: the path is empty")]
-    NoPath(String),
-    #[error(transparent)]
-    Role(#[from] qualify_model::ParseError),
-}
-
-/// `ROLE=PATH` of `--hide`.
-fn parse_hide(s: &str) -> Result<(qualify_probe::Role, std::path::PathBuf), HideError> {
-    let (role, path) = s
-        .split_once('=')
-        .ok_or_else(|| HideError::NoRole(s.to_string()))?;
-    if path.is_empty() {
-        return Err(HideError::NoPath(s.to_string()));
-    }
-    Ok((role.parse()?, std::path::PathBuf::from(path)))
 }
 
 fn exit_code(r: &ProbeResult) -> ExitCode {
@@ -280,5 +257,27 @@ fn strength(s: qualify_probe::Strength) -> &'static str {
         qualify_probe::Strength::Kernel => "kernel",
         qualify_probe::Strength::Watchdog => "watchdog",
         qualify_probe::Strength::None => "none",
+    }
+}
+
+impl ProbeArgs {
+    /// The flags as the step a Slurm job writes them with (the command lossily as text).
+    #[cfg(test)]
+    pub fn to_step(&self) -> qualify_model::step::ProbeStep {
+        qualify_model::step::ProbeStep {
+            observe_nodes: false,
+            nodes_dir: None,
+            limits: self.limits.to_limits(),
+            repeat: self.repeat,
+            backend: self.backend,
+            sandbox: self.sandbox.to_policy(),
+            json: self.json,
+            lease: self.lease.clone(),
+            command: self
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+        }
     }
 }

@@ -9,9 +9,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
+use qualify_model::step::{CellStep, ProbeStep, ServiceCellStep};
 use qualify_probe::{CancelToken, ProbeResult, ProbeSpec};
 use qualify_service::controls::{self as ctl, Noise};
-use qualify_slurm::{CellJob, SlurmConfig, SlurmExecutor, Topology};
+use qualify_slurm::{CellJob, JobStep, SlurmConfig, SlurmExecutor, Topology};
 use qualify_spec::{AxisKind, Domain, ExecutorKind, Search, Spec};
 
 use crate::error::CliError;
@@ -68,12 +69,33 @@ pub fn run_cell(
     repeat: u64,
     observe_nodes: bool,
 ) -> ProbeResult {
-    let job = CellJob {
-        argv: spec
+    // A Slurm cell's launcher (srun, mpirun) talks to the controller and to the job's other
+    // nodes: the cell keeps the node's network unless the spec says "none".
+    let mut sandbox = spec.sandbox.policy();
+    if sandbox.network == qualify_model::NetworkPolicy::Loopback {
+        sandbox.network = qualify_model::NetworkPolicy::Host;
+    }
+    // Job steps (srun) must be created as the job's own user: no switch by default.
+    if sandbox.user.is_none() {
+        // SAFETY: getuid has no preconditions.
+        sandbox.user = Some(unsafe { libc::getuid() }.to_string());
+    }
+    let step = ProbeStep {
+        observe_nodes,
+        nodes_dir: None,
+        limits: spec.limits.clone(),
+        repeat: repeat.max(1),
+        backend: spec.backend,
+        sandbox,
+        json: true,
+        lease: None,
+        command: spec
             .argv
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
+    };
+    let job = CellJob {
         workdir: spec.workdir.clone().unwrap_or_else(|| PathBuf::from(".")),
         env: spec
             .env
@@ -86,25 +108,8 @@ pub fn run_cell(
             })
             .collect(),
         limits: spec.limits.clone(),
-        backend: spec.backend.to_string(),
         topology,
-        repeat: repeat.max(1),
-        sandbox: {
-            // A Slurm cell's launcher (srun, mpirun) talks to the controller and to the job's
-            // other nodes: the cell keeps the node's network unless the spec says "none".
-            let mut sb = spec.sandbox.clone();
-            if matches!(sb.network, qualify_probe::Network::Loopback) {
-                sb.network = qualify_probe::Network::Host;
-            }
-            // Job steps (srun) must be created as the job's own user: no switch by default.
-            if sb.user.is_none() {
-                // SAFETY: getuid has no preconditions.
-                sb.user = Some(unsafe { libc::getuid() }.to_string());
-            }
-            sb
-        },
-        observe_nodes,
-        step: None,
+        step: JobStep::Probe(step),
         heartbeats: false,
     };
     executor.run(job)
@@ -163,37 +168,27 @@ pub fn run_service_cell(
         Some(n) => wanted.min(n).max(floor),
         None => floor,
     };
-    let params_json = serde_json::to_string(params).unwrap_or_else(|_| "{}".into());
+    let step = ServiceCellStep {
+        cell: CellStep {
+            spec: spec_path.to_path_buf(),
+            params: params.clone(),
+            backend,
+            state_dir: None,
+            lease: None,
+        },
+        histories: Some(histories.to_path_buf()),
+        control_noise,
+    };
     let job = CellJob {
-        argv: Vec::new(),
         workdir: spec.artifact.workdir.clone(),
         env: Vec::new(),
         limits: probe.limits.clone(),
-        backend: backend.to_string(),
         topology: Topology {
             nodes,
             ntasks: nodes,
             cpus_per_task: 1,
         },
-        repeat: 1,
-        sandbox: probe.sandbox.clone(),
-        observe_nodes: false,
-        step: Some(
-            [
-                "service-cell".into(),
-                format!("--spec={}", spec_path.to_string_lossy()),
-                format!("--params={params_json}"),
-                format!("--backend={backend}"),
-                format!("--histories={}", histories.to_string_lossy()),
-            ]
-            .into_iter()
-            .chain(
-                control_noise
-                    .and_then(|n| serde_json::to_string(&n).ok())
-                    .map(|n| format!("--control-noise={n}")),
-            )
-            .collect(),
-        ),
+        step: JobStep::ServiceCell(step),
         heartbeats: true,
     };
     executor.run(job)
