@@ -162,6 +162,12 @@ wait_idle() { # node names…
   # CI run on a busy one saw 20 s pass before its node was idle again.
   local n st all
   for _ in $(seq 900); do
+    # A controller that died (a fork refused on a machine out of processes) never answers:
+    # say so now rather than asking it for 90 s.
+    if ! daemon_pid "$state/run/slurmctld.pid" slurmctld >/dev/null; then
+      say "slurmctld is not running:"; tail -n 5 "$state/log/slurmctld.log" >&2 || true
+      return 1
+    fi
     all=yes
     for n in "$@"; do
       st=$(SLURM_CONF=$state/slurm.conf sinfo -h -n "$n" -o %t 2>/dev/null | head -1)

@@ -8,7 +8,8 @@ MODE:
   never-ready     never listen (readiness times out: `unavailable`)
   crash-after     answer ARG requests, then abort() (SIGABRT: `crash` during the load)
   ignore-term     like ok, but ignore SIGTERM (the stop's grace runs out: `slow_shutdown`)
-  leak            like ok, but keep 64 KiB per request forever (memory grows steadily)
+  leak            like ok, but keep ARG KiB per request forever (default 64: memory grows
+                  with the requests served, so a smaller ceiling is reached at a lower load)
   refuse-after    answer ARG requests, then close the listening socket but stay alive
                   (connections refused while the process lives: `unavailable`)
 """
@@ -48,7 +49,8 @@ class Handler(BaseHTTPRequestHandler):
         if closing and n == (ARG or 10):
             threading.Thread(target=server.socket.close, daemon=True).start()
         if MODE == "leak":
-            kept.append(bytearray(64 * 1024))
+            # Touched, so the pages are really resident.
+            kept.append(bytearray(b"x" * ((ARG or 64) * 1024)))
         if MODE in ("ok", "ignore-term", "leak"):
             time.sleep((ARG or 1) / 1000.0 if MODE != "leak" else 0.001)
         body = b"ok\n"

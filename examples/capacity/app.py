@@ -1,6 +1,7 @@
 """capacity: a WSGI app with a capacity you can compute, served by gunicorn as a user would.
 
     GET /work/<n>   sleeps SERVICE_TIME seconds (default 0.05) in the worker, then answers 200
+    GET /hog/<n>    holds HOG_MIB MiB (default 64) in the worker for a moment, then answers 200
     GET /healthz    answers 200 at once
 
 With gunicorn's sync workers each worker serves one request at a time, so W workers complete
@@ -17,6 +18,7 @@ import time
 SERVICE_TIME = float(os.environ.get("SERVICE_TIME", "0.05"))
 SLOW_EVERY = int(os.environ.get("SLOW_EVERY", "0"))
 SLOW_SECONDS = float(os.environ.get("SLOW_SECONDS", "0"))
+HOG_MIB = int(os.environ.get("HOG_MIB", "64"))
 
 
 def app(environ, start_response):
@@ -27,6 +29,12 @@ def app(environ, start_response):
         slow = SLOW_EVERY > 0 and n % SLOW_EVERY == 0
         time.sleep(SLOW_SECONDS if slow else SERVICE_TIME)
         body = b"done\n"
+    elif path.startswith("/hog"):
+        held = bytearray(HOG_MIB << 20)  # zero pages, touched below
+        for i in range(0, len(held), 4096):
+            held[i] = 1
+        time.sleep(SERVICE_TIME)
+        body = b"held %d MiB\n" % (len(held) >> 20)
     elif path == "/healthz":
         body = b"ok\n"
     else:

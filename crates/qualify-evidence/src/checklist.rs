@@ -309,7 +309,13 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
         of(Outcome::Deadlock),
         of(Outcome::Livelock),
     );
-    let capacity = crate::load::capacity_sentences(record, &cells);
+    let mut capacity = crate::load::capacity_sentences(record, &cells);
+    // What the services did to their own processes belongs to the same rows.
+    let children = crate::load::children_sentences(&cells);
+    capacity.timeout.extend(children.timeout);
+    capacity
+        .resource_exhaustion
+        .extend(children.resource_exhaustion);
     let largest = capacity
         .largest
         .as_deref()
@@ -438,10 +444,18 @@ fn failure_behaviour(record: &RunRecord) -> FailureBehaviour {
             "{leaked_threads} cell(s) exited with goroutines or threads still blocked (leaked_threads; where in evidence.leaks)"
         ));
     }
-    let observed = if parts.is_empty() {
-        "no partial failure observed".to_string()
-    } else {
-        format!("{} (of {n} cells)", parts.join("; "))
+    let observed = match (parts.is_empty(), children.partial_failure.is_empty()) {
+        (true, true) => "no partial failure observed".to_string(),
+        (true, false) => format!(
+            "no cell failed as a whole, but processes of the service did: {}",
+            listed(&children.partial_failure, CHILDREN_SOURCE)
+        ),
+        (false, true) => format!("{} (of {n} cells)", parts.join("; ")),
+        (false, false) => format!(
+            "{} (of {n} cells); processes of the service failed too: {}",
+            parts.join("; "),
+            listed(&children.partial_failure, CHILDREN_SOURCE)
+        ),
     };
     let faults = FaultSentences::of(record, &cells);
     let with = |text: String, sentences: &[String]| {
@@ -480,6 +494,7 @@ const LISTED_SENTENCES: usize = 6;
 
 /// Where the sentences a row leaves out are found.
 const FAULT_SOURCE: &str = "the cells' result.faults";
+const CHILDREN_SOURCE: &str = "the cells' result.children";
 const LOAD_SOURCE: &str = "the cells' result.load";
 
 /// `; under load: …` for the service cells' sentences, or nothing.

@@ -26,11 +26,40 @@ pub struct HoldoutRun {
 /// How the held-out checks were kept secret from the artifact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Secrecy {
-    /// Every probe of the artifact ran with the held-out directory hidden by at least one kernel
-    /// mechanism, and the self-test could not read a hidden path.
+    /// Every channel below is closed (and, in receipts from before the channels, the held-out
+    /// directory was hidden by a kernel mechanism the self-test could not get through).
     pub kernel_enforced: bool,
     /// How (or why not), in one line.
     pub detail: String,
+    /// Each way the artifact could read or recognise a held-out check, how it is closed, and
+    /// what the run's self-tests tried against it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<Channel>,
+}
+
+/// One way a held-out check could reach the artifact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Channel {
+    /// `files`, `environment`, `check_process`, `qualify_command_line`, `later_cells`,
+    /// `stored_text`.
+    pub name: String,
+    /// Closed, and the attempt against it failed.
+    pub closed: bool,
+    /// How it is closed (or why it is not).
+    pub how: String,
+    /// What was tried against it, and how that ended.
+    pub checked: String,
+}
+
+impl Secrecy {
+    /// The channels that are not closed, by name.
+    pub fn open(&self) -> Vec<&str> {
+        self.channels
+            .iter()
+            .filter(|c| !c.closed)
+            .map(|c| c.name.as_str())
+            .collect()
+    }
 }
 
 /// One held-out check as the evidence keeps it.
@@ -171,12 +200,14 @@ mod tests {
         r.secrecy = Some(Secrecy {
             kernel_enforced: true,
             detail: "mount namespace, landlock".into(),
+            channels: Vec::new(),
         });
         assert_eq!(unmet(&ev(&r)), None);
         assert_eq!(ev(&r)["held_out"]["secrecy"]["kernel_enforced"], true);
         r.secrecy = Some(Secrecy {
             kernel_enforced: false,
             detail: "the sandbox is off".into(),
+            channels: Vec::new(),
         });
         let why = unmet(&ev(&r)).unwrap();
         assert!(

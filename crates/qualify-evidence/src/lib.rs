@@ -7,15 +7,18 @@
 //!
 //! Modules: [`record`] (input), [`faults`] (a service cell's `result.faults`: what was done to
 //! its dependencies and how it behaved), [`load`] (a service cell's `result.load` as the
-//! checklist reads it: what the service did at and beyond capacity), [`region`] (what was examined), [`layers`] (the five layers),
+//! checklist reads it: what the service did at and beyond capacity), [`capacity`] (a load
+//! axis's boundary as one sentence with its precision), [`region`] (what was examined), [`layers`] (the five layers),
 //! [`gap`] (target vs tested, waivers), [`checklist`] (admission questions), [`receipt`]
 //! (Statement, digest, file name), [`policy`] (claim levels' requirements), [`receipt_file`] (parsing
 //! receipts for the gate).
 
+pub mod capacity;
 pub mod checklist;
 pub mod claim;
 pub mod claimed;
 pub mod faults;
+pub mod frontier;
 pub mod gap;
 pub mod holdout;
 pub mod layers;
@@ -29,7 +32,7 @@ pub mod region;
 pub use claim::ClaimLevel;
 pub use faults::FaultRecord;
 pub use gap::{Gap, WaiverUse};
-pub use holdout::{HoldoutCheck, HoldoutRun, Secrecy};
+pub use holdout::{Channel as SecrecyChannel, HoldoutCheck, HoldoutRun, Secrecy};
 pub use layers::process::{DevRecord, DevelopmentCoverage, GitSummary, ProcessRecord};
 pub use layers::{Layer, LayerName, LayerStatus, Layers};
 pub use policy::{Evidence, GateVerdict, evaluate, required_layers};

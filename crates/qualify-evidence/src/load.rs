@@ -2,7 +2,9 @@
 //! [`ServiceLoad`]: the load report and the cell's judgement): the offered and achieved rate,
 //! counts, errors by class, corrected latencies, the objectives' verdicts and memory growth —
 //! the figures the checklist's `timeout` and `resource_exhaustion` rows state about what the
-//! service did at and beyond capacity ([`capacity_sentences`]).
+//! service did at and beyond capacity ([`capacity_sentences`]), and what a service did to its
+//! own processes — workers its watchdog killed and replaced, one the OOM killer took — for the
+//! `timeout`, `resource_exhaustion` and `partial_failure` rows ([`children_sentences`]).
 
 use std::collections::BTreeMap;
 
@@ -58,6 +60,10 @@ pub fn describe_slo(s: &SloResult) -> String {
 
 /// A service metric's value as people read it: latencies in ms or s, rates in %, throughput
 /// per second.
+pub(crate) fn format_metric(metric: &str, v: f64) -> String {
+    metric_value(metric, v)
+}
+
 fn metric_value(metric: &str, v: f64) -> String {
     if metric.starts_with("latency") {
         seconds(v)
@@ -69,7 +75,7 @@ fn metric_value(metric: &str, v: f64) -> String {
 }
 
 /// `600`, `190.8`.
-fn rate(x: f64) -> String {
+pub(crate) fn rate(x: f64) -> String {
     if (x - x.round()).abs() < 0.05 {
         format!("{x:.0}")
     } else {
@@ -388,4 +394,60 @@ fn growth(l: &ServiceLoad) -> Option<String> {
 /// The corrected p99 of the cell's load, when it measured one.
 fn corrected_p99(l: &ServiceLoad) -> Option<f64> {
     l.report.as_ref()?.latency.corrected.p99
+}
+
+/// What the services did to their own processes, per checklist row.
+#[derive(Debug, Default)]
+pub struct ChildrenSentences {
+    /// Processes ended by the service's own watchdog (its output says timeout).
+    pub timeout: Vec<String>,
+    /// Processes the kernel's OOM killer took.
+    pub resource_exhaustion: Vec<String>,
+    /// Every cell where processes of the service ended while it ran.
+    pub partial_failure: Vec<String>,
+}
+
+/// Per completed cell whose service ended some of its processes while it ran
+/// (`result.children`): `at 20 req/s offered: 4 of the service's processes ended …`, and the
+/// watchdog's and the OOM killer's share for the timeout and exhaustion rows.
+pub fn children_sentences(cells: &[&Cell]) -> ChildrenSentences {
+    let mut out = ChildrenSentences::default();
+    for c in cells.iter().filter(|c| c.completed()) {
+        let Some(children) = c.result.children.as_ref() else {
+            continue;
+        };
+        let Some(text) = children.describe() else {
+            continue;
+        };
+        let cell = if c.params.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", c.label())
+        };
+        let at = match read(&c.result) {
+            Some(l) => format!("at {}{cell}", amount_text(l)),
+            None => format!("in cell{cell}"),
+        };
+        out.partial_failure.push(format!("{at}: {text}"));
+        let timed_out: Vec<_> = children.ends.iter().filter(|e| e.timed_out()).collect();
+        if let Some(first) = timed_out.first() {
+            out.timeout.push(format!(
+                "{at} the service's own watchdog ended {} of its processes (`{}`){}",
+                timed_out.len(),
+                first.said.as_deref().unwrap_or(""),
+                if timed_out.iter().all(|e| e.replaced) {
+                    ", and replaced them"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let oom = children.ends.iter().filter(|e| e.oom_killed).count();
+        if oom > 0 {
+            out.resource_exhaustion.push(format!(
+                "{at} the kernel's OOM killer took {oom} of the service's processes while it kept running"
+            ));
+        }
+    }
+    out
 }

@@ -67,6 +67,10 @@ pub struct Predicate {
     pub waivers: Vec<WaiverUse>,
     pub checklist: Checklist,
     pub boundaries: Vec<Value>,
+    /// The capacity of each combination of the other axes along a searched load axis
+    /// ([`crate::frontier`]); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontier: Option<crate::frontier::Frontier>,
     pub cells: Vec<Cell>,
     pub run: RunInfo,
     /// The environment fingerprint (OS, CPU, tools, git, lockfiles, redacted environment).
@@ -86,6 +90,10 @@ pub struct Predicate {
 pub struct RunInfo {
     pub artifact: ArtifactRecord,
     pub spec: FileDigest,
+    /// `--set KEY=VALUE` overrides the run applied over the spec file (its digest is the
+    /// file's): what ran differs from the file by exactly these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spec_overrides: Vec<String>,
     pub qualify_version: String,
     /// RFC 3339, UTC, seconds.
     pub started: String,
@@ -147,11 +155,12 @@ pub fn build(record: &RunRecord) -> Statement {
             c
         })
         .collect();
-    let boundaries = record
+    let boundaries: Vec<Value> = record
         .boundaries
         .iter()
-        .map(|b| claimed::with_headroom(b, record))
+        .map(|b| crate::capacity::with_capacity(claimed::with_headroom(b, record), record))
         .collect();
+    let frontier = crate::frontier::frontier(&boundaries, record);
     let mut predicate = Predicate {
         claim: GateVerdict {
             level: record.claim,
@@ -168,10 +177,12 @@ pub fn build(record: &RunRecord) -> Statement {
         waivers,
         checklist,
         boundaries,
+        frontier,
         cells,
         run: RunInfo {
             artifact: record.artifact.clone(),
             spec: record.spec.clone(),
+            spec_overrides: record.spec_overrides.clone(),
             qualify_version: record.qualify_version.clone(),
             started: rfc3339(record.started),
             finished: rfc3339(record.finished),

@@ -18,6 +18,8 @@ pub struct RunRecord {
     pub artifact: ArtifactRecord,
     /// The spec file and its digest.
     pub spec: FileDigest,
+    /// `--set` overrides applied over the spec file, as given.
+    pub spec_overrides: Vec<String>,
     /// The level the spec claims.
     pub claim: ClaimLevel,
     pub target: Target,
@@ -222,8 +224,26 @@ impl Cell {
     }
 
     /// The cell ended `ok`.
+    /// `ok`, and nothing outlived the main process: a process that outlives its cell is a
+    /// failure wherever cells count (the envelope layer: `trial` and above).
     pub fn passed(&self) -> bool {
-        self.result.outcome == Outcome::Ok
+        self.result.outcome == Outcome::Ok && !self.leaked()
+    }
+
+    /// Processes outlived the main process (qualify killed them at the cell's end).
+    pub fn leaked(&self) -> bool {
+        self.result
+            .flags
+            .contains(&qualify_model::Flag::LeakedProcesses)
+    }
+
+    /// How the cell failed, for people: its outcome, or `ok but leaked_processes`.
+    pub fn verdict_text(&self) -> String {
+        if self.result.outcome == Outcome::Ok && self.leaked() {
+            "ok but leaked_processes".to_string()
+        } else {
+            self.result.outcome.to_string()
+        }
     }
 
     /// The cell finished (was not cut short by qualify's own interruption).

@@ -30,9 +30,10 @@
 //!    percentile is the largest of [`SLOWER_FACTOR`], the control cell's variation of it
 //!    across its phases and, for p99, this cell's own second-to-second variation before the
 //!    window (the timeline has no per-second p50).
-//! 5. `hangs` — the window's failed requests mostly timed out (timeouts ≥ fast errors): the
-//!    service held them without an answer for the load's whole timeout, whatever
-//!    `max_in_flight` (at a moderate rate the slots never fill).
+//! 5. `hangs` — the window's failed requests mostly timed out (timeouts ≥ fast errors, and
+//!    more of them than the error budget allows): the service held them without an answer for
+//!    the load's whole timeout, whatever `max_in_flight` (at a moderate rate the slots never
+//!    fill).
 //! 6. `stops` — the SLOs never held again after the window (until the end of the load).
 //! 7. `fails_fast` — the window's failed requests mostly came back fast (an error answer, a
 //!    refused or reset connection: fast errors > timeouts), with their latency, and the SLOs
@@ -688,7 +689,10 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
     } else {
         String::new()
     };
-    if timeouts > 0 && timeouts >= fast {
+    // Held until the client gave up: timeouts outnumber fast failures and exceed the error
+    // budget (a request or two timing out in a queue near capacity is no hang).
+    let beyond_budget = timeouts as f64 > o.slos.max_error_rate * o.during.requests as f64;
+    if timeouts > 0 && timeouts >= fast && beyond_budget {
         return (
             Verdict::Hangs,
             format!(
@@ -1194,6 +1198,12 @@ mod tests {
                 with_seconds(errors_in_window(base(), 300, 0), 5, 13, bad_second()),
                 Verdict::FailsFast,
                 "3.0 s after",
+            ),
+            (
+                "a timeout or two within the error budget in a slow window is no hang",
+                with_seconds(errors_in_window(base(), 2, 2), 5, 10, slow_second()),
+                Verdict::Recovers,
+                "SLOs held again",
             ),
             (
                 "back one second past recover_within",

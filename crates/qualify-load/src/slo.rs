@@ -85,6 +85,20 @@ pub fn evaluate_fault(slos: &[Slo], window: &LoadReport) -> Vec<SloResult> {
 /// Throughput and `dropped_rate` objectives are not judged per second (a ramp's low start is
 /// not a throughput failure; a drop fails the second by itself).
 pub fn judge_seconds(slos: &[Slo], shape: &mut LoadShape) {
+    judge_seconds_under(slos, shape, None);
+}
+
+/// What a ramp's first failure is measured against: the load's request timeout and its
+/// `max_in_flight` (the delay budgets of an error-rate and of a dropped-arrival failure).
+#[derive(Debug, Clone, Copy)]
+pub struct RampLimits {
+    pub timeout: f64,
+    pub max_in_flight: u32,
+}
+
+/// [`judge_seconds`], and with `limits` how far the first failure can overstate the steady
+/// capacity (`first_failed_overstates_by`, see [`LoadShape`]).
+pub fn judge_seconds_under(slos: &[Slo], shape: &mut LoadShape, limits: Option<RampLimits>) {
     let steady: Vec<&Slo> = slos.iter().filter(|s| s.phase != SloPhase::Fault).collect();
     let mut error_slos: Vec<&Slo> = steady
         .iter()
@@ -105,6 +119,7 @@ pub fn judge_seconds(slos: &[Slo], shape: &mut LoadShape) {
                     "{} of its arrivals dropped (no free slot before the schedule ended)",
                     sec.dropped
                 ),
+                Budget::Slots,
             ));
         }
         if sec.sent > 0 {
@@ -120,6 +135,7 @@ pub fn judge_seconds(slos: &[Slo], shape: &mut LoadShape) {
                         slo.bound,
                         format_value(SloMetric::ErrorRate, slo.limit)
                     ),
+                    Budget::Timeout,
                 ));
             }
         }
@@ -135,17 +151,49 @@ pub fn judge_seconds(slos: &[Slo], shape: &mut LoadShape) {
                         slo.bound,
                         format_value(slo.metric, slo.limit)
                     ),
+                    Budget::Latency(slo.limit),
                 )
             })
         })
     });
-    let (rate, second, because) = match failed {
-        Some((sec, why)) => (Some(sec.offered_rate), Some(sec.second), Some(why)),
-        None => (None, None, None),
+    let (rate, second, because, budget) = match failed {
+        Some((sec, why, budget)) => (Some(sec.offered_rate), Some(sec.second), Some(why), budget),
+        None => (None, None, None, Budget::None),
+    };
+    let overstates = match (rate, second, limits) {
+        (Some(rate), Some(second), Some(limits)) => {
+            let before = second
+                .checked_sub(1)
+                .and_then(|s| shape.seconds.get(s as usize))
+                .map(|s| s.offered_rate);
+            let slope = before.map(|b| rate - b).filter(|a| *a > 0.0);
+            let delay = match budget {
+                Budget::Latency(limit) => Some(limit),
+                Budget::Timeout => Some(limits.timeout),
+                Budget::Slots if rate > 0.0 => Some(f64::from(limits.max_in_flight) / rate),
+                _ => None,
+            };
+            slope
+                .zip(delay)
+                .map(|(a, l)| (2.0 * a * rate * l).sqrt() + a)
+        }
+        _ => None,
     };
     shape.first_failed_at_rate = rate;
     shape.first_failed_second = second;
     shape.first_failed_because = because;
+    shape.first_failed_overstates_by = overstates;
+}
+
+/// The delay a ramp's failing second ran out of.
+enum Budget {
+    None,
+    /// A latency objective's limit, seconds.
+    Latency(f64),
+    /// Requests failed: the request timeout.
+    Timeout,
+    /// Arrivals dropped: the slots were full.
+    Slots,
 }
 
 #[cfg(test)]
@@ -291,6 +339,7 @@ mod tests {
             first_failed_at_rate: None,
             first_failed_second: None,
             first_failed_because: None,
+            first_failed_overstates_by: None,
         }
     }
 
@@ -334,5 +383,46 @@ mod tests {
         judge_seconds(&[window], &mut ok);
         assert_eq!(ok.first_failed_at_rate, None);
         assert_eq!(ok.first_failed_because, None);
+    }
+
+    /// A ramp 10 → 80 req/s over 30 s (+2.33 req/s each second) against a p99 of 250 ms first
+    /// fails near 43.8 req/s while the steady capacity is about 37: the backlog needed time to
+    /// build. The overstatement bound covers that gap and says so.
+    #[test]
+    fn a_ramps_first_failure_says_how_far_it_can_overstate_steady_capacity() {
+        let p99 = [slo(SloMetric::LatencyP99, BoundKind::Max, 0.25)];
+        let a = 70.0 / 30.0;
+        let seconds: Vec<_> = (0..30)
+            .map(|k| {
+                let rate = 10.0 + a * (f64::from(k) + 0.5);
+                ramp_second(k, rate, if rate > 43.0 { 0.4 } else { 0.1 }, 0)
+            })
+            .collect();
+        let mut s = shape(seconds);
+        s.start_rate = 10.0;
+        s.stages = vec![qualify_model::load::Stage {
+            rate: 80.0,
+            duration: std::time::Duration::from_secs(30),
+        }];
+        let limits = RampLimits {
+            timeout: 2.0,
+            max_in_flight: 256,
+        };
+        judge_seconds_under(&p99, &mut s, Some(limits));
+        let rate = s.first_failed_at_rate.unwrap();
+        let by = s.first_failed_overstates_by.unwrap();
+        assert!((43.0..45.0).contains(&rate), "{rate}");
+        let expected = (2.0 * a * rate * 0.25).sqrt() + a;
+        assert!((by - expected).abs() < 1e-9, "{by} vs {expected}");
+        assert!(rate - by < 37.0 && rate - by > 30.0, "{rate} - {by}");
+        let text = s.first_failed_text().unwrap();
+        assert!(
+            text.contains("a ramp overstates steady capacity")
+                && text.contains(&format!("up to {by:.1} req/s above")),
+            "{text}"
+        );
+        // Without the load's limits (or a ramp that does not rise) nothing is claimed.
+        judge_seconds(&p99, &mut s);
+        assert_eq!(s.first_failed_overstates_by, None);
     }
 }

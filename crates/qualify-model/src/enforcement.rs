@@ -22,6 +22,17 @@ pub enum Strength {
     None,
 }
 
+impl Strength {
+    /// `none` (a serde default).
+    pub fn none() -> Strength {
+        Strength::None
+    }
+
+    pub fn is_none(&self) -> bool {
+        *self == Strength::None
+    }
+}
+
 /// Which backend ran and how each ceiling was enforced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Enforcement {
@@ -30,6 +41,10 @@ pub struct Enforcement {
     pub memory: Strength,
     pub cpus: Strength,
     pub pids: Strength,
+    /// How the disk ceiling on the writable places was held (absent in results from before it,
+    /// and when there is none).
+    #[serde(default = "Strength::none", skip_serializing_if = "Strength::is_none")]
+    pub disk: Strength,
     /// How the process tree was tracked and killed, e.g. `"cgroup"` or
     /// `"process-group+subreaper"`.
     pub tree: String,
@@ -53,6 +68,7 @@ impl Enforcement {
             memory: Strength::None,
             cpus: Strength::None,
             pids: Strength::None,
+            disk: Strength::None,
             tree: "none".into(),
             on_qualify_death: String::new(),
             notes: Vec::new(),

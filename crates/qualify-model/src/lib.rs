@@ -4,7 +4,8 @@
 //! cell parameters ([`Value`], [`Params`]); a metric's direction ([`Better`]) and location
 //! estimator ([`Estimator`]); how often a cell is measured ([`Repeat`]); how a run ended
 //! ([`Outcome`], with the one table renderers draw outcomes with) and the probe's verdict that
-//! carries it ([`ProbeResult`]: [`Flag`], [`TimeoutKind`], [`Limits`], [`Enforcement`]); the
+//! carries it ([`ProbeResult`]: [`Flag`], [`TimeoutKind`], [`Limits`], [`Enforcement`], and what
+//! a long-running tree did to its own processes, [`Children`]); the
 //! environment a claim is
 //! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
 //! objectives ([`Slo`], [`SloMetric`], [`SloResult`]); a service cell's load and what it
@@ -15,6 +16,7 @@
 mod axis;
 mod backend;
 mod better;
+pub mod children;
 mod claim;
 pub mod digest;
 pub mod enforcement;
@@ -39,12 +41,13 @@ mod value;
 pub use axis::{AxisKind, Dimension};
 pub use backend::BackendChoice;
 pub use better::Better;
+pub use children::{ChildEnd, ChildWatch, Children};
 pub use claim::{ClaimLevel, Headroom};
 pub use digest::sha256_hex;
 pub use enforcement::{Enforcement, SandboxEnforcement, Strength};
 pub use estimator::Estimator;
 pub use fault::{Fault, FaultRecord, Phase, Window};
-pub use limits::{Limits, Progress};
+pub use limits::{Ceiling, Limits, Progress};
 pub use load::{LoadPlan, LoadReport, ServiceLoad};
 pub use outcome::Outcome;
 pub use parse::ParseError;

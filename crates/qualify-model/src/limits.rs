@@ -61,7 +61,30 @@ pub struct Limits {
     pub timeout_seconds: f64,
     pub stall_seconds: f64,
     pub progress: Progress,
+    /// Ceiling on what the tree writes to its writable places (the private `/tmp` and
+    /// `/dev/shm`, the workdir's private layer), bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_bytes: Option<u64>,
+    /// The ceilings above that nobody asked for: set by the sandbox so that a runaway tree
+    /// cannot harm the host ([`DEFAULT_PIDS`], [`DEFAULT_DISK`]). Reaching one ends the run with
+    /// its outcome (`pids_exhausted`, `disk_full`); reaching a ceiling that was asked for is a
+    /// flag, and the program's own handling decides the outcome.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<Ceiling>,
 }
+
+/// A ceiling the sandbox sets by default ([`Limits::guards`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ceiling {
+    Pids,
+    Disk,
+}
+
+/// The pids ceiling of a sandboxed tree whose limits set none (a guard against fork bombs).
+pub const DEFAULT_PIDS: u64 = 4096;
+/// The disk ceiling of a sandboxed tree whose limits set none (a guard against disk fills).
+pub const DEFAULT_DISK: u64 = 1 << 30;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -72,11 +95,35 @@ impl Default for Limits {
             timeout_seconds: DEFAULT_TIMEOUT.as_secs_f64(),
             stall_seconds: DEFAULT_STALL.as_secs_f64(),
             progress: Progress::None,
+            disk_bytes: None,
+            guards: Vec::new(),
         }
     }
 }
 
 impl Limits {
+    /// These limits with the guards of a sandboxed tree: [`DEFAULT_PIDS`] and [`DEFAULT_DISK`]
+    /// where none is set, each named in [`Limits::guards`].
+    pub fn guarded(&self) -> Limits {
+        let mut l = self.clone();
+        if l.pids.is_none() {
+            l.pids = Some(DEFAULT_PIDS);
+            l.guards.push(Ceiling::Pids);
+        }
+        if l.disk_bytes.is_none() {
+            l.disk_bytes = Some(DEFAULT_DISK);
+            l.guards.push(Ceiling::Disk);
+        }
+        l.guards.sort_unstable();
+        l.guards.dedup();
+        l
+    }
+
+    /// Whether `c` is a guard (set by default) rather than a ceiling somebody asked for.
+    pub fn is_guard(&self, c: Ceiling) -> bool {
+        self.guards.contains(&c)
+    }
+
     /// The deadline's length: never longer than [`crate::units::MAX_DURATION`], whatever
     /// `timeout_seconds` holds (limits are also read back from JSON).
     pub fn timeout(&self) -> Duration {

@@ -15,8 +15,8 @@ fn unknown_words_name_the_input_and_every_accepted_value() {
         (
             "fine".parse::<Outcome>().unwrap_err().to_string(),
             "unknown outcome `fine`; expected one of: ok, exit_failure, crash, oom_killed, out_of_memory, \
-             deadlock, livelock, timeout, killed, interrupted, slo_violated, overloaded, \
-             unavailable, lost_writes, not_recovered, unexpected_behaviour",
+             deadlock, livelock, timeout, pids_exhausted, disk_full, killed, interrupted, slo_violated, \
+             overloaded, unavailable, lost_writes, not_recovered, unexpected_behaviour",
         ),
         (
             "p99".parse::<SloMetric>().unwrap_err().to_string(),

@@ -40,6 +40,12 @@ pub enum Outcome {
     Livelock,
     /// The deadline passed; see `timeout_kind`.
     Timeout,
+    /// The tree reached the pids ceiling qualify sets when the spec sets none (a guard of the
+    /// host against a fork bomb): qualify ended the run at once.
+    PidsExhausted,
+    /// The tree's writes reached the disk ceiling qualify sets when the spec sets none (a guard
+    /// of the host against a disk fill): qualify ended the run at once.
+    DiskFull,
     /// Killed by a signal that neither qualify nor the memory ceiling sent.
     Killed,
     /// qualify itself was interrupted (SIGINT/SIGTERM) and killed the tree; says nothing about the
@@ -69,7 +75,7 @@ impl Outcome {
     }
 
     /// Every outcome, in contract (and legend) order.
-    pub const ALL: [Outcome; 16] = [
+    pub const ALL: [Outcome; 18] = [
         Outcome::Ok,
         Outcome::ExitFailure,
         Outcome::Crash,
@@ -78,6 +84,8 @@ impl Outcome {
         Outcome::Deadlock,
         Outcome::Livelock,
         Outcome::Timeout,
+        Outcome::PidsExhausted,
+        Outcome::DiskFull,
         Outcome::Killed,
         Outcome::Interrupted,
         Outcome::SloViolated,
@@ -158,7 +166,7 @@ const fn style(
 }
 
 /// The table, in legend order.
-const STYLES: [(Outcome, Style); 16] = [
+const STYLES: [(Outcome, Style); 18] = [
     (
         Outcome::Ok,
         style("ok", '.', "32", "✓", "#2e7d32", "#fff", 0),
@@ -190,6 +198,14 @@ const STYLES: [(Outcome, Style); 16] = [
     (
         Outcome::Timeout,
         style("timeout", 'T', "34;1", "T", "#1565c0", "#fff", 2),
+    ),
+    (
+        Outcome::PidsExhausted,
+        style("pids_exhausted", 'P', "35", "P", "#4a148c", "#fff", 2),
+    ),
+    (
+        Outcome::DiskFull,
+        style("disk_full", 'F', "35", "F", "#880e4f", "#fff", 2),
     ),
     (
         Outcome::Killed,

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::children::Children;
 use crate::enforcement::Enforcement;
 use crate::fault::FaultRecord;
 use crate::limits::Limits;
@@ -58,6 +59,10 @@ pub enum Flag {
     MemoryPressure,
     /// A fork/clone was refused (or, without a kernel ceiling, the count exceeded) the pids limit.
     PidsLimitHit,
+    /// The tree's writable places (private `/tmp`, `/dev/shm`, the workdir's private layer)
+    /// reached the spec's disk ceiling: writes failed with "no space left on device" (or, watched
+    /// from user space, qualify ended the run).
+    DiskLimitHit,
     /// Descendants were still alive after the main process ended; qualify killed them.
     LeakedProcesses,
     /// Goroutines or threads of the program were still blocked when it exited, as its runtime
@@ -81,6 +86,7 @@ impl Flag {
             Flag::CpuThrottled => "cpu_throttled",
             Flag::MemoryPressure => "memory_pressure",
             Flag::PidsLimitHit => "pids_limit_hit",
+            Flag::DiskLimitHit => "disk_limit_hit",
             Flag::LeakedProcesses => "leaked_processes",
             Flag::LeakedThreads => "leaked_threads",
             Flag::OutputTruncated => "output_truncated",
@@ -135,6 +141,10 @@ pub struct ProbeResult {
         deserialize_with = "crate::fault::record::one_or_many"
     )]
     pub faults: Vec<FaultRecord>,
+    /// A long-running tree's processes that ended while its main process ran (a server
+    /// replacing its workers), watched for services.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Children>,
 }
 
 impl ProbeResult {
@@ -170,6 +180,7 @@ impl ProbeResult {
             distinct_outputs: None,
             load: None,
             faults: Vec::new(),
+            children: None,
         }
     }
 

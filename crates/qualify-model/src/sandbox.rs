@@ -69,6 +69,14 @@ pub struct SandboxPolicy {
     /// set by the run from its flags, never written in a spec.
     #[serde(skip)]
     pub hidden: Vec<(Role, PathBuf)>,
+    /// Variables of qualify's environment the program also gets (`--pass-env`: a name, or a
+    /// prefix ending in `*`), besides the probe's base list and the spec's `env`.
+    #[serde(skip)]
+    pub pass_env: Vec<String>,
+    /// The program writes its workdir through a layer of its own, removed after it
+    /// (`--private-workdir`; a run's cells always do).
+    #[serde(skip)]
+    pub private_workdir: bool,
 }
 
 impl Default for SandboxPolicy {
@@ -81,6 +89,8 @@ impl Default for SandboxPolicy {
             readable: Vec::new(),
             user: None,
             hidden: Vec::new(),
+            pass_env: Vec::new(),
+            private_workdir: false,
         }
     }
 }

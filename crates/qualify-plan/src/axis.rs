@@ -55,6 +55,18 @@ pub struct Axis {
     pub domain: Domain,
     #[serde(default)]
     pub search: SearchMode,
+    /// A boundary search's runs of each of the two points at its edge, all agreeing, before it
+    /// reports them (see the `search` module): [`DEFAULT_LOAD_EDGE_RUNS`] on a `load` axis
+    /// (a service's verdict moves with run-to-run noise), 1 (no repeats) otherwise.
+    #[serde(default = "one")]
+    pub edge_runs: u32,
+}
+
+/// Runs of each edge point a boundary search over a `load` axis asks for by default.
+pub const DEFAULT_LOAD_EDGE_RUNS: u32 = 2;
+
+fn one() -> u32 {
+    1
 }
 
 impl Axis {
@@ -65,12 +77,24 @@ impl Axis {
             kind,
             domain,
             search: SearchMode::Sweep,
+            edge_runs: if kind == AxisKind::Load {
+                DEFAULT_LOAD_EDGE_RUNS
+            } else {
+                1
+            },
         }
     }
 
     /// The same axis, searched for a failure boundary.
     pub fn boundary(mut self) -> Axis {
         self.search = SearchMode::Boundary;
+        self
+    }
+
+    /// The same axis, its boundary search repeating each edge point until it has `runs`
+    /// agreeing runs (1: no repeats).
+    pub fn edge_runs(mut self, runs: u32) -> Axis {
+        self.edge_runs = runs.max(1);
         self
     }
 }

@@ -7,9 +7,10 @@
 //! in plan order; a search's next probe goes to the front of the queue, so searches proceed
 //! depth-first (with `jobs = 1` one search finishes before the next starts) while different
 //! combinations may run side by side. Within one search probes are strictly sequential. A cell
-//! starts only when the CPU budget admits it (see `schedule`), and never twice: results are
-//! memoized by parameters, and a search asking for a cell that is already queued or running
-//! waits for it.
+//! starts only when the CPU budget admits it (see `schedule`), and never more often than asked:
+//! results are memoized by parameters (every run of them, in order), a search asking for a
+//! cell that is already queued or running waits for it, and a search repeating a point at its
+//! edge (`edge_runs`) gets a new run only once it has consumed every run there is.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -23,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::{Plan, SearchSpec};
 use crate::schedule::CoreBudget;
-use crate::search::{DEFAULT_SEARCH_SLACK, Search};
+use crate::search::{DEFAULT_EDGE_BUDGET, DEFAULT_SEARCH_SLACK, Search};
 use qualify_model::{Params, Value};
 
 /// The result of one cell: the probe's verdict. A cell passes when its outcome is `ok`.
@@ -60,6 +61,8 @@ pub enum CellRole {
     Search { boundary: usize },
     /// The monotonicity check of boundary search `boundary`.
     Check { boundary: usize },
+    /// A repeat, at the edge of boundary search `boundary`, of a point it already ran.
+    Repeat { boundary: usize },
 }
 
 impl CellRole {
@@ -89,6 +92,17 @@ pub enum Expectation {
     Fail,
 }
 
+/// The runs of one point at a boundary's edge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeRuns {
+    pub value: Value,
+    pub passed: u32,
+    pub failed: u32,
+    /// The first failing outcome there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+}
+
 /// The extra probe that tested the monotonicity assumption.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MonotonicCheck {
@@ -107,6 +121,8 @@ pub struct Boundary {
     /// Largest passing value; `None` when even the lowest failed.
     pub last_pass: Option<Value>,
     /// Smallest failing value; `None` when everything passed (no boundary in the domain).
+    /// With repeats at the edge, `last_pass` and `first_fail` bound the interval the repeats
+    /// support: each ran `edge_runs` times and agreed with itself (see `edge_confirmed`).
     pub first_fail: Option<Value>,
     /// Outcome at `first_fail`.
     pub outcome: Option<Outcome>,
@@ -122,6 +138,21 @@ pub struct Boundary {
     pub complete: bool,
     /// Indices into [`Execution::cells`] of the cells it consulted, in order.
     pub cells: Vec<usize>,
+    /// Runs each edge point was asked for (1: no repeats).
+    #[serde(default = "one")]
+    pub edge_runs: u32,
+    /// With repeats: whether both edge points reached their agreeing runs before the budget
+    /// ended (`None`: no repeats were asked, or the search did not get that far).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edge_confirmed: Option<bool>,
+    /// Every point run more than once or whose runs disagreed, in axis order: the measured
+    /// noise at the edge (disagreeing points lie between `last_pass` and `first_fail`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edge: Vec<EdgeRuns>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The record of one execution.
@@ -184,6 +215,9 @@ pub struct ExecuteOptions<'a> {
     pub cancel: Option<Arc<AtomicBool>>,
     /// Probes a boundary search may spend beyond plain bisection to gallop from the low end.
     pub search_slack: u32,
+    /// Extra probes a search may spend repeating and widening its edge (searches whose axis
+    /// asks for `edge_runs > 1`).
+    pub edge_budget: u32,
 }
 
 impl Default for ExecuteOptions<'_> {
@@ -195,6 +229,7 @@ impl Default for ExecuteOptions<'_> {
             progress: None,
             cancel: None,
             search_slack: DEFAULT_SEARCH_SLACK,
+            edge_budget: DEFAULT_EDGE_BUDGET,
         }
     }
 }
@@ -234,6 +269,11 @@ impl<'a> ExecuteOptions<'a> {
         self
     }
 
+    pub fn edge_budget(mut self, budget: u32) -> Self {
+        self.edge_budget = budget;
+        self
+    }
+
     fn is_cancelled(&self) -> bool {
         self.cancel
             .as_ref()
@@ -254,6 +294,7 @@ impl fmt::Debug for ExecuteOptions<'_> {
             .field("progress", &self.progress.as_ref().map(|_| "fn"))
             .field("cancel", &self.cancel)
             .field("search_slack", &self.search_slack)
+            .field("edge_budget", &self.edge_budget)
             .finish()
     }
 }
@@ -349,8 +390,8 @@ struct Coordinator<'p, 'o> {
     queue: VecDeque<Work>,
     /// Params queued or running → searches waiting for their result.
     pending: HashMap<Params, Vec<usize>>,
-    /// Params finished → slot index.
-    memo: HashMap<Params, usize>,
+    /// Params finished → their runs' slot indices, in the order they finished.
+    memo: HashMap<Params, Vec<usize>>,
     searches: Vec<Active<'p>>,
     budget: CoreBudget,
     sweep_total: usize,
@@ -380,7 +421,12 @@ impl<'p, 'o> Coordinator<'p, 'o> {
         for spec in plan.searches() {
             co.searches.push(Active {
                 spec,
-                search: Search::new(spec.ladder_len(), opts.search_slack),
+                search: Search::with_edge(
+                    spec.ladder_len(),
+                    opts.search_slack,
+                    spec.edge_runs,
+                    opts.edge_budget,
+                ),
                 cells: Vec::new(),
                 awaiting: None,
             });
@@ -433,7 +479,7 @@ impl<'p, 'o> Coordinator<'p, 'o> {
         self.slots[index].result = Some(result);
         self.finished += 1;
         let params = self.slots[index].params.clone();
-        self.memo.insert(params.clone(), index);
+        self.memo.entry(params.clone()).or_default().push(index);
         let waiting = self.pending.remove(&params).unwrap_or_default();
         for &id in &waiting {
             let active = &mut self.searches[id];
@@ -470,7 +516,10 @@ impl<'p, 'o> Coordinator<'p, 'o> {
                 return;
             };
             let params = active.spec.params_at(at);
-            if let Some(&index) = self.memo.get(&params) {
+            // The search's next run of this point: one already finished that it has not
+            // consumed, else a new one.
+            let known = active.search.runs_at(at) as usize;
+            if let Some(&index) = self.memo.get(&params).and_then(|runs| runs.get(known)) {
                 let outcome = self.slots[index]
                     .result
                     .as_ref()
@@ -482,6 +531,8 @@ impl<'p, 'o> Coordinator<'p, 'o> {
             active.awaiting = Some(at);
             let role = if active.search.is_checking() {
                 CellRole::Check { boundary: id }
+            } else if known > 0 {
+                CellRole::Repeat { boundary: id }
             } else {
                 CellRole::Search { boundary: id }
             };
@@ -558,5 +609,17 @@ fn boundary(active: Active<'_>) -> Boundary {
         }),
         complete: search.is_complete(),
         cells,
+        edge_runs: spec.edge_runs,
+        edge_confirmed: search.edge_confirmed(),
+        edge: search
+            .edge()
+            .into_iter()
+            .map(|(i, t)| EdgeRuns {
+                value: spec.value_at(i),
+                passed: t.passed,
+                failed: t.failed,
+                outcome: t.fail_outcome,
+            })
+            .collect(),
     }
 }

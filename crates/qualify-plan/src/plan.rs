@@ -60,6 +60,8 @@ pub struct SearchSpec {
     /// Position of the searched axis among the plan's axes.
     position: usize,
     ladder: Ladder,
+    /// Runs each point at the edge needs, all agreeing (the axis's [`Axis::edge_runs`]).
+    pub edge_runs: u32,
 }
 
 impl SearchSpec {
@@ -130,6 +132,7 @@ impl Plan {
                         fixed,
                         position: b,
                         ladder: ladder.clone(),
+                        edge_runs: axes[b].edge_runs,
                     });
                 }
                 if searches.len() > MAX_CELLS {

@@ -29,6 +29,17 @@
 //!    point), or, when everything passed, in the middle of the widest unprobed gap below the top.
 //!    A contradicting outcome makes the boundary `monotonic: false`.
 //!
+//! 4. *Repeat at the edge* (when asked: `edge_runs > 1`, the default for a load axis, whose
+//!    verdicts move with run-to-run noise): before the check, each of the two points at the
+//!    boundary is run until it has `edge_runs` runs, all agreeing. A point whose runs disagree
+//!    (or a pass point that failed on a repeat) is noise, not an edge: the walker on that side
+//!    moves outward by a doubling step (1, 2, 4, … points) to a point that agrees with itself,
+//!    so the reported boundary is an interval `[last_pass, first_fail]` as wide as the
+//!    measured noise and never finer; the points in between are listed with their runs. A
+//!    budget caps the extra probes; a side still unsettled when it ends makes the boundary
+//!    `edge_confirmed: false`. This is the general "repeat at the edge until the verdicts
+//!    agree or the budget ends, report an interval" mechanism.
+//!
 //! Probe counts (search probes, the check comes on top), default slack 3, boundaries spread
 //! log-uniformly: 1000 points (`[1, 1000]`) at most 13, about 12 on average, with the highest
 //! probe on average ~3× the boundary and at most 16× (plain doubling within the same budget:
@@ -37,7 +48,7 @@
 //! never costs more probes than it has values. A larger slack buys probes closer to a low
 //! boundary for more probes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use qualify_model::Outcome;
 
@@ -49,11 +60,32 @@ the boundary tests this, and a boundary whose check contradicts it is marked mon
 /// Default extra probes a search may spend beyond plain bisection to gallop from the low end.
 pub const DEFAULT_SEARCH_SLACK: u32 = 3;
 
+/// Default most extra probes a search spends repeating and widening its edge (with
+/// `edge_runs > 1`).
+pub const DEFAULT_EDGE_BUDGET: u32 = 8;
+
+/// The outcomes learned at one point.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub passed: u32,
+    pub failed: u32,
+    /// The first failing outcome seen there.
+    pub fail_outcome: Option<Outcome>,
+}
+
+impl Tally {
+    fn runs(&self) -> u32 {
+        self.passed + self.failed
+    }
+}
+
 /// Where a search stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// Narrowing the bracket.
     Searching,
+    /// Bracket closed; repeating (and, under noise, widening) the points at the edge.
+    Edge,
     /// Bracket closed; the monotonicity check at this index is outstanding.
     Checking(i128),
     /// Finished (with or without a check).
@@ -95,6 +127,19 @@ pub(crate) struct Search {
     probes: usize,
     phase: Phase,
     check: Option<CheckOutcome>,
+    /// Every outcome learned, per point.
+    tally: BTreeMap<i128, Tally>,
+    /// Runs each edge point needs, all agreeing (1: no repeats).
+    edge_runs: u32,
+    /// Extra probes left for the edge.
+    edge_budget: u32,
+    /// The edge walkers: the pass side's candidate and the fail side's, and their steps.
+    lo: i128,
+    hi: i128,
+    step_lo: i128,
+    step_hi: i128,
+    /// Both edge points reached `edge_runs` agreeing runs (`None`: not asked, or not there).
+    edge_confirmed: Option<bool>,
 }
 
 /// `⌈log2(x)⌉` for `x ≥ 1`.
@@ -112,12 +157,28 @@ fn pow2(k: u32) -> i128 {
 }
 
 impl Search {
-    /// A search over `n ≥ 1` points allowed `slack` probes beyond plain bisection.
+    /// A search over `n ≥ 1` points allowed `slack` probes beyond plain bisection, one run per
+    /// point.
+    #[cfg(test)]
     pub fn new(n: i128, slack: u32) -> Search {
+        Search::with_edge(n, slack, 1, 0)
+    }
+
+    /// [`Search::new`], repeating each of the two points at the edge until it has `edge_runs`
+    /// agreeing runs, spending at most `edge_budget` extra probes there.
+    pub fn with_edge(n: i128, slack: u32, edge_runs: u32, edge_budget: u32) -> Search {
         let n = n.max(1);
         let levels = ceil_log2(n + 1);
         let exponent = levels.div_ceil(slack.saturating_sub(1).max(1)).clamp(1, 64);
         Search {
+            tally: BTreeMap::new(),
+            edge_runs: edge_runs.max(1),
+            edge_budget,
+            lo: -1,
+            hi: n,
+            step_lo: 1,
+            step_hi: 1,
+            edge_confirmed: None,
             n,
             pass: -1,
             fail: n,
@@ -142,11 +203,22 @@ impl Search {
     /// The index the search wants learned next, or `None` when it is finished. Asking twice
     /// without a [`record`](Self::record) in between gives the same index.
     pub fn next(&mut self) -> Option<i128> {
+        if self.phase == Phase::Searching && self.fail - self.pass <= 1 {
+            self.phase = Phase::Edge;
+            self.lo = self.pass;
+            self.hi = self.fail;
+        }
+        if self.phase == Phase::Edge {
+            if let Some(index) = self.edge_point() {
+                return Some(index);
+            }
+            self.settle_edge();
+        }
         match self.phase {
             Phase::Done | Phase::Aborted => None,
             Phase::Checking(index) => Some(index),
-            Phase::Searching if self.fail - self.pass > 1 => Some(self.search_point()),
-            Phase::Searching => match self.check_point() {
+            Phase::Searching => Some(self.search_point()),
+            Phase::Edge => match self.check_point() {
                 Some(index) => {
                     self.phase = Phase::Checking(index);
                     Some(index)
@@ -157,6 +229,66 @@ impl Search {
                 }
             },
         }
+    }
+
+    /// The next run the edge needs, moving a walker outward past a point whose runs disagree;
+    /// `None` when both sides are settled, absent, or the budget is spent.
+    fn edge_point(&mut self) -> Option<i128> {
+        if self.edge_runs <= 1 {
+            return None;
+        }
+        loop {
+            let lo = self.tally_at(self.lo);
+            if self.lo >= 0 && lo.failed > 0 {
+                self.lo = (self.lo - self.step_lo).max(-1);
+                self.step_lo = self.step_lo.saturating_mul(2);
+                continue;
+            }
+            let hi = self.tally_at(self.hi);
+            if self.hi < self.n && hi.passed > 0 {
+                self.hi = (self.hi + self.step_hi).min(self.n);
+                self.step_hi = self.step_hi.saturating_mul(2);
+                continue;
+            }
+            if self.edge_budget == 0 {
+                return None;
+            }
+            if self.lo >= 0 && lo.passed < self.edge_runs {
+                return Some(self.lo);
+            }
+            if self.hi < self.n && hi.failed < self.edge_runs {
+                return Some(self.hi);
+            }
+            return None;
+        }
+    }
+
+    /// The edge as the walkers left it: the bracket becomes `[lo, hi]`.
+    fn settle_edge(&mut self) {
+        if self.edge_runs > 1 {
+            let settled_lo = self.lo < 0 || self.tally_at(self.lo).passed >= self.edge_runs;
+            let settled_hi = self.hi >= self.n || self.tally_at(self.hi).failed >= self.edge_runs;
+            self.edge_confirmed = Some(settled_lo && settled_hi);
+            self.pass = self.lo;
+            self.fail = self.hi;
+            self.fail_outcome = if self.hi < self.n {
+                self.tally_at(self.hi).fail_outcome
+            } else {
+                None
+            };
+        }
+        self.phase = Phase::Edge;
+        // Settled once: further calls go straight to the check.
+        self.edge_runs = 1;
+    }
+
+    fn tally_at(&self, index: i128) -> Tally {
+        self.tally.get(&index).copied().unwrap_or_default()
+    }
+
+    /// Runs learned at `index` so far.
+    pub fn runs_at(&self, index: i128) -> u32 {
+        self.tally_at(index).runs()
     }
 
     /// Learn the outcome at `index` (the one [`next`](Self::next) returned). `interrupted` aborts
@@ -172,6 +304,17 @@ impl Search {
         self.probes += 1;
         let passed = outcome == Outcome::Ok;
         self.seen.insert(index);
+        let t = self.tally.entry(index).or_default();
+        if passed {
+            t.passed += 1;
+        } else {
+            t.failed += 1;
+            t.fail_outcome.get_or_insert(outcome);
+        }
+        if self.phase == Phase::Edge {
+            self.edge_budget = self.edge_budget.saturating_sub(1);
+            return;
+        }
         if let Phase::Checking(check) = self.phase {
             if check == index {
                 self.check = Some(CheckOutcome {
@@ -296,6 +439,20 @@ impl Search {
         self.check
     }
 
+    /// Points run more than once or whose runs disagreed, in order, with their tallies.
+    pub(crate) fn edge(&self) -> Vec<(i128, Tally)> {
+        self.tally
+            .iter()
+            .filter(|(_, t)| t.runs() > 1 || (t.passed > 0 && t.failed > 0))
+            .map(|(i, t)| (*i, *t))
+            .collect()
+    }
+
+    /// Whether both edge points reached their agreeing runs (`None`: repeats not asked).
+    pub fn edge_confirmed(&self) -> Option<bool> {
+        self.edge_confirmed
+    }
+
     /// True once the bracket closed and the check (if one was possible) ran.
     pub fn is_complete(&self) -> bool {
         self.phase == Phase::Done
@@ -309,10 +466,12 @@ impl Search {
     /// Probes learned so far plus an estimate of those still to come (bisection of what is left
     /// and the check).
     pub fn estimated_total(&self) -> usize {
+        let edge = 2 * self.edge_runs.saturating_sub(1) as usize;
         let remaining = match self.phase {
             Phase::Done | Phase::Aborted => 0,
             Phase::Checking(_) => 1,
-            Phase::Searching => ceil_log2(self.fail - self.pass) as usize + 1,
+            Phase::Edge => edge + 1,
+            Phase::Searching => ceil_log2(self.fail - self.pass) as usize + 1 + edge,
         };
         self.probes + remaining
     }
@@ -508,6 +667,89 @@ mod tests {
                 (first_fail < n).then_some(first_fail)
             );
             assert!(probed.len() <= 65 + 3 + 1);
+        }
+    }
+
+    /// Run a search with repeats at the edge against `outcome_at(index, attempt)` (attempt 0 is
+    /// a point's first run); returns the search and every (index, attempt) in order.
+    fn run_edge(
+        n: i128,
+        edge_runs: u32,
+        budget: u32,
+        outcome_at: impl Fn(i128, u32) -> Outcome,
+    ) -> (Search, Vec<(i128, u32)>) {
+        let mut search = Search::with_edge(n, DEFAULT_SEARCH_SLACK, edge_runs, budget);
+        let mut probed = Vec::new();
+        while let Some(index) = search.next() {
+            let attempt = search.runs_at(index);
+            assert!(
+                attempt < edge_runs.max(1),
+                "{index} run a {}th time",
+                attempt + 1
+            );
+            probed.push((index, attempt));
+            search.record(index, outcome_at(index, attempt));
+        }
+        (search, probed)
+    }
+
+    #[test]
+    fn a_clean_edge_is_run_twice_each_and_confirmed() {
+        let (search, probed) = run_edge(100, 2, DEFAULT_EDGE_BUDGET, |i, _| threshold(37)(i));
+        assert_eq!(search.last_pass(), Some(36));
+        assert_eq!(search.first_fail(), Some((37, Outcome::Deadlock)));
+        assert_eq!(search.edge_confirmed(), Some(true));
+        for edge in [36, 37] {
+            assert_eq!(search.runs_at(edge), 2, "{probed:?}");
+        }
+        let plain = run(100, DEFAULT_SEARCH_SLACK, threshold(37)).1.len();
+        assert_eq!(probed.len(), plain + 2, "two repeats: {probed:?}");
+        assert!(search.check().unwrap().agrees());
+        let edge = search.edge();
+        assert_eq!(edge.len(), 2);
+        assert!(edge.iter().all(|(_, t)| t.passed == 2 || t.failed == 2));
+    }
+
+    #[test]
+    fn noise_at_the_edge_widens_the_interval_to_points_that_agree_with_themselves() {
+        // Below 33 every run passes, above 40 every run fails; in between a run passes or
+        // fails by the parity of index + attempt: a service whose verdict moves run to run.
+        let noisy = |i: i128, attempt: u32| {
+            if i < 33 || (i <= 40 && (i + i128::from(attempt)) % 2 == 0) {
+                Outcome::Ok
+            } else {
+                Outcome::SloViolated
+            }
+        };
+        let (search, probed) = run_edge(100, 2, 16, noisy);
+        let pass = search.last_pass().unwrap();
+        let (fail, outcome) = search.first_fail().unwrap();
+        assert!(pass < 33, "holds up to {pass}: {probed:?}");
+        assert!(fail > 40 && fail < 60, "fails from {fail}: {probed:?}");
+        assert_eq!(outcome, Outcome::SloViolated);
+        assert_eq!(search.edge_confirmed(), Some(true));
+        assert_eq!(search.runs_at(pass), 2);
+        assert_eq!(search.runs_at(fail), 2);
+        // The disagreeing points are listed: the measured noise.
+        let mixed: Vec<i128> = search
+            .edge()
+            .iter()
+            .filter(|(_, t)| t.passed > 0 && t.failed > 0)
+            .map(|(i, _)| *i)
+            .collect();
+        assert!(
+            !mixed.is_empty() && mixed.iter().all(|i| (33..=40).contains(i)),
+            "{mixed:?}"
+        );
+        // A budget too small to settle both sides says so, and claims no edge it did not
+        // see agree: each side's point has only agreeing runs.
+        let (search, _) = run_edge(100, 2, 2, noisy);
+        assert_eq!(search.edge_confirmed(), Some(false));
+        if let Some(p) = search.last_pass() {
+            assert_eq!(search.tally_at(p).failed, 0);
+        }
+        if let Some((f, _)) = search.first_fail() {
+            assert_eq!(search.tally_at(f).passed, 0);
         }
     }
 

@@ -26,6 +26,7 @@ fn result(outcome: Outcome) -> ProbeResult {
             memory: Strength::None,
             cpus: Strength::None,
             pids: Strength::None,
+            disk: Strength::None,
             tree: "none".into(),
             on_qualify_death: String::new(),
             sandbox: None,
@@ -42,6 +43,7 @@ fn result(outcome: Outcome) -> ProbeResult {
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        children: None,
     }
 }
 
@@ -406,7 +408,9 @@ fn jobs_one_runs_one_cell_at_a_time_and_searches_in_plan_order() {
         .cells
         .iter()
         .map(|c| match c.role {
-            CellRole::Search { boundary } | CellRole::Check { boundary } => boundary,
+            CellRole::Search { boundary }
+            | CellRole::Check { boundary }
+            | CellRole::Repeat { boundary } => boundary,
             CellRole::Sweep => usize::MAX,
         })
         .collect();
@@ -564,4 +568,46 @@ fn execution_round_trips_through_json() {
     );
     let back: Execution = serde_json::from_value(json).unwrap();
     assert_eq!(back.boundaries, execution.boundaries);
+}
+
+/// A search over a `load` axis repeats the two points at its edge (a new run each, never a
+/// memoized one twice) and records their runs on the boundary; a flaky point widens it.
+#[test]
+fn a_load_axis_repeats_its_edge_and_the_boundary_says_how_often() {
+    let plan = Plan::new(vec![
+        Axis::new("rps", AxisKind::Load, Domain::Range { lo: 10, hi: 80 }).boundary(),
+    ])
+    .unwrap();
+    let calls: Mutex<HashMap<i64, u32>> = Mutex::new(HashMap::new());
+    // Capacity 37 req/s; at 37 and 38 the verdict flips from run to run.
+    let runner = |p: &Params| {
+        let rps = p.get("rps").and_then(Value::as_i64).unwrap();
+        let mut calls = calls.lock().unwrap();
+        let n = calls.entry(rps).or_insert(0);
+        *n += 1;
+        result(match rps {
+            ..37 => Outcome::Ok,
+            37 | 38 if *n % 2 == 1 => Outcome::Ok,
+            _ => Outcome::SloViolated,
+        })
+    };
+    let execution = plan.execute(&runner, &ExecuteOptions::new());
+    let b = &execution.boundaries[0];
+    assert_eq!(b.edge_runs, 2);
+    assert_eq!(b.edge_confirmed, Some(true), "{b:?}");
+    let (last, first) = (
+        b.last_pass.as_ref().and_then(Value::as_i64).unwrap(),
+        b.first_fail.as_ref().and_then(Value::as_i64).unwrap(),
+    );
+    assert!(last <= 36 && first >= 39, "{last}..{first}: {b:?}");
+    assert!(b.edge.iter().any(|e| e.passed > 0 && e.failed > 0), "{b:?}");
+    let repeats = execution
+        .cells
+        .iter()
+        .filter(|c| matches!(c.role, CellRole::Repeat { .. }))
+        .count();
+    assert!(repeats >= 2, "{repeats}");
+    // Every run was asked for: a point ran at most edge_runs times.
+    assert!(calls.lock().unwrap().values().all(|n| *n <= 2));
+    assert_eq!(b.cells.len(), b.probes);
 }

@@ -121,6 +121,13 @@ impl Control {
             .unwrap_or_default()
     }
 
+    /// The TCP ports the tree listens on now (empty before it started, or when it listens on
+    /// none).
+    pub fn listening(&self) -> Vec<crate::sockets::Listener> {
+        let members = self.state.lock().ok().and_then(|s| s.members.clone());
+        members.map_or_else(Vec::new, |m| crate::sockets::listening(&m.list()))
+    }
+
     /// Ask the probe to stop the program: `signal` to its main process, then after `grace` the
     /// whole tree is killed. Idempotent; the first request wins.
     pub fn request_stop(&self, signal: i32, grace: Duration) {

@@ -11,6 +11,7 @@
 pub mod backend;
 mod blocking;
 mod cell;
+mod children;
 mod classify;
 mod control;
 mod errno;
@@ -32,7 +33,7 @@ mod runtimes;
 mod sample;
 pub mod sandbox;
 pub mod selftest;
-mod sockets;
+pub mod sockets;
 mod spawn;
 mod spin;
 mod stacks;
@@ -61,7 +62,8 @@ pub struct ProbeSpec {
     pub argv: Vec<OsString>,
     /// Working directory; `None` inherits qualify's.
     pub workdir: Option<PathBuf>,
-    /// Extra environment variables for the program (added to qualify's environment).
+    /// Extra environment variables for the program, added to what the sandbox lets through of
+    /// qualify's environment ([`Sandbox::inherited_env`]).
     pub env: Vec<(OsString, OsString)>,
     pub limits: Limits,
     pub backend: BackendChoice,
@@ -69,6 +71,10 @@ pub struct ProbeSpec {
     pub control: Option<Arc<Control>>,
     /// What the program may see and touch (on by default).
     pub sandbox: Sandbox,
+    /// The program's stdin, stdout and stderr, when not qualify's (`/dev/null` and two pipes
+    /// whose tails the result keeps): a program started on a held-out check's behalf talks to
+    /// the check directly, and its result has no output tails.
+    pub stdio: Option<Arc<[std::os::fd::OwnedFd; 3]>>,
 }
 
 impl ProbeSpec {
@@ -81,6 +87,7 @@ impl ProbeSpec {
             backend: BackendChoice::Auto,
             control: None,
             sandbox: Sandbox::default(),
+            stdio: None,
         }
     }
 
@@ -128,13 +135,18 @@ pub enum ProbeError {
     )]
     SandboxRequired { layer: String, reason: String },
     #[error(
-        "`{program}` is {path}, which the sandbox hides ({role}); install it elsewhere, add its directory to --readable ([sandbox] readable), or run with --sandbox off"
+        "`{program}` is {path}, which the sandbox hides ({role}); add \"{dir}\" to [sandbox] readable (or --readable {dir}), install it elsewhere, or run with --sandbox off",
+        dir = sandbox::readable_fix(std::path::Path::new(path))
     )]
     SandboxHidden {
         program: String,
         path: String,
         role: String,
     },
+    /// The program is a script whose interpreter (its `#!` line, followed through links) the
+    /// sandbox hides: a venv made from a Python under a home directory.
+    #[error(transparent)]
+    SandboxHiddenInterpreter(Box<HiddenInterpreter>),
     /// A path, argument or environment entry holds a NUL byte, which the kernel cannot take.
     #[error("{what} `{text}` contains a NUL byte")]
     NulByte { what: &'static str, text: String },
@@ -144,6 +156,9 @@ pub enum ProbeError {
     /// The sandbox policy's `user` names no account.
     #[error("sandbox: no user `{user}` in /etc/passwd")]
     NoSuchUser { user: String },
+    /// A file bound into the sandbox must land in its private `/tmp`.
+    #[error("sandbox: a bind into the sandbox must be under /tmp, not {}", target.display())]
+    BindOutsideTmp { target: PathBuf },
     /// More writable, readable and hidden paths than the cell's init keeps open.
     #[error("sandbox: too many writable, readable and hidden paths")]
     TooManyPaths,
@@ -155,6 +170,19 @@ pub enum ProbeError {
         context: String,
         source: std::io::Error,
     },
+}
+
+/// A script's interpreter (its `#!` line, followed through links) that the sandbox hides.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{program}` runs under {interpreter} (its #! line), which is {path}: the sandbox hides it ({role}), so the program would not start; add \"{readable}\" to [sandbox] readable (or --readable {readable}), install the interpreter elsewhere, or run with --sandbox off"
+)]
+pub struct HiddenInterpreter {
+    pub program: String,
+    pub interpreter: String,
+    pub path: String,
+    pub role: String,
+    pub readable: String,
 }
 
 impl ProbeError {

@@ -4,7 +4,10 @@
 
 use std::time::Duration;
 
-pub use qualify_model::limits::{DEFAULT_STALL, DEFAULT_TIMEOUT, Limits, Progress, parse_cpus};
+pub use qualify_model::limits::{
+    Ceiling, DEFAULT_DISK, DEFAULT_PIDS, DEFAULT_STALL, DEFAULT_TIMEOUT, Limits, Progress,
+    parse_cpus,
+};
 pub use qualify_model::units::UnitError;
 
 /// Parse a memory size (`256MiB`, `1.5G`, `2MB`; the spec's one size grammar:

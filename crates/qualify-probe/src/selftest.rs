@@ -2,7 +2,8 @@
 //! raw system calls in the program's process instead of an `exec`, so it needs no binary that the
 //! sandbox might hide — and tries what the artifact must not do: read a canary in a hidden path,
 //! list the held-out directory, create a file outside its workdir, connect to a listener qualify
-//! opened on the host's loopback, signal qualify, and count the processes `/proc` shows. Each
+//! opened on the host's loopback and to one it bound to a path on the host (a unix socket),
+//! signal qualify, and count the processes `/proc` shows. Each
 //! attempt that got through downgrades the layer that should have stopped it, in the returned
 //! enforcement.
 
@@ -24,6 +25,8 @@ pub(crate) struct Builtin {
     holdout: Option<CString>,
     outside: CString,
     port: u16,
+    /// A unix socket qualify listens on, by path (`sockaddr_un`'s path, NUL-padded).
+    unix: Option<[u8; 108]>,
     qualify: i32,
 }
 
@@ -46,6 +49,9 @@ pub struct SelfTest {
     pub list_holdout: Option<Attempt>,
     pub write_outside: Attempt,
     pub connect_host: Attempt,
+    /// A unix socket bound to a path on the host (absent in receipts from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_unix: Option<Attempt>,
     pub signal_qualify: Attempt,
     /// Processes the program saw in `/proc`.
     pub processes_visible: Option<u64>,
@@ -61,6 +67,7 @@ impl SelfTest {
             self.list_holdout.as_ref(),
             Some(&self.write_outside),
             Some(&self.connect_host),
+            self.connect_unix.as_ref(),
             Some(&self.signal_qualify),
         ]
         .into_iter()
@@ -70,11 +77,13 @@ impl SelfTest {
 }
 
 /// What to try: a canary file inside a hidden path, the held-out directory (if any), a path
-/// outside the workdir to create.
+/// outside the workdir to create, a path on the host to bind a unix socket to (a directory the
+/// sandbox neither hides nor makes private: the attempt must meet the socket hiding itself).
 pub struct Targets {
     pub canary: PathBuf,
     pub holdout: Option<PathBuf>,
     pub outside: PathBuf,
+    pub socket: Option<PathBuf>,
 }
 
 fn c(p: &Path) -> Result<CString, ProbeError> {
@@ -96,11 +105,31 @@ pub fn run(
         .local_addr()
         .map_err(|e| ProbeError::io("self-test: the listener's port", e))?
         .port();
+    // Bound before the sandbox is prepared, as any host service's socket would be.
+    let unix = match &targets.socket {
+        Some(p) => {
+            let _ = std::fs::remove_file(p);
+            let bytes = p.as_os_str().as_bytes();
+            if bytes.len() >= 108 {
+                None
+            } else {
+                std::os::unix::net::UnixListener::bind(p).ok().map(|l| {
+                    use std::os::unix::fs::PermissionsExt;
+                    let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777));
+                    let mut path = [0u8; 108];
+                    path[..bytes.len()].copy_from_slice(bytes);
+                    (l, path)
+                })
+            }
+        }
+        None => None,
+    };
     let builtin = Builtin {
         canary: c(&targets.canary)?,
         holdout: targets.holdout.as_deref().map(c).transpose()?,
         outside: c(&targets.outside)?,
         port,
+        unix: unix.as_ref().map(|(_, p)| *p),
         qualify: std::process::id() as i32,
     };
     let mut spec = base.clone();
@@ -110,6 +139,12 @@ pub fn run(
     spec.limits.stall_seconds = 10.0;
     let r = crate::supervise::run_with(&spec, cancel, Some(&builtin));
     drop(listener);
+    if unix.is_some()
+        && let Some(p) = &targets.socket
+    {
+        let _ = std::fs::remove_file(p);
+    }
+    drop(unix);
     // A create that succeeded escaped only if the file reached the host's filesystem: outside a
     // workdir under /tmp it lands in the sandbox's own tmpfs, which vanished with the cell.
     let on_host = targets.outside.symlink_metadata().is_ok();
@@ -180,6 +215,14 @@ fn parse(out: &str, b: &Builtin, t: &Targets) -> SelfTest {
             errno("connect"),
             "connected",
         ),
+        connect_unix: match (&t.socket, b.unix) {
+            (Some(p), Some(_)) => Some(attempt(
+                format!("connect {} (a unix socket bound on the host)", p.display()),
+                errno("unix"),
+                "connected",
+            )),
+            _ => None,
+        },
         signal_qualify: attempt(
             format!("kill -0 {} (qualify)", b.qualify),
             errno("kill"),
@@ -209,6 +252,11 @@ fn downgrade(e: &mut SandboxEnforcement, t: &SelfTest) {
     }
     if !t.connect_host.blocked && e.network.enforced == Strength::Kernel {
         e.network.downgrade(why(&t.connect_host));
+    }
+    if let Some(a) = t.connect_unix.as_ref().filter(|a| !a.blocked)
+        && e.network.enforced == Strength::Kernel
+    {
+        e.network.downgrade(why(a));
     }
     if !t.signal_qualify.blocked {
         e.pid.downgrade(why(&t.signal_qualify));
@@ -281,6 +329,27 @@ impl Builtin {
                 err
             };
             report(b"connect ", connect as i64);
+            if let Some(path) = &self.unix {
+                let s = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+                let connect = if s < 0 {
+                    e()
+                } else {
+                    let mut addr: libc::sockaddr_un = std::mem::zeroed();
+                    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+                    for (i, b) in path.iter().enumerate() {
+                        addr.sun_path[i] = *b as libc::c_char;
+                    }
+                    let r = libc::connect(
+                        s,
+                        (&addr as *const libc::sockaddr_un).cast(),
+                        std::mem::size_of::<libc::sockaddr_un>() as u32,
+                    );
+                    let err = if r == 0 { 0 } else { e() };
+                    libc::close(s);
+                    err
+                };
+                report(b"unix ", connect as i64);
+            }
             let kill = if libc::kill(self.qualify, 0) == 0 {
                 0
             } else {

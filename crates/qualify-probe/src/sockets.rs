@@ -1,7 +1,10 @@
-//! Who is at the other end of a Unix socket: the kernel's `sock_diag` netlink interface
-//! (`UNIX_DIAG_PEER`, what `ss -xp` uses), asked from inside the process's network namespace
-//! (Unix sockets are listed per namespace; a cell has its own). Used to tell an event loop
-//! waiting on its own socketpair (asyncio's self-pipe) from one waiting on the outside world.
+//! Sockets of a tree, from the kernel's own tables. Who is at the other end of a Unix socket:
+//! the kernel's `sock_diag` netlink interface (`UNIX_DIAG_PEER`, what `ss -xp` uses), asked from
+//! inside the process's network namespace (Unix sockets are listed per namespace; a cell has
+//! its own); used to tell an event loop waiting on its own socketpair (asyncio's self-pipe) from
+//! one waiting on the outside world. And which TCP ports the tree listens on ([`listening`],
+//! `/proc/PID/net/tcp{,6}` matched to its file descriptors): what a service that was never
+//! ready is told it listens on instead of the port it was given.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -152,4 +155,51 @@ mod tests {
         assert_eq!(peers.get(&ino(&a)), Some(&ino(&b)), "{peers:?}");
         assert_eq!(peers.get(&ino(&b)), Some(&ino(&a)), "{peers:?}");
     }
+}
+
+/// A TCP socket one of the tree's processes listens on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listener {
+    pub addr: std::net::SocketAddr,
+    pub pid: i32,
+    /// The process's name (`comm`).
+    pub comm: String,
+}
+
+/// The TCP ports the processes `pids` listen on (each socket once, by address), read in their
+/// own network namespace's tables. Processes that are gone or unreadable are skipped.
+pub fn listening(pids: &[i32]) -> Vec<Listener> {
+    use procfs::net::TcpState;
+    use procfs::process::{FDTarget, Process};
+    let mut out: Vec<Listener> = Vec::new();
+    for &pid in pids {
+        let Ok(p) = Process::new(pid) else { continue };
+        let Ok(fds) = p.fd() else { continue };
+        let inodes: std::collections::HashSet<u64> = fds
+            .flatten()
+            .filter_map(|fd| match fd.target {
+                FDTarget::Socket(inode) => Some(inode),
+                _ => None,
+            })
+            .collect();
+        if inodes.is_empty() {
+            continue;
+        }
+        let comm = p.stat().map(|s| s.comm).unwrap_or_default();
+        let tables = [p.tcp().unwrap_or_default(), p.tcp6().unwrap_or_default()];
+        for e in tables.iter().flatten() {
+            if e.state == TcpState::Listen
+                && inodes.contains(&e.inode)
+                && !out.iter().any(|l| l.addr == e.local_address)
+            {
+                out.push(Listener {
+                    addr: e.local_address,
+                    pid,
+                    comm: comm.clone(),
+                });
+            }
+        }
+    }
+    out.sort_by_key(|l| (l.addr.port(), l.addr.to_string()));
+    out
 }

@@ -26,6 +26,8 @@ pub fn spawn(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .env_clear()
+        .envs(spec.sandbox.inherited_env())
         .env(TAG_KEY, tag)
         .process_group(0);
     for (k, v) in &spec.env {

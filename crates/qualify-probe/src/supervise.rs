@@ -18,13 +18,14 @@ use crate::classify::{Decision, Ending, Facts, Watch, compose, signal_name};
 use crate::control::Stopping;
 use crate::evidence::{Evidence, Leaked, SpinEvidence};
 use crate::inspect::Live;
-use crate::limits::Progress;
+use crate::limits::{Limits, Progress};
 use crate::netns::Netns;
 use crate::output::Drain;
 use crate::result::{Flag, Outcome, ProbeResult};
 use crate::sample::{self, ProcSnap};
 use crate::sandbox::{Plan, SandboxEnforcement};
 use crate::{CancelToken, ProbeError, ProbeSpec, spawn, stacks};
+use qualify_model::Ceiling;
 use std::sync::Arc;
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
@@ -310,14 +311,31 @@ pub(crate) fn run_with(
     if spec.argv.is_empty() {
         return Err(ProbeError::EmptyCommand);
     }
+    // A sandboxed tree always has a pids and a disk ceiling: the guards where none is set.
+    let guarded;
+    let spec = if spec.sandbox.mode == crate::sandbox::Mode::Off {
+        spec
+    } else {
+        guarded = ProbeSpec {
+            limits: spec.limits.guarded(),
+            ..spec.clone()
+        };
+        &guarded
+    };
     set_subreaper();
     let limits = &spec.limits;
     let mut containment = Containment::create(spec.backend, limits)?;
-    let tag = format!(
-        "{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    );
+    // Unique, and no count of the probes before it: a program cannot tell from its tag where
+    // in a run it is (a held-out check's artifact from a cell).
+    let tag = {
+        use std::hash::BuildHasher;
+        static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+            std::sync::OnceLock::new();
+        let h = KEYS
+            .get_or_init(std::collections::hash_map::RandomState::new)
+            .hash_one(SEQ.fetch_add(1, Ordering::Relaxed));
+        format!("{}-{h:016x}", std::process::id())
+    };
     let heartbeat = match limits.progress {
         Progress::Heartbeat => Some(Heartbeat::create(&tag)?),
         _ => None,
@@ -328,6 +346,12 @@ pub(crate) fn run_with(
     }
     extra_env.push((spawn::TAG_KEY.to_string(), tag.clone()));
     let join = containment.join_files()?;
+    // A service's own process ends (workers killed and replaced): the kernel's process events,
+    // subscribed before the program exists so no fork of its tree is missed.
+    let mut events = spec
+        .control
+        .as_ref()
+        .and_then(|_| crate::children::ProcEvents::open());
     let spawning = SPAWNING.lock();
     let launch = Instant::now();
     let direct = crate::sandbox::simulated_missing("init");
@@ -448,12 +472,18 @@ pub(crate) fn run_with(
         };
         c.started(main, netns, list);
     }
+    let mut children =
+        control.map(|_| crate::children::Tracker::new(main, start, events.is_some()));
     // Holds of the tree (SIGSTOP … SIGCONT through the control) seen so far.
     let mut holds_seen = 0u64;
     if plan.is_some() {
         verify_user(main, &mut sandbox_evidence);
     }
     let mut stopping: Option<Stopping> = None;
+    let mut disk = match (&plan, init) {
+        (Some(p), Some(init)) => DiskWatch::new(p, init, limits.disk_bytes),
+        _ => None,
+    };
     drop(join);
     let drain = Drain::start(stdout, stderr);
     let pidfd = match started {
@@ -504,11 +534,40 @@ pub(crate) fn run_with(
                 }
             }
         }
+        // What the tree does to its own processes while it runs (not while it is stopped).
+        if let Some(t) = children.as_mut().filter(|_| stopping.is_none()) {
+            if let Some(e) = events.as_mut() {
+                e.drain(t);
+            }
+            t.sampled(&procs);
+        }
         let mut memory_now = None;
+        let mut refused_forks = 0;
         if containment.kind != Kind::Rlimit {
             let c = containment.counters();
             memory_now = c.memory_current;
             max_memory_current = max_memory_current.max(c.memory_current.unwrap_or(0));
+            refused_forks = c.pids_max_events.unwrap_or(0);
+        }
+        // The guards end the run at once: a fork bomb or a disk fill is stopped, not watched.
+        if limits.is_guard(Ceiling::Pids) {
+            let tasks: u64 = procs.iter().map(|p| p.threads.len() as u64).sum();
+            let counted =
+                containment.kind == Kind::Rlimit && limits.pids.is_some_and(|max| tasks >= max);
+            if refused_forks > 0 || counted {
+                ending = Ending::PidsExhausted {
+                    tasks: counted.then_some(tasks),
+                };
+                last_procs = procs;
+                break;
+            }
+        }
+        if let Some(d) = disk.as_mut()
+            && let Some(used) = d.full()
+        {
+            ending = Ending::DiskFull { used };
+            last_procs = procs;
+            break;
         }
         if let Some(c) = control {
             let mut counts = crate::control::TreeCounts::default();
@@ -640,6 +699,9 @@ pub(crate) fn run_with(
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+    // Filled between the last sample and the end: the writes failed, and that is said.
+    let disk_hit = matches!(ending, Ending::DiskFull { .. })
+        || disk.as_mut().is_some_and(|d| d.full().is_some());
     // Descendants still alive after the main process ended by itself leaked.
     let mut leaked: Vec<Leaked> = Vec::new();
     if main_status.is_some() {
@@ -737,6 +799,7 @@ pub(crate) fn run_with(
         leaked: leaked.len(),
         truncated: out.truncated || err.truncated,
         wall,
+        disk_hit,
         report: report.as_ref(),
     });
 
@@ -843,6 +906,8 @@ pub(crate) fn run_with(
     }
     .to_value();
 
+    let children = children.map(|t| t.finish(&[&err.tail, &out.tail], counters.oom_kills));
+    drop(events);
     Ok(ProbeResult {
         outcome: decision.outcome,
         exit_code: decision.exit_code,
@@ -854,10 +919,17 @@ pub(crate) fn run_with(
         user_seconds: user,
         system_seconds: sys,
         peak_memory_bytes: peak,
-        enforcement: crate::result::Enforcement {
-            on_qualify_death,
-            sandbox: Some(sandbox_evidence),
-            ..containment.enforcement.clone()
+        enforcement: {
+            let mut e = crate::result::Enforcement {
+                on_qualify_death,
+                sandbox: Some(sandbox_evidence),
+                ..containment.enforcement.clone()
+            };
+            disk_enforcement(&mut e, plan.as_ref(), limits);
+            if containment.kind == Kind::Rlimit && limits.is_guard(Ceiling::Pids) {
+                e.pids = crate::result::Strength::Watchdog;
+            }
+            e
         },
         limits: limits.clone(),
         evidence,
@@ -870,7 +942,77 @@ pub(crate) fn run_with(
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        children,
     })
+}
+
+/// What the tree has written to its writable places, sampled from qualify: the private `/tmp`
+/// and `/dev/shm` (tmpfs mounts sized at the ceiling, read through the init's root).
+struct DiskWatch {
+    places: Vec<PathBuf>,
+    layer: Option<Arc<crate::sandbox::layer::WorkdirLayer>>,
+    limit: u64,
+}
+
+impl DiskWatch {
+    fn new(plan: &Plan, init: i32, limit: Option<u64>) -> Option<DiskWatch> {
+        let limit = limit?;
+        if !plan.private_tmp() {
+            return None;
+        }
+        let root = PathBuf::from(format!("/proc/{init}/root"));
+        Some(DiskWatch {
+            places: vec![root.join("tmp"), root.join("dev/shm")],
+            layer: plan.layer().cloned(),
+            limit,
+        })
+    }
+
+    /// The bytes written when they reached the ceiling (a tmpfs is full, or their sum with the
+    /// workdir's private layer is at the ceiling), else `None`.
+    fn full(&mut self) -> Option<u64> {
+        let mut used = self.layer.as_ref().map_or(0, |l| l.usage(self.limit));
+        let mut any_full = false;
+        for p in &self.places {
+            let Ok(st) = nix::sys::statvfs::statvfs(p) else {
+                continue;
+            };
+            let block = st.fragment_size().max(1);
+            let total = st.blocks() * block;
+            let free = st.blocks_free() * block;
+            used += total.saturating_sub(free);
+            any_full |= total > 0 && free == 0;
+        }
+        (any_full || used >= self.limit).then_some(used)
+    }
+}
+
+/// How the disk ceiling was held: the sandbox's `/tmp` and `/dev/shm` are tmpfs mounts of the
+/// ceiling's size (kernel); the workdir is written in place, outside it.
+fn disk_enforcement(e: &mut crate::result::Enforcement, plan: Option<&Plan>, limits: &Limits) {
+    let Some(limit) = limits.disk_bytes else {
+        return;
+    };
+    match plan {
+        Some(p) if p.private_tmp() && p.layer().is_some() => {
+            e.disk = crate::result::Strength::Watchdog;
+            e.notes.push(format!(
+                "disk ceiling {}: the private /tmp and /dev/shm are tmpfs mounts of that size (kernel); the workdir's private layer is measured every sample and the run ended at the ceiling (watchdog)",
+                crate::limits::format_bytes(limit)
+            ));
+        }
+        Some(p) if p.private_tmp() => {
+            e.disk = crate::result::Strength::Kernel;
+            e.notes.push(format!(
+                "disk ceiling {}: the private /tmp and /dev/shm are tmpfs mounts of that size; the workdir is written in place, outside it",
+                crate::limits::format_bytes(limit)
+            ));
+        }
+        _ => e.notes.push(format!(
+            "disk ceiling {} not enforced: no private /tmp (no mount namespace)",
+            crate::limits::format_bytes(limit)
+        )),
+    }
 }
 
 /// Command lines kept per run (each cut at 4 KiB).
@@ -895,6 +1037,8 @@ fn runtime_report(
         (Ending::Interrupted, _) => Ended::Stopped("qualify was interrupted"),
         (Ending::Timeout(..), _) => Ended::Stopped("the deadline"),
         (Ending::Watchdog { .. }, _) => Ended::Stopped("the memory watchdog"),
+        (Ending::PidsExhausted { .. }, _) => Ended::Stopped("the pids guard"),
+        (Ending::DiskFull { .. }, _) => Ended::Stopped("the disk ceiling"),
         _ => Ended::Stopped("qualify's stall verdict"),
     };
     let options: Vec<String> = crate::reports::limits::OPTION_VARIABLES
@@ -905,7 +1049,15 @@ fn runtime_report(
                 .rev()
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.to_string_lossy().into_owned())
-                .or_else(|| std::env::var(name).ok())
+                .or_else(|| {
+                    // What the program got of qualify's environment (an allowlist when
+                    // sandboxed), not qualify's own.
+                    spec.sandbox
+                        .inherited_env()
+                        .into_iter()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v.to_string_lossy().into_owned())
+                })
         })
         .collect();
     let ctx = crate::reports::Context {

@@ -11,6 +11,7 @@
 //! - [`markdown()`]: GitHub-flavoured Markdown for CI job summaries.
 //! - [`junit()`]: JUnit XML, one `<testcase>` per cell.
 //! - [`extrap_jsonl`]: the measurements as Extra-P JSON Lines.
+//! - [`terminal`]: plain-text tables for `qualify run`'s terminal summary (service cells).
 //!
 //! Modules: [`view`] (the row model: every section's rows, built once from the receipt's JSON
 //! and tolerant of missing parts), [`svg`] (plot primitives), `html` (one module per report
@@ -22,6 +23,7 @@ mod html;
 mod junit;
 mod markdown;
 pub mod svg;
+pub mod terminal;
 mod text;
 pub mod view;
 

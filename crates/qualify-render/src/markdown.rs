@@ -357,6 +357,38 @@ fn boundaries(m: &mut String, v: &View) {
     if b.is_empty() {
         return;
     }
+    let capacity: Vec<&String> = b.iter().filter_map(|x| x.capacity.as_ref()).collect();
+    if !capacity.is_empty() {
+        m.push_str("\n### Capacity\n\n");
+        for c in capacity {
+            let _ = writeln!(m, "**{}**\n", md_cell(c));
+        }
+    }
+    if let Some(f) = v.frontier() {
+        m.push_str("\n### Capacity frontier\n\n");
+        let _ = writeln!(m, "**{}**\n", md_cell(&f.sentence));
+        let mut header: Vec<String> = f.over.iter().map(|k| md_cell(k)).collect();
+        header.extend(["holds up to", "fails from", "beyond", "probes"].map(str::to_string));
+        let _ = writeln!(m, "| {} |", header.join(" | "));
+        let _ = writeln!(m, "|{}", " --- |".repeat(header.len()));
+        for r in &f.rows {
+            let mut cells: Vec<String> = r.conditions.iter().map(|c| md_cell(c)).collect();
+            cells.extend([
+                md_cell(&r.holds_text(&f.unit)),
+                md_cell(&r.fails_text(&f.unit)),
+                md_cell(&r.beyond_text()),
+                r.probes.to_string(),
+            ]);
+            let _ = writeln!(m, "| {} |", cells.join(" | "));
+        }
+        let _ = writeln!(
+            m,
+            "\n{} probes over {} searches along `{}`, each near its own edge (not the full grid).",
+            f.probes,
+            f.rows.len(),
+            f.axis
+        );
+    }
     m.push_str("\n### Boundaries\n\n");
     for x in &b {
         let _ = writeln!(m, "- {}", md_cell(&x.sentence()));

@@ -1041,3 +1041,51 @@ fn each_objective_is_shown_with_the_phase_it_was_judged_over() {
         "{junit}"
     );
 }
+
+/// A service run's cells are drawn sorted by the axes (numbers by value: 600 after 180), in
+/// the terminal's table and the Markdown's rows alike, whatever order the receipt holds them
+/// in; the terminal table has the figures a user looks for first.
+#[test]
+fn service_cells_are_sorted_by_the_axes_in_the_terminal_and_markdown() {
+    let mut r = fixture("orders");
+    let cells = r["predicate"]["cells"].as_array_mut().unwrap();
+    cells.reverse();
+    cells.swap(0, 2);
+    let want = [
+        "workers=2, rps=100",
+        "workers=2, rps=180",
+        "workers=2, rps=600",
+        "workers=4, rps=100",
+        "workers=4, rps=180",
+        "workers=4, rps=600",
+    ];
+    let order_in = |text: &str| -> Vec<usize> {
+        want.iter()
+            .map(|w| {
+                text.find(w)
+                    .unwrap_or_else(|| panic!("{w} missing:\n{text}"))
+            })
+            .collect()
+    };
+    let sorted = |positions: Vec<usize>| positions.windows(2).all(|w| w[0] < w[1]);
+    let view = qualify_render::view::View::new(&r);
+    let table = qualify_render::terminal::service_table(&view).unwrap();
+    assert!(sorted(order_in(&table)), "{table}");
+    let header = table.lines().next().unwrap();
+    for column in [
+        "cell", "offered", "answered", "goodput", "p50", "p99", "errors", "outcome",
+    ] {
+        assert!(header.contains(column), "{header}");
+    }
+    let row = table
+        .lines()
+        .find(|l| l.contains("workers=2, rps=600"))
+        .unwrap();
+    assert!(
+        row.contains("600 req/s") && row.trim_end().ends_with("overloaded"),
+        "{row}"
+    );
+    let md = qualify_render::markdown(&r);
+    let service = section(&md, "### Service under load", "\n### ");
+    assert!(sorted(order_in(service)), "{service}");
+}

@@ -14,7 +14,7 @@ use qualify_load::verdict::CellFacts;
 use qualify_load::{Flow, LoadPlan, LoadReport, RequestTemplate};
 use qualify_model::fault::KilledInstance;
 use qualify_model::load::{Growth, ServiceLoad};
-use qualify_model::{Flag, Outcome, Params, SloPhase, SloResult};
+use qualify_model::{Children, Flag, Outcome, Params, SloPhase, SloResult};
 use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeResult};
 use qualify_spec::Spec;
 
@@ -115,6 +115,11 @@ impl ServiceCell<'_> {
         };
         let bound = with_port(params, port);
         let mut probe = spec.cell_probe(&bound, self.backend);
+        // One private layer for the cell: a restarted service finds what the killed one wrote.
+        if probe.sandbox.private_workdir.wanted() {
+            probe.sandbox.private_workdir = qualify_probe::sandbox::layer::WorkdirLayer::create()
+                .map(qualify_probe::sandbox::PrivateWorkdir::Shared)?;
+        }
         let (netns, placement) = match self.cluster {
             Some(c) => {
                 probe.sandbox.network = qualify_probe::Network::Unavailable(format!(
@@ -207,12 +212,18 @@ impl ServiceCell<'_> {
             }
             if run.ended() {
                 let mut r = run.stop(service.stop.signal_number, service.stop.grace)?;
-                r.detail = format!("exited before it was ready: {}", r.detail);
+                r.detail = format!(
+                    "exited before it was ready: {}{}",
+                    r.detail,
+                    crate::setup::why_it_ended(&r, port)
+                );
                 if let Some(e) = &cluster_evidence {
                     attach_cluster(&mut r.evidence, e.clone());
                 }
                 return Ok(r);
             }
+            // Where it listens instead, read while it still runs.
+            let listening = crate::setup::where_it_listens(&run.control.listening(), addr);
             let mut r = run.stop(service.stop.signal_number, service.stop.grace)?;
             if let Some(e) = &cluster_evidence {
                 attach_cluster(&mut r.evidence, e.clone());
@@ -224,7 +235,8 @@ impl ServiceCell<'_> {
                 ),
                 None => String::new(),
             };
-            let detail = format!("never ready: {why}{hint}");
+            let detail =
+                format!("never ready at {addr} ({{port}} = {port}): {why}{listening}{hint}");
             r.load = Some(ServiceLoad::without_load(detail.clone()));
             r.outcome = Outcome::Unavailable;
             r.detail = detail;
@@ -293,7 +305,11 @@ impl ServiceCell<'_> {
         let load_ended = Instant::now();
         // A ramp: the offered rate of the first second whose requests broke an objective.
         if let Some(shape) = report.as_mut().and_then(|r| r.shape.as_mut()) {
-            qualify_load::slo::judge_seconds(&spec.slos, shape);
+            let limits = plan.as_ref().map(|p| qualify_load::slo::RampLimits {
+                timeout: p.timeout.as_secs_f64(),
+                max_in_flight: p.max_in_flight,
+            });
+            qualify_load::slo::judge_seconds_under(&spec.slos, shape, limits);
         }
         let restart = instances.restart_seen(measured);
         let alive = !instances.ended();
@@ -366,8 +382,9 @@ impl ServiceCell<'_> {
         // (`result.faults`); the objectives — the steady ones over the whole measured phase,
         // or outside the fault window and its recovery in a faulted cell, and those for the
         // fault window over it —; and the verdict.
-        let growth =
-            measured.and_then(|start| memory_growth(&samples, start, r.limits.memory_bytes));
+        let growth = measured
+            .and_then(|start| memory_growth(&samples, start, r.limits.memory_bytes))
+            .map(|g| not_a_leak(g, r.children.as_ref()));
         if growth.as_ref().is_some_and(|g| g.grew_steadily) && !r.has_flag(Flag::MemoryGrowth) {
             r.flags.push(Flag::MemoryGrowth);
             r.flags.sort_unstable();
@@ -450,6 +467,10 @@ impl ServiceCell<'_> {
         });
         if let Some(checker) = &refused {
             decided.refused_by_checker(checker);
+        }
+        // What the service did to its own processes, beside the verdict.
+        if let Some(text) = r.children.as_ref().and_then(Children::describe) {
+            decided.detail = format!("{}; {text}", decided.detail);
         }
         let slos: Vec<SloResult> = steady.into_iter().chain(fault_slos).collect();
         r.load = Some(service_load(
@@ -573,6 +594,23 @@ fn attach_cluster(evidence: &mut serde_json::Value, cluster: serde_json::Value) 
     }
     if let Some(map) = evidence.as_object_mut() {
         map.insert("cluster".into(), cluster);
+    }
+}
+
+/// A steady growth while the service replaced some of its processes is not read as a leak: a
+/// new worker's memory is its start-up (imports, caches), and the killed one's is freed late.
+fn not_a_leak(g: Growth, children: Option<&Children>) -> Growth {
+    let replaced = children.map_or(0, Children::replaced);
+    if !g.grew_steadily || replaced == 0 {
+        return g;
+    }
+    Growth {
+        grew_steadily: false,
+        detail: format!(
+            "{}; not read as a leak: {replaced} of the service's processes were replaced meanwhile (a new process's memory is its start-up)",
+            g.detail
+        ),
+        ..g
     }
 }
 

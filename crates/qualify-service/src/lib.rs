@@ -12,6 +12,7 @@
 //! It composes engines that know nothing of each other — the probe (a process tree), the
 //! load generator (traffic), the fault proxy and behaviour rules (`qualify-faults`) — and reads
 //! the spec for what to compose; the binary only hands it a cell's parameters ([`ServiceCell`]).
+//! A service that never became ready is told why in words that name the cause ([`setup`]).
 //!
 //! Where the cell assumes it runs on this machine, it says so in one place each: the service's
 //! port is a free loopback port ([`instance::free_port`]) and its address is loopback
@@ -31,6 +32,7 @@ pub mod judge;
 pub mod network;
 pub mod phases;
 pub mod ready;
+pub mod setup;
 pub mod verdict;
 pub mod writes;
 

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use qualify_model::Limits;
+use qualify_model::enforcement::Mode;
 use qualify_model::step::{ProbeStep, ServiceCellStep};
 
 /// Memory Slurm grants beyond the probe's ceiling, for `qualify probe` itself and the shell.
@@ -168,6 +169,13 @@ pub fn cell_script(
                 step.nodes_dir = Some(files.nodes.clone());
             }
             step.lease = lease;
+            if step.sandbox.mode != Mode::Off {
+                // The job's own variables (the launcher finds its allocation through them) and
+                // the spec's `env`, which the script exports before the probe starts.
+                let pass = &mut step.sandbox.pass_env;
+                pass.push("SLURM_*".into());
+                pass.extend(job.env.iter().map(|(k, _)| k.clone()));
+            }
             step.to_argv()
         }
         JobStep::ServiceCell(step) => {
@@ -328,6 +336,7 @@ mod tests {
         assert_eq!(words[0], "/bin/qualify");
         let mut want = probe(Some(1 << 20), 5.0, None);
         want.sandbox.writable.push("/w/out dir".into());
+        want.sandbox.pass_env = vec!["SLURM_*".into(), "N".into()];
         want.lease = Some("/run/lease".into());
         assert_eq!(ProbeStep::parse(&words[1..]), Ok(want));
     }
@@ -344,6 +353,7 @@ mod tests {
                 backend: BackendChoice::Auto,
                 state_dir: None,
                 lease: None,
+                overrides: Vec::new(),
             },
             histories: None,
             control_noise: None,

@@ -311,6 +311,7 @@ pub fn reconcile(
                     },
                     cpus: Strength::None,
                     pids: Strength::None,
+                    disk: Strength::None,
                     tree: "slurm".into(),
                     on_qualify_death: String::new(),
                     sandbox: None,

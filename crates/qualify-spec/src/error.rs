@@ -16,18 +16,24 @@ pub struct Diagnostic {
     pub column: usize,
     pub message: String,
     pub help: Option<String>,
+    /// The problem lies in a `--set` override, not the file: the flag (`--set
+    /// load.duration=5`), shown in place of the file's position.
+    pub flag: Option<String>,
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: error: {}",
-            self.path.display(),
-            self.line,
-            self.column,
-            self.message
-        )?;
+        match &self.flag {
+            Some(flag) => write!(f, "{flag}: error: {}", self.message)?,
+            None => write!(
+                f,
+                "{}:{}:{}: error: {}",
+                self.path.display(),
+                self.line,
+                self.column,
+                self.message
+            )?,
+        }
         if let Some(help) = &self.help {
             write!(f, "\n  help: {help}")?;
         }
@@ -121,6 +127,7 @@ pub(crate) fn diagnostic_at(
         column,
         message,
         help,
+        flag: None,
     }
 }
 
@@ -273,6 +280,7 @@ mod tests {
             column: 7,
             message: "bad".into(),
             help: Some("do this".into()),
+            flag: None,
         };
         assert_eq!(d.to_string(), "q.toml:3:7: error: bad\n  help: do this");
     }

@@ -218,7 +218,7 @@ fn verdicts(
                 ck.error_help(
                     item.span(),
                     format!("fault axis `{name}`: {message}"),
-                    "fails_fast: errors came back fast; hangs: requests timed out; degrades: slower within the objectives (README: faults)",
+                    "fails_fast: errors came back fast; hangs: requests timed out; degrades: slower within the objectives (docs/guide/faults.md)",
                 );
                 ok = false;
             }

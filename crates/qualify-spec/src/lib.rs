@@ -24,6 +24,7 @@ mod faults;
 mod functional;
 mod limits;
 mod load;
+mod overrides;
 mod performance;
 mod range;
 mod recovery;
@@ -56,6 +57,7 @@ pub use limits::SpecLimits;
 pub use load::{
     Amount, HttpLoadRequest, Load, LoadModel, LoadRequest, LoadRequestKind, template_problems,
 };
+pub use overrides::{Override, OverrideSyntax};
 pub use performance::{
     BUILTIN_METRICS, Better, DEFAULT_MAX_REPEAT, DEFAULT_PRECISION, Estimator, ExpectRule,
     MIN_ROUNDS, MetricError, PerfExpect, PerfMetric, PerfReference, Performance, Repeat,
@@ -69,7 +71,7 @@ pub use recovery::{DEFAULT_READY_WITHIN, Recovery};
 pub use sandbox::{NetworkPolicy, SandboxMode, SandboxSpec};
 pub use service::{PORT_PLACEHOLDER, Ready, ReadyCheck, Service, Stop};
 pub use spec::Spec;
-pub use starter::{SERVICE_STARTER_SPEC, STARTER_SPEC};
+pub use starter::{SERVICE_STARTER_PROGRAM, SERVICE_STARTER_SPEC, STARTER_PROGRAM, STARTER_SPEC};
 pub use target::Target;
 pub use template::render;
 pub use waiver::Waiver;

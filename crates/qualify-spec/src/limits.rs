@@ -22,6 +22,10 @@ pub struct SpecLimits {
     #[serde(rename = "stall_seconds", serialize_with = "seconds")]
     pub stall: Option<Duration>,
     pub progress: Option<Progress>,
+    /// `[limits] disk`: what the artifact may write to its writable places (unset: the
+    /// sandbox's guard, [`qualify_probe::limits::DEFAULT_DISK`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_bytes: Option<u64>,
 }
 
 impl SpecLimits {
@@ -39,6 +43,8 @@ impl SpecLimits {
                 .stall
                 .map_or(defaults.stall_seconds, |d| d.as_secs_f64()),
             progress: self.progress.unwrap_or(defaults.progress),
+            disk_bytes: self.disk_bytes,
+            guards: Vec::new(),
         }
     }
 }
@@ -56,11 +62,13 @@ pub(crate) struct RawLimits {
     timeout: Option<Spanned<Value>>,
     stall: Option<Spanned<Value>>,
     progress: Option<Spanned<String>>,
+    disk: Option<Spanned<Value>>,
 }
 
 pub(crate) fn check(raw: RawLimits, ck: &mut Checker<'_>) -> SpecLimits {
     let limits = SpecLimits {
         memory_bytes: raw.memory.and_then(|m| ck.size(&m)),
+        disk_bytes: raw.disk.and_then(|d| ck.size(&d)),
         cpus: raw.cpus.and_then(|c| ck.cpus(&c)),
         pids: raw
             .pids
@@ -120,8 +128,14 @@ mod tests {
             timeout: Some(Duration::from_secs(60)),
             stall: Some(Duration::from_secs(5)),
             progress: Some(Progress::Output),
+            disk_bytes: Some(256 << 20),
         }
         .to_probe_limits();
+        assert_eq!(set.disk_bytes, Some(256 << 20));
+        assert!(
+            set.guards.is_empty(),
+            "the spec's own ceilings are no guards"
+        );
         assert_eq!(set.memory_bytes, Some(1 << 30));
         assert_eq!(set.cpus, Some(1.5));
         assert_eq!(set.pids, Some(64));

@@ -26,6 +26,7 @@ use crate::faults::{self, Faults, RawFaults};
 use crate::functional::{self, Functional, RawFunctional};
 use crate::limits::{self, RawLimits, SpecLimits};
 use crate::load::{self, Load, RawLoad};
+use crate::overrides::Override;
 use crate::performance::{self, Performance, RawPerformance};
 use crate::recovery::{self, RawRecovery, Recovery};
 use crate::sandbox::{self, RawSandbox, SandboxSpec};
@@ -84,6 +85,9 @@ pub struct Spec {
     /// The spec's text, as read (for digests).
     #[serde(skip)]
     pub source: String,
+    /// `--set KEY=VALUE` overrides this run applied over the file, as given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -117,6 +121,12 @@ impl Spec {
     /// Read and check the spec at `path`. `workdir` is resolved against the file's directory
     /// (made absolute) and must exist.
     pub fn load(path: impl AsRef<Path>) -> Result<Spec, SpecError> {
+        Spec::load_with(path, &[])
+    }
+
+    /// [`Spec::load`] with `--set` overrides applied to the file's text first; a problem in an
+    /// override is reported at its flag, one in the file at its line and column.
+    pub fn load_with(path: impl AsRef<Path>, overrides: &[Override]) -> Result<Spec, SpecError> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|source| SpecError::Read {
             path: path.to_path_buf(),
@@ -124,14 +134,34 @@ impl Spec {
         })?;
         let text = crate::error::utf8(bytes, path)?;
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        check(&text, path, &parent(&absolute), true)
+        check_with(&text, path, &parent(&absolute), true, overrides)
     }
 
     /// Check spec text as if read from `path`, without touching the file system: `workdir` is
     /// resolved lexically against `path`'s directory and need not exist.
     pub fn parse(text: &str, path: impl AsRef<Path>) -> Result<Spec, SpecError> {
+        Spec::parse_with(text, path, &[])
+    }
+
+    /// [`Spec::parse`] with `--set` overrides.
+    pub fn parse_with(
+        text: &str,
+        path: impl AsRef<Path>,
+        overrides: &[Override],
+    ) -> Result<Spec, SpecError> {
         let path = path.as_ref();
-        check(text, path, &parent(path), false)
+        check_with(text, path, &parent(path), false, overrides)
+    }
+
+    /// The probe's sandbox for the spec's policy (every home hidden; the run hides the
+    /// held-out checks, the key and qualify's state): nothing a cell writes reaches the
+    /// workdir or a later cell.
+    fn probe_sandbox(&self) -> qualify_probe::Sandbox {
+        let mut s = qualify_probe::Sandbox::from_policy(&self.sandbox);
+        if self.sandbox.mode != qualify_probe::SandboxMode::Off {
+            s.private_workdir = qualify_probe::sandbox::PrivateWorkdir::PerProbe;
+        }
+        s
     }
 
     /// The axis called `name`.
@@ -206,7 +236,8 @@ impl Spec {
             limits: self.limits.to_probe_limits(),
             backend,
             control: None,
-            sandbox: qualify_probe::Sandbox::from_policy(&self.sandbox),
+            sandbox: self.probe_sandbox(),
+            stdio: None,
         }
     }
 
@@ -234,7 +265,8 @@ impl Spec {
             limits: self.limits_for(params),
             backend,
             control: None,
-            sandbox: qualify_probe::Sandbox::from_policy(&self.sandbox),
+            sandbox: self.probe_sandbox(),
+            stdio: None,
         }
     }
 
@@ -274,6 +306,33 @@ fn parent(path: &Path) -> PathBuf {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),
+    }
+}
+
+/// Apply the overrides, check the edited text, and say every problem where its cause was
+/// written. The spec keeps the file's own text as its source (the receipt digests the file)
+/// and the overrides beside it.
+fn check_with(
+    text: &str,
+    path: &Path,
+    dir: &Path,
+    check_fs: bool,
+    overrides: &[Override],
+) -> Result<Spec, SpecError> {
+    if overrides.is_empty() {
+        return check(text, path, dir, check_fs);
+    }
+    let edited = crate::overrides::apply(text, path, overrides).map_err(SpecError::Invalid)?;
+    match check(&edited.text, path, dir, check_fs) {
+        Ok(mut spec) => {
+            spec.source = text.to_string();
+            spec.overrides = overrides.iter().map(|o| o.text.clone()).collect();
+            Ok(spec)
+        }
+        Err(SpecError::Invalid(diagnostics)) => Err(SpecError::Invalid(
+            diagnostics.into_iter().map(|d| edited.map(d)).collect(),
+        )),
+        Err(other) => Err(other),
     }
 }
 
@@ -609,6 +668,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         recovery,
         sandbox,
         source: text.to_string(),
+        overrides: Vec::new(),
     })
 }
 

@@ -132,6 +132,7 @@ reason = "single node only"
             timeout: Some(Duration::from_secs(60)),
             stall: Some(Duration::from_secs(5)),
             progress: Some(qualify_probe::Progress::Output),
+            disk_bytes: None,
         }
     );
 

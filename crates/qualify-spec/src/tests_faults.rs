@@ -840,7 +840,8 @@ fn the_service_starter_s_fault_examples_are_valid_uncommented() {
             _ => format!("{line}\n"),
         })
         .collect();
-    let text = format!("{head}{tail}");
+    let text =
+        format!("{head}{tail}").replace("# dependencies = [\"db\"]", "dependencies = [\"db\"]");
     let spec = Spec::parse(&text, "qualify.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(spec.dependencies.len(), 1);
     assert!(spec.faults.is_some());

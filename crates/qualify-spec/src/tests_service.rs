@@ -727,11 +727,26 @@ fn request_template_checks_agree_with_the_load_generator() {
     assert_eq!(template_problems("/a/{rps}/{port}", &["rps"]).len(), 2);
 }
 
+fn qualify_spec_search() -> crate::Search {
+    crate::Search::Boundary
+}
+
 #[test]
 fn the_service_starter_is_valid_and_explains_every_key() {
     let spec = Spec::parse(SERVICE_STARTER_SPEC, "qualify.toml").unwrap();
     assert!(spec.service.is_some() && spec.load.is_some());
-    assert_eq!(spec.slos.len(), 1);
+    assert_eq!(spec.slos.len(), 2);
+    assert!(spec.functional.is_some(), "a functional check");
+    assert_eq!(
+        spec.target.as_ref().and_then(|t| t.rate),
+        Some(50.0),
+        "the claimed region"
+    );
+    assert_eq!(
+        spec.axis("rps").and_then(|a| a.search),
+        Some(qualify_spec_search()),
+        "a load-axis boundary search"
+    );
     for key in [
         "{port}",
         "PORT",
@@ -770,7 +785,7 @@ fn the_service_starter_is_valid_and_explains_every_key() {
     }
     // The commented tcp request is valid on its own.
     let tcp = SERVICE_STARTER_SPEC
-        .replace("method = \"POST\"\npath = \"/orders/{seq}\"\nbody = '{\"id\": {seq}}'\nheaders = { \"content-type\" = \"application/json\" }\nexpect_status = [200, 201]   # default: 200–399\n", "")
+        .replace("method = \"POST\"\npath = \"/orders/{seq}\"\nbody = '{\"id\": {seq}}'\nheaders = { \"content-type\" = \"application/json\" }\nexpect_status = [201]   # default: 200–399\n", "")
         .replace("# tcp = {", "tcp = {");
     let spec = Spec::parse(&tcp, "qualify.toml").unwrap();
     assert!(matches!(

@@ -426,6 +426,7 @@ fn result(outcome: Outcome) -> ProbeResult {
             memory: Strength::None,
             cpus: Strength::None,
             pids: Strength::None,
+            disk: Strength::None,
             tree: "none".into(),
             on_qualify_death: String::new(),
             sandbox: None,
@@ -442,6 +443,7 @@ fn result(outcome: Outcome) -> ProbeResult {
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        children: None,
     }
 }
 

@@ -13,6 +13,7 @@
 pub mod dsse;
 pub mod fingerprint;
 pub mod keys;
+pub mod redact;
 pub mod vsa;
 
 pub use dsse::{Envelope, EnvelopeSignature, IN_TOTO_PAYLOAD_TYPE, VerifyError, pae};

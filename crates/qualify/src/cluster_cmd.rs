@@ -48,7 +48,14 @@ fn setup(cell: &CellStep) -> Result<Setup, CliError> {
     if let Some(lease) = &cell.lease {
         qualify_slurm::lease::watch(lease.clone(), cancel.clone());
     }
-    let spec = Spec::load(&cell.spec).map_err(|e| CliError::input_only(e.to_string()))?;
+    let overrides = cell
+        .overrides
+        .iter()
+        .map(|o| o.parse::<qualify_spec::Override>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CliError::input_only(format!("--set: {e}")))?;
+    let spec =
+        Spec::load_with(&cell.spec, &overrides).map_err(|e| CliError::input_only(e.to_string()))?;
     let node = this_node();
     let addr = node_address(&node)?;
     std::fs::create_dir_all(&state_dir).map_err(|e| {

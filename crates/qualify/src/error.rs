@@ -86,6 +86,12 @@ pub enum CliError {
     /// run's lock): nothing was written.
     #[error("{message}")]
     Interrupted { message: String },
+    /// The artifact's files are not what they were when the run started: the cells may have
+    /// run something else than the receipt would name, so no receipt is written.
+    #[error(
+        "the artifact's file {0}; no receipt was written: the cells may not have run what it would name (keep the workdir untouched while qualify runs; with the sandbox on, cells write through a private layer and cannot change it)"
+    )]
+    ArtifactChanged(#[from] crate::subjects::Changed),
 }
 
 fn suffix(fix: &Option<String>) -> String {

@@ -4,6 +4,8 @@
 //! a missing or failing signature refuses the claim (exit 1) and names the failed check. Without
 //! `--key` a signed receipt's payload is read and the output says the signature was not checked.
 //! `--vsa FILE` writes a SLSA Verification Summary Attestation for an accepted claim.
+//! `--artifact PATH` binds the verdict to the artifact in hand: a receipt that does not name it
+//! (its program, script or workdir digest) refuses the claim.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,6 +31,10 @@ pub struct GateArgs {
     /// When the claim is accepted, write a SLSA Verification Summary Attestation (v1) here.
     #[arg(long, value_name = "FILE")]
     vsa: Option<PathBuf>,
+    /// The artifact in hand: accept only if the receipt names it — a file must be its program
+    /// (or the script its interpreter runs), a directory its workdir (the digest of its files).
+    #[arg(long, value_name = "PATH")]
+    artifact: Option<PathBuf>,
 }
 
 pub fn run(args: GateArgs) -> Result<ExitCode, CliError> {
@@ -58,7 +64,19 @@ pub fn run(args: GateArgs) -> Result<ExitCode, CliError> {
             )));
         }
     };
-    let verdict = receipt.evaluate(args.claim);
+    let inhand = args
+        .artifact
+        .as_deref()
+        .map(crate::subjects::InHand::read)
+        .transpose()?;
+    let mut verdict = receipt.evaluate(args.claim);
+    if let Some(Err(e)) = inhand.as_ref().map(|a| a.subject(&receipt.statement)) {
+        verdict.supported = false;
+        verdict.reasons.insert(
+            0,
+            format!("the receipt is not about the artifact in hand: {e}"),
+        );
+    }
     if receipt.incomplete && !args.json {
         eprintln!(
             "note: this receipt is from an interrupted run: only what finished counts as evidence"

@@ -4,10 +4,12 @@
 //! returns `Result<ExitCode, CliError>` and errors are printed here, once ([`error`]).
 
 mod agent_cmd;
+mod artifact_run;
 mod cluster_cmd;
 mod error;
 mod gate_cmd;
 mod gate_signature;
+mod held_out_probe_cmd;
 mod init_cmd;
 mod keygen_cmd;
 mod ledger_cmd;
@@ -68,6 +70,9 @@ enum Command {
     /// generators`: `qualify_model::step::LoadGenStep`).
     #[command(hide = true, name = "load-gen", disable_help_flag = true)]
     LoadGen(StepWords),
+    /// The artifact of `qualify run`'s held-out self-test (started through `$QUALIFY_RUN`).
+    #[command(hide = true, name = "held-out-self-test")]
+    HeldOutSelfTest(held_out_probe_cmd::HeldOutSelfTestArgs),
 }
 
 /// The words of a step qualify starts itself, read by the step's own type
@@ -98,6 +103,17 @@ impl StepWords {
 }
 
 fn main() -> ExitCode {
+    // Bound as `qualify-artifact` in a held-out check's sandbox: the check's way to the artifact.
+    let mut args = std::env::args_os();
+    if args
+        .next()
+        .as_deref()
+        .map(std::path::Path::new)
+        .and_then(std::path::Path::file_name)
+        .is_some_and(|n| n == artifact_run::NAME)
+    {
+        return artifact_run::main(args.collect());
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -128,6 +144,7 @@ fn main() -> ExitCode {
         Command::LoadGen(w) => w
             .read("load-gen", qualify_model::step::LoadGenStep::parse)
             .and_then(load_gen_cmd::run),
+        Command::HeldOutSelfTest(args) => Ok(held_out_probe_cmd::run(args)),
     };
     done.unwrap_or_else(|e| error::report(&e))
 }
@@ -189,6 +206,8 @@ mod tests {
         sandbox
             .hidden
             .push((qualify_probe::Role::Key, "/k/key.pem".into()));
+        sandbox.pass_env = vec!["OMPI_*".into()];
+        sandbox.private_workdir = true;
         let mut step = ProbeStep {
             observe_nodes: false,
             nodes_dir: None,
@@ -199,6 +218,8 @@ mod tests {
                 timeout_seconds: 30.0,
                 stall_seconds: 2.0,
                 progress: Progress::Heartbeat,
+                disk_bytes: Some(256 << 20),
+                guards: Vec::new(),
             },
             repeat: 3,
             backend: BackendChoice::Cgroup2,

@@ -46,9 +46,14 @@ pub struct LimitArgs {
     /// CPU ceiling in cores (fractional allowed, e.g. 0.5).
     #[arg(long, value_name = "N", value_parser = parse_cpus)]
     pub cpus: Option<f64>,
-    /// Maximum number of tasks (processes + threads) in the tree (at most 4194304).
+    /// Maximum number of tasks (processes + threads) in the tree, at most 4194304 (default under
+    /// the sandbox: 4096, a guard whose reach ends the run as `pids_exhausted`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=qualify_model::limits::MAX_PIDS))]
     pub pids: Option<u64>,
+    /// Ceiling on what the tree writes to its private /tmp and /dev/shm (and, in `qualify run`,
+    /// the workdir's private layer), e.g. 256M (default under the sandbox: 1 GiB, a guard).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub disk: Option<u64>,
     /// Deadline for the run (e.g. 30s, 2m; at most 30 days).
     #[arg(long, value_name = "DURATION", default_value = "600s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
@@ -69,12 +74,14 @@ impl LimitArgs {
             timeout_seconds: self.timeout.as_secs_f64(),
             stall_seconds: self.stall.as_secs_f64(),
             progress: self.progress,
+            disk_bytes: self.disk,
+            guards: Vec::new(),
         }
     }
 }
 
-/// The sandbox flags shared by `qualify probe` and `qualify agent coordinate` (a Slurm job
-/// passes a cell's sandbox to the node as these flags: `qualify_model::step::sandbox_flags`).
+/// The sandbox flags shared by `qualify probe` and `qualify agent coordinate` (the Slurm
+/// executor passes a cell's sandbox to the node as these flags).
 #[derive(Args, Debug)]
 pub struct SandboxArgs {
     /// The sandbox: on (as strong as the host allows, each missing layer stated), off, or
@@ -98,6 +105,15 @@ pub struct SandboxArgs {
     /// As root: the user the program runs as (default: the current directory's owner, or nobody).
     #[arg(long, value_name = "USER")]
     user: Option<String>,
+    /// Pass this variable of qualify's environment to the program (a name, or a prefix ending in
+    /// `*`, e.g. 'OMPI_*'). Repeatable. Without it a sandboxed program gets only PATH, HOME,
+    /// LANG, LANGUAGE, LC_*, TZ and TMPDIR; with --sandbox off, everything.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pass_env: Vec<String>,
+    /// Write the current directory through a private layer (an overlay removed afterwards):
+    /// nothing the program writes there stays, as in `qualify run`'s cells.
+    #[arg(long)]
+    private_workdir: bool,
 }
 
 impl SandboxArgs {
@@ -112,6 +128,8 @@ impl SandboxArgs {
                 readable: self.readable.clone(),
                 user: self.user.clone(),
                 hidden: self.hide.clone(),
+                pass_env: self.pass_env.clone(),
+                private_workdir: self.private_workdir,
             },
         }
     }
@@ -136,6 +154,7 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         backend: args.backend,
         control: None,
         sandbox,
+        stdio: None,
     };
     let repeat = args.repeat as usize;
     let json = args.json;

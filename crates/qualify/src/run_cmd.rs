@@ -39,6 +39,7 @@ mod process_inputs;
 mod record;
 mod region;
 mod rounds;
+mod runner;
 mod sandbox;
 mod seal;
 mod signing;
@@ -112,10 +113,25 @@ pub struct RunArgs {
     /// Run every cell N times and compare stdout digests (overrides [reproducibility] repeat).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=qualify_model::limits::MAX_REPEAT))]
     repeat: Option<u64>,
+    /// Change one key of the spec for this run, checked like the file: `--set
+    /// load.duration=5s`, `--set axis.rps=100,200` (the axis's values), `--set
+    /// slo.latency_p99.max=300ms`; repeat it for more. The receipt lists them.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<qualify_spec::Override>,
     /// Exit 2 at once, naming the holder, when another run holds this workdir (or, for a run
     /// that measures, the machine's measurement lock) instead of waiting for it.
     #[arg(long)]
     no_wait: bool,
+    /// Pass this variable of qualify's environment to the artifact (a name, or a prefix ending
+    /// in `*`). Repeatable. The artifact otherwise gets only PATH, HOME, LANG, LANGUAGE, LC_*,
+    /// TZ, TMPDIR and the spec's `env` (the build step gets everything).
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pass_env: Vec<String>,
+    /// Treat the value of this environment variable as a secret: it is replaced by <redacted>
+    /// in every text the run stores (receipt, ledger, reports), as the values of variables
+    /// whose names look secret are. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    secret: Vec<String>,
 }
 
 /// What every stage reads: the spec, the flags, the cancellation token, and where to talk.
@@ -150,8 +166,9 @@ impl Context<'_> {
 
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let cancel = crate::cancel_on_signals();
-    let mut spec = Spec::load(&args.spec)?;
+    let mut spec = Spec::load_with(&args.spec, &args.set)?;
     sandbox::hide_run_paths(&mut spec, &args);
+    spec.sandbox.pass_env = args.pass_env.clone();
     let ctx = Context {
         spec: &spec,
         args: &args,
@@ -170,6 +187,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         &format!("the workdir {}", workdir.display()),
     )?;
     let built = build::build(&ctx)?;
+    // What the receipt names, read before the first probe of the artifact.
+    let artifact = crate::subjects::artifact_files(&spec);
     // Slurm jobs may wait in the queue for hours: the workdir is held for the build only.
     let workdir_lock = match slurm::kind(args.executor, &spec) {
         qualify_spec::ExecutorKind::Slurm => {
@@ -180,11 +199,29 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     };
     let mut checked = checks::run(&ctx, &prepared, built)?;
     if checked.holdout.checks.is_some() || checked.holdout.required {
-        checked.holdout.secrecy = Some(sandboxed.secrecy(&spec));
+        // Held-out checks ran: try, as their artifact, to read or recognise one.
+        let held = (checked.holdout.checks.is_some()
+            && spec.sandbox.mode != qualify_spec::SandboxMode::Off
+            && !ctx.cancelled())
+        .then(|| sandbox::held_out_self_test(&ctx, prepared.held_out.first_check()));
+        if let (Some(h), Some(serde_json::Value::Object(record))) =
+            (&held, prepared.sandbox.as_mut())
+        {
+            record.insert(
+                "held_out_self_test".into(),
+                match &h.attempts {
+                    Some(a) => serde_json::json!(a),
+                    None => serde_json::json!({ "error": h.error }),
+                },
+            );
+        }
+        checked.holdout.secrecy = Some(sandboxed.secrecy(&spec, held.as_ref(), &prepared.redactor));
     }
     let probed = region::probe(&ctx, &mut prepared.controls, &checked.next)?;
     let analysed = analysis::analyse(&ctx, &prepared, &checked, &probed);
-    let sealed = seal::seal(&ctx, &prepared, checked, probed, analysed)?;
+    // Still what ran: a file changed since the start is a setup failure, never a receipt.
+    artifact.unchanged(&spec, &seal::written_by_qualify(&ctx))?;
+    let sealed = seal::seal(&ctx, &prepared, checked, probed, analysed, artifact)?;
     drop(workdir_lock);
     record::record(&ctx, &mut prepared, &sealed)?;
     summary::print(&ctx, &sealed);

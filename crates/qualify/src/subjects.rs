@@ -1,4 +1,5 @@
-//! What a receipt names as the artifact: its own files, never its interpreter. The program the
+//! What a receipt names as the artifact: its own files, never its interpreter, read once after
+//! the build and checked again before the receipt is written ([`ArtifactFiles::unchanged`]). The program the
 //! command runs (the built binary), or — when the command's first word is an interpreter
 //! (`python3 front.py {port}`) — the script it runs, resolved against the workdir; the
 //! interpreter goes into the environment's tools. Plus one digest over the workdir's files
@@ -40,11 +41,23 @@ pub enum TreeError {
     TooManyBytes,
 }
 
-/// The artifact's own files as the run records them.
+/// The artifact's own files as the run records them, read once after the build (before the
+/// first probe of the artifact): what the receipt names is what the cells ran.
 pub struct ArtifactFiles {
     pub executable: Option<ev::FileDigest>,
     pub interpreter: Option<ev::Interpreter>,
     pub tree: Option<ev::TreeDigest>,
+    /// The tree's files (relative) and their digests, to find what changed.
+    tree_files: Vec<Entry>,
+}
+
+/// A file of the artifact that is not what it was when the run started.
+#[derive(Debug, thiserror::Error)]
+#[error("{file} {how} during the run")]
+pub struct Changed {
+    pub file: String,
+    /// `changed` or `was removed`.
+    pub how: &'static str,
 }
 
 impl ArtifactFiles {
@@ -128,20 +141,70 @@ pub fn artifact_files(spec: &Spec) -> ArtifactFiles {
             executable = resolve(&first, workdir, true).and_then(|p| digest(&p));
         }
     }
-    let tree = match tree_digest(workdir) {
-        Ok(t) => Some(t),
+    let (tree, tree_files) = match tree_entries(workdir) {
+        Ok((files, method)) => (Some(summarise(workdir, &files, method)), files),
         Err(why) => {
             eprintln!(
                 "qualify: warning: no digest of the workdir {} in the receipt: {why}",
                 workdir.display()
             );
-            None
+            (None, Vec::new())
         }
     };
     ArtifactFiles {
         executable,
         interpreter,
         tree,
+        tree_files,
+    }
+}
+
+impl ArtifactFiles {
+    /// Check that the program (or script) and every file of the workdir digested at the start
+    /// are still what they were: the first that is not is named. Files under `ignore` (what
+    /// qualify itself writes into the workdir: write histories, the receipt) are skipped; new
+    /// files are not part of what the receipt names.
+    pub fn unchanged(&self, spec: &Spec, ignore: &[PathBuf]) -> Result<(), Changed> {
+        if let Some(exe) = &self.executable {
+            match std::fs::read(&exe.path) {
+                Ok(bytes) if ev::sha256_hex(&bytes) == exe.sha256 => {}
+                Ok(_) => {
+                    return Err(Changed {
+                        file: exe.path.clone(),
+                        how: "changed",
+                    });
+                }
+                Err(_) => {
+                    return Err(Changed {
+                        file: exe.path.clone(),
+                        how: "was removed",
+                    });
+                }
+            }
+        }
+        let workdir = &spec.artifact.workdir;
+        for (rel, digest) in &self.tree_files {
+            let path = workdir.join(rel);
+            if ignore.iter().any(|i| path.starts_with(i)) {
+                continue;
+            }
+            match std::fs::read(&path) {
+                Ok(bytes) if ev::sha256_hex(&bytes) == *digest => {}
+                Ok(_) => {
+                    return Err(Changed {
+                        file: path.display().to_string(),
+                        how: "changed",
+                    });
+                }
+                Err(_) => {
+                    return Err(Changed {
+                        file: path.display().to_string(),
+                        how: "was removed",
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -199,15 +262,24 @@ fn tree_files(dir: &Path) -> Result<(Vec<String>, &'static str), TreeError> {
 /// One digest over `dir`'s files: sha256 of `<sha256>  <path>\n` per file, sorted by path —
 /// what `git ls-files | LC_ALL=C sort | xargs sha256sum | sha256sum` prints in a git work tree.
 pub fn tree_digest(dir: &Path) -> Result<ev::TreeDigest, TreeError> {
+    let (files, method) = tree_entries(dir)?;
+    Ok(summarise(dir, &files, method))
+}
+
+/// A file of a tree (relative to it) and its sha256.
+type Entry = (String, String);
+
+/// Every file of `dir` (relative, sorted) with its sha256, and how they were listed.
+fn tree_entries(dir: &Path) -> Result<(Vec<Entry>, &'static str), TreeError> {
     let (mut files, method) = tree_files(dir)?;
     if files.len() > MAX_TREE_FILES {
         return Err(TreeError::TooManyFiles);
     }
     files.sort();
-    let mut lines = String::new();
+    let mut out = Vec::with_capacity(files.len());
     let mut bytes = 0u64;
-    for f in &files {
-        let content = std::fs::read(dir.join(f)).map_err(|source| TreeError::ReadFile {
+    for f in files {
+        let content = std::fs::read(dir.join(&f)).map_err(|source| TreeError::ReadFile {
             file: f.clone(),
             source,
         })?;
@@ -215,17 +287,123 @@ pub fn tree_digest(dir: &Path) -> Result<ev::TreeDigest, TreeError> {
         if bytes > MAX_TREE_BYTES {
             return Err(TreeError::TooManyBytes);
         }
-        lines.push_str(&ev::sha256_hex(&content));
+        out.push((f, ev::sha256_hex(&content)));
+    }
+    Ok((out, method))
+}
+
+fn summarise(dir: &Path, files: &[Entry], method: &str) -> ev::TreeDigest {
+    let mut lines = String::new();
+    for (f, digest) in files {
+        lines.push_str(digest);
         lines.push_str("  ");
         lines.push_str(f);
         lines.push('\n');
     }
-    Ok(ev::TreeDigest {
+    ev::TreeDigest {
         path: dir.display().to_string(),
         sha256: ev::sha256_hex(lines.as_bytes()),
         method: method.to_string(),
         files: files.len() as u64,
-    })
+    }
+}
+
+/// The artifact in hand is not what the receipt names.
+#[derive(Debug, thiserror::Error)]
+#[error("{} has sha256:{sha256}, which no subject of the receipt it could be has ({candidates})", path.display())]
+pub struct NotNamed {
+    pub path: PathBuf,
+    pub sha256: String,
+    /// The subjects it was compared with (or that there is none of its kind).
+    pub candidates: String,
+}
+
+/// The artifact in hand (`--artifact PATH` of `gate` and `verify`): a file is the program or
+/// script, a directory the workdir (its tree digest).
+pub struct InHand {
+    pub path: PathBuf,
+    pub sha256: String,
+    pub directory: bool,
+}
+
+impl InHand {
+    /// Digest `path` as `qualify run` digested its subjects. Errors name the path.
+    pub fn read(path: &Path) -> Result<InHand, crate::error::CliError> {
+        if path.is_dir() {
+            let tree = tree_digest(path).map_err(|e| {
+                crate::error::CliError::input_only(format!(
+                    "--artifact {}: cannot digest the directory: {e}",
+                    path.display()
+                ))
+            })?;
+            return Ok(InHand {
+                path: path.to_path_buf(),
+                sha256: tree.sha256,
+                directory: true,
+            });
+        }
+        let bytes = std::fs::read(path).map_err(|e| {
+            crate::error::CliError::input_only(format!(
+                "--artifact {}: cannot read it: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(InHand {
+            path: path.to_path_buf(),
+            sha256: ev::sha256_hex(&bytes),
+            directory: false,
+        })
+    }
+
+    /// The subject of `statement` this is: a directory only the workdir's tree (`DIR/`), a
+    /// file only the program or script — never the spec (the last subject), whose digest says
+    /// nothing about the artifact. `Err` lists the subjects it could have been.
+    pub fn subject(&self, statement: &serde_json::Value) -> Result<String, NotNamed> {
+        let subjects = statement
+            .get("subject")
+            .and_then(serde_json::Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let n = subjects.len();
+        let artifact: Vec<(String, String)> = subjects
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let name = s.get("name")?.as_str()?.to_string();
+                let digest = s.pointer("/digest/sha256")?.as_str()?.to_string();
+                let is_tree = name.ends_with('/');
+                let kind_fits = if self.directory {
+                    is_tree
+                } else {
+                    !is_tree && i + 1 < n
+                };
+                kind_fits.then_some((name, digest))
+            })
+            .collect();
+        match artifact.iter().find(|(_, d)| *d == self.sha256) {
+            Some((name, _)) => Ok(name.clone()),
+            None => Err(NotNamed {
+                path: self.path.clone(),
+                sha256: self.sha256.clone(),
+                candidates: if artifact.is_empty() {
+                    format!(
+                        "the receipt names no {} of the artifact",
+                        if self.directory {
+                            "workdir"
+                        } else {
+                            "program or script"
+                        }
+                    )
+                } else {
+                    artifact
+                        .iter()
+                        .map(|(n, d)| format!("{n} sha256:{d}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            }),
+        }
+    }
 }
 
 #[cfg(test)]

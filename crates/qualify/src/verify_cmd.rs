@@ -1,8 +1,9 @@
 //! `qualify verify RECEIPT --key PUB [--artifact PATH]`: check a signed receipt on its own, the
 //! way a third party would: the DSSE envelope's payload type, the signature over the PAE with the
-//! given public key, the payload being an in-toto Statement, and with `--artifact` that a
-//! subject's sha256 equals the file's (the program or the script an interpreter runs), or a
-//! directory's tree digest (the workdir, `crate::subjects::tree_digest`). Prints one line per check; the first failing check is
+//! given public key, the payload being an in-toto Statement, and with `--artifact` that the
+//! receipt names the artifact in hand: a file must be its program (or the script an interpreter
+//! runs), a directory its workdir (the tree digest, `crate::subjects::tree_digest`) — the spec's
+//! subject never stands for the artifact. Prints one line per check; the first failing check is
 //! named. Exit 0 all checks passed, 1 a check failed, 2 the receipt or key cannot be read (a
 //! receipt that is not one JSON document — truncated, a duplicate key, invalid UTF-8 — is
 //! unreadable; a JSON document that is not a signed envelope fails the envelope check).
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use qualify_trust::{Envelope, IN_TOTO_PAYLOAD_TYPE, VerifyError, sha256_hex};
+use qualify_trust::{Envelope, IN_TOTO_PAYLOAD_TYPE, VerifyError};
 use serde_json::Value;
 
 use crate::error::{CliError, exit};
@@ -46,24 +47,11 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, CliError> {
             args.receipt.display()
         ))
     })?;
-    let artifact = match &args.artifact {
-        Some(path) if path.is_dir() => {
-            let tree = crate::subjects::tree_digest(path).map_err(|e| {
-                CliError::input_only(format!(
-                    "cannot digest the directory {}: {e}",
-                    path.display()
-                ))
-            })?;
-            Some((path, tree.sha256))
-        }
-        Some(path) => {
-            let bytes = std::fs::read(path).map_err(|e| {
-                CliError::input_only(format!("cannot read artifact {}: {e}", path.display()))
-            })?;
-            Some((path, sha256_hex(&bytes)))
-        }
-        None => None,
-    };
+    let artifact = args
+        .artifact
+        .as_deref()
+        .map(crate::subjects::InHand::read)
+        .transpose()?;
     check(&args, &key, &text, artifact)
 }
 
@@ -72,7 +60,7 @@ fn check(
     args: &VerifyArgs,
     key: &qualify_trust::PublicKey,
     text: &str,
-    artifact: Option<(&PathBuf, String)>,
+    artifact: Option<crate::subjects::InHand>,
 ) -> Result<ExitCode, CliError> {
     let fail = |what: &str| {
         say!("FAILED: {what}");
@@ -110,40 +98,13 @@ fn check(
         )));
     }
     say!("ok: in-toto Statement");
-    if let Some((path, digest)) = artifact {
-        let subjects = statement
-            .get("subject")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let matched = subjects
-            .iter()
-            .find(|s| s.pointer("/digest/sha256").and_then(Value::as_str) == Some(digest.as_str()));
-        match matched {
-            Some(s) => say!(
-                "ok: subject digest matches {} (subject {})",
-                path.display(),
-                s.get("name").and_then(Value::as_str).unwrap_or("?")
+    if let Some(inhand) = artifact {
+        match inhand.subject(&statement) {
+            Ok(name) => say!(
+                "ok: subject digest matches {} (subject {name})",
+                inhand.path.display()
             ),
-            None => {
-                let listed: Vec<String> = subjects
-                    .iter()
-                    .map(|s| {
-                        format!(
-                            "{} sha256:{}",
-                            s.get("name").and_then(Value::as_str).unwrap_or("?"),
-                            s.pointer("/digest/sha256")
-                                .and_then(Value::as_str)
-                                .unwrap_or("?")
-                        )
-                    })
-                    .collect();
-                return Ok(fail(&format!(
-                    "subject digest check failed: {} has sha256:{digest}, which no subject of the receipt has ({})",
-                    path.display(),
-                    listed.join(", ")
-                )));
-            }
+            Err(e) => return Ok(fail(&format!("subject digest check failed: {e}"))),
         }
     }
     say!("VERIFIED: {}", args.receipt.display());

@@ -1242,17 +1242,34 @@ fn init_writes_a_starter_spec_that_run_accepts() {
         "a commented spec"
     );
 
-    // The starter's command (./my-program) does not exist, so its cells fail; but the spec is
-    // valid: a receipt is written and the exit status is a verdict (0/1), not a spec error (2).
-    let (out, r) = run(&dir, "qualify.toml", &[]);
+    // Beside it, its own example (./my-program, a stand-in): the starter's first run passes,
+    // with its functional check closed and its claimed region (the target's n) examined.
+    assert!(dir.join("my-program").exists(), "{}", out.context());
     assert!(
-        out.code == 0 || out.code == 1,
-        "the starter spec must be accepted\n{}",
+        out.stdout.contains("should pass as it is"),
+        "{}",
+        out.context()
+    );
+    for key in [
+        "[functional]",
+        "[target]",
+        "claimed region",
+        "search = \"boundary\"",
+    ] {
+        assert!(spec.contains(key), "{key} missing from the starter");
+    }
+    let (out, r) = run(&dir, "qualify.toml", &[]);
+    assert_eq!(
+        out.code,
+        0,
+        "the starter's first run passes\n{}",
         out.context()
     );
     assert!(!out.stderr.contains("error:"), "{}", out.context());
     assert_receipt_shape(&r);
     assert_eq!(r["predicate"]["claim"]["level"], "trial");
+    assert_eq!(r["predicate"]["claim"]["supported"], true);
+    assert_eq!(r["predicate"]["layers"]["functional"]["status"], "closed");
     assert!(!cells(&r).is_empty(), "the starter's axes were probed");
 
     // Also at an explicit path.

@@ -184,7 +184,13 @@ fn orders_envelope_has_ok_and_overloaded_cells_with_the_load_in_the_receipt() {
     common::assert_shape("orders", &serde_json::json!([ok["result"], over["result"]]));
     // The whole receipt and what the run printed: a service run.
     common::assert_receipt_golden("pinned_service_receipt", &out.receipt);
-    common::assert_transcript("pinned_service", dir, &out.stdout, &out.stderr, &[]);
+    common::assert_transcript(
+        "pinned_service",
+        dir,
+        &out.stdout,
+        &out.stderr,
+        &common::TIMED_LINES,
+    );
 }
 
 #[test]
@@ -321,8 +327,11 @@ values = ["0", "16mb"]
     );
 }
 
+/// `qualify init --service` writes a starter with a functional check, the claimed region and
+/// a boundary search over the offered load, and its own example service beside it: the first
+/// run passes (shortened here with `--set`, as a user in a hurry would).
 #[test]
-fn init_service_writes_a_service_starter_that_checks() {
+fn init_service_writes_a_starter_whose_first_run_passes() {
     let d = scratch("init");
     let dir = d.0.as_path();
     let o = Command::new(QUALIFY)
@@ -336,20 +345,45 @@ fn init_service_writes_a_service_starter_that_checks() {
         "[service]",
         "[load]",
         "[[slo]]",
+        "[functional]",
+        "[target]",
+        "claimed region",
         "kind = \"load\"",
+        "search = \"boundary\"",
         "{port}",
     ] {
         assert!(text.contains(key), "{key} missing from the starter");
     }
-    // The spec checks: running it fails only because ./my-service does not exist.
+    assert!(dir.join("my_service.py").exists());
     let o = Command::new(QUALIFY)
         .current_dir(dir)
-        .args(["run", "--no-ledger"])
+        .args([
+            "run",
+            "--no-ledger",
+            "--receipt",
+            "r.json",
+            "--set",
+            "load.duration=1s",
+            "--set",
+            "load.warmup=0s",
+        ])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
+    let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("command not found: `./my-service`"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(
+        out.contains("trial claim SUPPORTED") && out.contains("capacity:"),
+        "{out}"
+    );
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(
+        r["predicate"]["run"]["spec_overrides"],
+        serde_json::json!(["load.duration=1s", "load.warmup=0s"]),
+        "the receipt says what differed from the file"
+    );
+    assert_eq!(r["predicate"]["layers"]["functional"]["status"], "closed");
 }
 
 /// A boundary search on a `load` axis finds the capacity: the largest offered rate that is `ok`.

@@ -98,12 +98,18 @@ pub fn assess(
         "cells_interrupted": tested.cells_interrupted,
         "planned_cells": record.planned_cells,
         "outcomes": outcomes,
-        "failing": failing.iter().map(|c| json!({
-            "params": c.params,
-            "outcome": c.result.outcome,
-            "detail": c.result.detail,
-            "boundary": c.boundary,
-        })).collect::<Vec<_>>(),
+        "failing": failing.iter().map(|c| {
+            let mut f = json!({
+                "params": c.params,
+                "outcome": c.result.outcome,
+                "detail": c.result.detail,
+                "boundary": c.boundary,
+            });
+            if c.leaked() {
+                f["flags"] = json!(["leaked_processes"]);
+            }
+            f
+        }).collect::<Vec<_>>(),
         "failing_beyond_claim": failing_beyond.iter().map(|c| json!({
             "params": c.params,
             "outcome": c.result.outcome,
@@ -165,7 +171,7 @@ pub fn assess(
         let mut named: Vec<String> = failing
             .iter()
             .take(NAMED_IN_SUMMARY)
-            .map(|c| format!("{} at {}", c.result.outcome, c.label()))
+            .map(|c| format!("{} at {}", c.verdict_text(), c.label()))
             .collect();
         if failing.len() > NAMED_IN_SUMMARY {
             named.push("…".to_string());

@@ -28,6 +28,26 @@ pub fn assess(record: &RunRecord) -> Layer {
     layer
         .summary
         .push_str(&format!("; held-out: {passed} of {ran} check(s) passed"));
+    // Checks the artifact may have read or recognised are weaker evidence: said, and left open.
+    if let Some(s) = record
+        .holdout
+        .secrecy
+        .as_ref()
+        .filter(|s| !s.kernel_enforced)
+    {
+        let open = s.open();
+        let which = if open.is_empty() {
+            s.detail.clone()
+        } else {
+            format!("open: {}", open.join(", "))
+        };
+        layer.summary.push_str(&format!(
+            " (weaker evidence: their secrecy from the artifact was not enforced, {which})"
+        ));
+        layer
+            .untested
+            .push(format!("held-out checks kept from the artifact ({which})"));
+    }
     if failed > 0 {
         layer.status = LayerStatus::Failed;
         layer.untested.retain(|u| u != "functional correctness");

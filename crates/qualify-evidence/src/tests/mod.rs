@@ -41,6 +41,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
             memory: Strength::Kernel,
             cpus: Strength::None,
             pids: Strength::None,
+            disk: Strength::None,
             tree: "cgroup".to_string(),
             on_qualify_death: String::new(),
             sandbox: None,
@@ -62,6 +63,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        children: None,
     }
 }
 
@@ -119,6 +121,7 @@ pub fn record() -> RunRecord {
             path: "qualify.toml".to_string(),
             sha256: "b".repeat(64),
         },
+        spec_overrides: Vec::new(),
         claim: ClaimLevel::Trial,
         target: Target::default(),
         machine: Machine {

@@ -946,5 +946,6 @@ fn shape(plan: &LoadPlan, schedule: &Schedule, share: Share, rec: &Recorder) -> 
         first_failed_at_rate: None,
         first_failed_second: None,
         first_failed_because: None,
+        first_failed_overstates_by: None,
     })
 }

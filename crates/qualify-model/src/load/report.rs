@@ -433,6 +433,15 @@ pub struct LoadShape {
     pub first_failed_second: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_failed_because: Option<String>,
+    /// How far above the rate that fails when held steady a ramp's first failure can come,
+    /// arrivals per second (an upper bound): the backlog needs time to build. At a ramp of `a`
+    /// more arrivals per second each second, a service of capacity `μ` has `a·t²/2` queued `t`
+    /// seconds past it, each waiting `a·t²/(2μ)`: a delay budget `L` (the latency limit that
+    /// failed, the request timeout for errors, `max_in_flight / rate` for dropped arrivals) is
+    /// spent after `t = √(2μL/a)`, by when the rate rose `√(2aμL)`; with `μ` ≤ the failing
+    /// rate, plus the second a verdict spans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failed_overstates_by: Option<f64>,
 }
 
 impl LoadShape {
@@ -466,8 +475,14 @@ impl LoadShape {
         Some(
             match (self.first_failed_at_rate, self.first_failed_second) {
                 (Some(rate), Some(second)) => format!(
-                    "objectives first failed at {rate:.1} req/s offered (second {second}: {})",
-                    self.first_failed_because.as_deref().unwrap_or("")
+                    "objectives first failed at {rate:.1} req/s offered (second {second}: {}){}",
+                    self.first_failed_because.as_deref().unwrap_or(""),
+                    self.first_failed_overstates_by
+                        .map(|by| format!(
+                            "; a ramp overstates steady capacity (the backlog takes time to build): at this slope the first failure can come up to {by:.1} req/s above the rate that fails when held steady (≈ {:.0} req/s or more): a boundary search over steady rates finds it",
+                            (rate - by).max(0.0)
+                        ))
+                        .unwrap_or_default()
                 ),
                 _ => "every second of the ramp held its objectives".to_string(),
             },

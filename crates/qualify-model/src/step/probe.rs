@@ -23,7 +23,8 @@ pub struct ProbeStep {
     /// `--nodes-dir` of the coordinator (the job script's `cell-N.nodes`): `None` until the
     /// script sets it.
     pub nodes_dir: Option<PathBuf>,
-    /// Ceilings and watch windows (timeouts in whole milliseconds).
+    /// Ceilings and watch windows (timeouts in whole milliseconds). Its guards do not cross:
+    /// a job's probe holds a guard the run set as a ceiling asked for.
     pub limits: Limits,
     /// Runs inside the job, compared by stdout digest (1 = once).
     pub repeat: u64,
@@ -41,7 +42,7 @@ const PROBE: Grammar = Grammar {
     step: "probe",
     words: &["probe"],
     valued: &VALUED,
-    switches: &["json"],
+    switches: &["json", "private-workdir"],
     command: true,
 };
 
@@ -49,12 +50,14 @@ const COORDINATE: Grammar = Grammar {
     step: "agent coordinate",
     words: &["agent", "coordinate"],
     valued: &VALUED,
-    switches: &["json"],
+    switches: &["json", "private-workdir"],
     command: true,
 };
 
-const VALUED: [&str; 16] = [
+const VALUED: [&str; 18] = [
     "nodes-dir",
+    "disk",
+    "pass-env",
     "timeout",
     "stall",
     "progress",
@@ -108,6 +111,9 @@ impl ProbeStep {
         if let Some(p) = l.pids {
             argv.push(flag("pids", p));
         }
+        if let Some(d) = l.disk_bytes {
+            argv.push(flag("disk", d));
+        }
         if self.repeat > 1 {
             argv.push(flag("repeat", self.repeat));
         }
@@ -143,6 +149,8 @@ impl ProbeStep {
             timeout_seconds: duration("timeout", DEFAULT_TIMEOUT)?,
             stall_seconds: duration("stall", DEFAULT_STALL)?,
             progress: f.parsed::<Progress>("progress")?.unwrap_or_default(),
+            disk_bytes: f.read_with("disk", parse_size)?,
+            guards: Vec::new(),
         };
         if f.trailing.is_empty() {
             return Err(StepError::Missing {
@@ -199,6 +207,10 @@ pub fn sandbox_flags(sandbox: &SandboxPolicy) -> Vec<String> {
     if let Some(u) = &sandbox.user {
         out.push(flag("user", u));
     }
+    out.extend(sandbox.pass_env.iter().map(|p| flag("pass-env", p)));
+    if sandbox.private_workdir {
+        out.push("--private-workdir".into());
+    }
     out
 }
 
@@ -223,6 +235,8 @@ fn read_sandbox(f: &Flags) -> Result<SandboxPolicy, StepError> {
         readable: f.all("readable").iter().map(|r| path(r)).collect(),
         user: f.one("user")?,
         hidden,
+        pass_env: f.all("pass-env"),
+        private_workdir: f.switch("private-workdir"),
     })
 }
 

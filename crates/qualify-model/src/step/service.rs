@@ -25,9 +25,12 @@ pub struct CellStep {
     pub state_dir: Option<PathBuf>,
     /// Stop when this lease file stops changing (the submitting qualify is gone).
     pub lease: Option<PathBuf>,
+    /// The submitting run's `--set KEY=VALUE` overrides, applied over the spec as it applied
+    /// them (as given; the spec reads them).
+    pub overrides: Vec<String>,
 }
 
-const CELL_FLAGS: [&str; 5] = ["spec", "params", "backend", "state-dir", "lease"];
+const CELL_FLAGS: [&str; 6] = ["spec", "params", "backend", "state-dir", "lease", "set"];
 
 impl CellStep {
     fn push(&self, argv: &mut Vec<String>) {
@@ -40,6 +43,7 @@ impl CellStep {
         if let Some(dir) = &self.state_dir {
             argv.push(flag("state-dir", word(dir)));
         }
+        argv.extend(self.overrides.iter().map(|o| flag("set", o)));
     }
 
     fn push_lease(&self, argv: &mut Vec<String>) {
@@ -55,6 +59,7 @@ impl CellStep {
             backend: f.parsed("backend")?.unwrap_or_default(),
             state_dir: f.one("state-dir")?.as_deref().map(path),
             lease: f.one("lease")?.as_deref().map(path),
+            overrides: f.all("set"),
         })
     }
 }
@@ -79,6 +84,7 @@ const SERVICE_CELL: Grammar = Grammar {
         CELL_FLAGS[2],
         CELL_FLAGS[3],
         CELL_FLAGS[4],
+        CELL_FLAGS[5],
         "histories",
         "control-noise",
     ],
@@ -136,6 +142,7 @@ const DEPENDENCY_HOST: Grammar = Grammar {
         CELL_FLAGS[2],
         CELL_FLAGS[3],
         CELL_FLAGS[4],
+        CELL_FLAGS[5],
         "dependency",
         "service-node",
     ],

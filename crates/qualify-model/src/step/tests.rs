@@ -29,6 +29,7 @@ fn cell() -> CellStep {
         backend: BackendChoice::Cgroup1,
         state_dir: Some("/shared/cell-3.nodes".into()),
         lease: Some("/shared/lease".into()),
+        overrides: vec!["load.rate=200".into(), "limits.memory=\"1 GiB\"".into()],
     }
 }
 
@@ -83,6 +84,7 @@ fn a_service_cell_and_its_dependency_host_read_back_as_written() {
         cell: CellStep {
             state_dir: None,
             lease: None,
+            overrides: Vec::new(),
             ..cell()
         },
         histories: None,
@@ -113,6 +115,8 @@ fn a_probe_and_a_coordinator_read_back_as_written() {
     };
     sandbox.hidden.push((Role::Key, "/k/key.pem".into()));
     sandbox.hidden.push((Role::Holdout, "/h".into()));
+    sandbox.pass_env = vec!["SLURM_*".into(), "N".into()];
+    sandbox.private_workdir = true;
     let mut step = ProbeStep {
         observe_nodes: false,
         nodes_dir: None,
@@ -123,6 +127,8 @@ fn a_probe_and_a_coordinator_read_back_as_written() {
             timeout_seconds: 30.0,
             stall_seconds: 2.5,
             progress: Progress::Output,
+            disk_bytes: Some(1 << 30),
+            guards: Vec::new(),
         },
         repeat: 3,
         backend: BackendChoice::Rlimit,

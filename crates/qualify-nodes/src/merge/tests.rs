@@ -217,6 +217,7 @@ fn launcher(outcome: Outcome, stderr: &str) -> ProbeResult {
             memory: Strength::Kernel,
             cpus: Strength::None,
             pids: Strength::None,
+            disk: Strength::None,
             tree: "cgroup".into(),
             on_qualify_death: String::new(),
             notes: Vec::new(),

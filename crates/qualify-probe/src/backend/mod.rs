@@ -370,6 +370,7 @@ fn rlimit(limits: &Limits, fallback_warning: Option<String>) -> Containment {
             memory,
             cpus: Strength::None,
             pids: Strength::None,
+            disk: Strength::None,
             tree: "process-group+subreaper".into(),
             on_qualify_death: String::new(),
             notes,
@@ -464,6 +465,7 @@ fn try_cgroup2(limits: &Limits) -> Result<Containment, BackendError> {
                 memory: Strength::None,
                 cpus: Strength::None,
                 pids: Strength::None,
+                disk: Strength::None,
                 tree: "cgroup".into(),
                 on_qualify_death: String::new(),
                 notes: Vec::new(),
@@ -553,6 +555,7 @@ fn try_cgroup1(limits: &Limits, forced: bool) -> Result<Containment, BackendErro
         memory: Strength::None,
         cpus: Strength::None,
         pids: Strength::None,
+        disk: Strength::None,
         tree: if v2.is_some() {
             "cgroup (v1 memory + v2 membership, cgroup.kill)".into()
         } else {

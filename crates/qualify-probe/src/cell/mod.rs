@@ -154,6 +154,35 @@ pub(crate) struct Prepared<'a> {
     pub builtin: Option<&'a crate::selftest::Builtin>,
     /// Every fd the init keeps (sorted); all others are closed first thing.
     pub keep: Vec<RawFd>,
+    /// qualify's command line and environment in the init's copy of its memory (start, end):
+    /// wiped first thing, so that `/proc/1/cmdline` of the cell shows nothing of qualify's
+    /// flags (a held-out directory, a key) and `/proc/1/environ` nothing of its variables.
+    pub wipe: [(usize, usize); 2],
+}
+
+/// Where qualify's command line and environment lie in its memory (`/proc/self/stat` fields
+/// 48–51), read once; empty areas when they cannot be read.
+fn own_areas() -> [(usize, usize); 2] {
+    static AREAS: std::sync::OnceLock<[(usize, usize); 2]> = std::sync::OnceLock::new();
+    *AREAS.get_or_init(|| {
+        let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+            return [(0, 0); 2];
+        };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            return [(0, 0); 2];
+        };
+        // Fields from the 3rd (state) on: arg_start is the 48th field, env_end the 51st.
+        let f: Vec<usize> = after
+            .split_whitespace()
+            .skip(45)
+            .take(4)
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        match f.as_slice() {
+            [a, b, c, d] if a <= b && c <= d => [(*a, *b), (*c, *d)],
+            _ => [(0, 0); 2],
+        }
+    })
 }
 
 fn cstring(s: &OsStr, what: &'static str) -> Result<CString, ProbeError> {
@@ -301,11 +330,13 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         && l.builtin.is_none()
     {
         sb.check_visible(&resolved, workdir, &name)?;
+        sb.check_interpreters(&resolved, env_path.as_deref(), workdir, &name)?;
         sb.check_command(&spec.argv, workdir)?;
     }
 
-    // The environment: qualify's, then the spec's, then the tag and extras (last one wins).
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    // The environment: what the sandbox lets through of qualify's, then the spec's, then the
+    // tag and extras (last one wins).
+    let mut env: Vec<(OsString, OsString)> = spec.sandbox.inherited_env();
     let mut set = |k: OsString, v: OsString| {
         env.retain(|(key, _)| *key != k);
         env.push((k, v));
@@ -338,10 +369,28 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         .map(|w| cstring(w.as_os_str(), "workdir"))
         .transpose()?;
 
-    let devnull = File::open("/dev/null")
-        .map_err(|e| ProbeError::io("opening /dev/null for the program's stdin", e))?;
-    let (stdout_r, stdout_w) = pipe()?;
-    let (stderr_r, stderr_w) = pipe()?;
+    // qualify's streams (stdin from /dev/null, stdout and stderr into pipes), or the ones the
+    // spec hands over (a held-out check's, for the artifact it starts).
+    let dup = |fd: &OwnedFd| {
+        fd.try_clone()
+            .map_err(|e| ProbeError::io("taking over the program's stdin/stdout/stderr", e))
+    };
+    let (stdin, stdout_r, stdout_w, stderr_r, stderr_w) = match &spec.stdio {
+        Some(io) => (dup(&io[0])?, None, dup(&io[1])?, None, dup(&io[2])?),
+        None => {
+            let devnull = File::open("/dev/null")
+                .map_err(|e| ProbeError::io("opening /dev/null for the program's stdin", e))?;
+            let (stdout_r, stdout_w) = pipe()?;
+            let (stderr_r, stderr_w) = pipe()?;
+            (
+                OwnedFd::from(devnull),
+                Some(stdout_r),
+                stdout_w,
+                Some(stderr_r),
+                stderr_w,
+            )
+        }
+    };
     let (life_r, life_w) = pipe()?;
     let (report_r, report_w) = pipe()?;
     let (fail_r, fail_w) = pipe()?;
@@ -386,7 +435,7 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         }
     }
     let mut keep: Vec<RawFd> = vec![
-        devnull.as_raw_fd(),
+        stdin.as_raw_fd(),
         stdout_w.as_raw_fd(),
         stderr_w.as_raw_fd(),
         life_r.as_raw_fd(),
@@ -409,7 +458,7 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         envp_ptrs: Vec::new(),
         envp,
         cwd,
-        stdin: OwnedFd::from(devnull),
+        stdin,
         stdout_w,
         stderr_w,
         life_r,
@@ -424,6 +473,7 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         sandbox: l.sandbox,
         builtin: l.builtin,
         keep,
+        wipe: own_areas(),
     };
     prepared.argv_ptrs = prepared.argv.iter().map(|a| a.as_ptr()).collect();
     prepared.argv_ptrs.push(std::ptr::null());
@@ -475,8 +525,8 @@ pub(crate) fn launch(l: &Launch<'_>) -> Result<Cell, ProbeError> {
         init,
         main: 0,
         guard,
-        stdout: Some(File::from(stdout_r)),
-        stderr: Some(File::from(stderr_r)),
+        stdout: stdout_r.map(File::from),
+        stderr: stderr_r.map(File::from),
         report: File::from(report_r),
         life: Some(File::from(life_w)),
         netns: None,
@@ -717,6 +767,17 @@ mod tests {
             resolve(OsStr::new("no-such-prog-q"), Some(&path), None),
             None
         );
+    }
+
+    #[test]
+    fn qualifys_command_line_is_found_in_its_memory() {
+        let [(a, b), (c, d)] = own_areas();
+        assert!(a < b && b <= c && c <= d, "{a:x} {b:x} {c:x} {d:x}");
+        // SAFETY: the area the kernel names as this process's command line.
+        let args = unsafe { std::slice::from_raw_parts(a as *const u8, b - a) };
+        let first = std::env::args_os().next().unwrap();
+        use std::os::unix::ffi::OsStrExt;
+        assert!(args.starts_with(first.as_bytes()));
     }
 
     #[test]

@@ -272,6 +272,13 @@ fn signals() -> Result<i32, i32> {
 /// Only in the freshly forked init.
 unsafe fn init_main(p: &Prepared<'_>) -> ! {
     use std::os::fd::AsRawFd;
+    for (start, end) in p.wipe {
+        if end > start {
+            // SAFETY: the kernel's own record of where this process's (a copy of qualify's)
+            // command line and environment lie; nothing in the init reads them.
+            unsafe { std::ptr::write_bytes(start as *mut u8, 0, end - start) };
+        }
+    }
     if let Err(e) = close_others(&p.keep) {
         fail(p, (Stage::CloseFds, 0, e));
     }

@@ -43,6 +43,15 @@ pub enum Ending {
     Watchdog {
         used: u64,
     },
+    /// The tree reached the pids guard (the ceiling set when none was asked for): qualify ended
+    /// the run. `tasks`: the count seen, when counted from `/proc`.
+    PidsExhausted {
+        tasks: Option<u64>,
+    },
+    /// The writable places reached the disk ceiling: qualify ended the run.
+    DiskFull {
+        used: u64,
+    },
 }
 
 /// Everything that changes when a tree makes any kind of progress.
@@ -445,6 +454,9 @@ pub struct Facts<'a> {
     pub leaked: usize,
     pub truncated: bool,
     pub wall: Duration,
+    /// The writable places reached the disk ceiling (seen by the watch, also after the main
+    /// process ended).
+    pub disk_hit: bool,
     /// A runtime's fatal report from the program's stderr ([`crate::reports::judge`]): names the
     /// failure of a run that ended by itself the way that runtime ends one (`decided`), else
     /// context for the detail of a run qualify stopped.
@@ -535,6 +547,34 @@ pub fn compose(f: &Facts) -> Decision {
                 ),
             )
         }
+        Ending::PidsExhausted { tasks } => (
+            Outcome::PidsExhausted,
+            format!(
+                "the tree reached the {} pids ceiling qualify sets when the spec sets none{}; qualify ended the run (set [limits] pids to make it a condition under test)",
+                f.limits.pids.unwrap_or(0),
+                tasks.map(|t| format!(" ({t} tasks)")).unwrap_or_default()
+            ),
+        ),
+        Ending::DiskFull { used } => (
+            Outcome::DiskFull,
+            format!(
+                "the tree's writes to its writable places reached the {} disk ceiling{} ({} counted); qualify ended the run",
+                format_bytes(f.limits.disk_bytes.unwrap_or(0)),
+                if f.limits.is_guard(qualify_model::Ceiling::Disk) {
+                    " qualify sets when the spec sets none ([limits] disk)"
+                } else {
+                    ""
+                },
+                format_bytes(*used)
+            ),
+        ),
+        _ if f.disk_hit => (
+            Outcome::DiskFull,
+            format!(
+                "the writable places reached the {} disk ceiling (writes failed: no space left on device); the main process then {status_text}",
+                format_bytes(f.limits.disk_bytes.unwrap_or(0))
+            ),
+        ),
         Ending::Deadlock(waits, quiet) => (Outcome::Deadlock, deadlock_detail(waits, *quiet)),
         Ending::SpinDeadlock(finding) => (Outcome::Deadlock, finding.why.clone()),
         Ending::WaitFor(finding) => (Outcome::Deadlock, finding.why.clone()),
@@ -616,8 +656,13 @@ pub fn compose(f: &Facts) -> Decision {
     {
         flags.push(Flag::MemoryPressure);
     }
-    if pids_hit(f.kind, f.limits, f.counters, f.watch) {
+    if pids_hit(f.kind, f.limits, f.counters, f.watch)
+        || matches!(f.ending, Ending::PidsExhausted { .. })
+    {
         flags.push(Flag::PidsLimitHit);
+    }
+    if f.disk_hit || matches!(f.ending, Ending::DiskFull { .. }) {
+        flags.push(Flag::DiskLimitHit);
     }
     if f.leaked > 0 {
         flags.push(Flag::LeakedProcesses);

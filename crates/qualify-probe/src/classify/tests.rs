@@ -64,6 +64,8 @@ fn kind_of(end: &Option<Ending>) -> &'static str {
         Some(Ending::Livelock { .. }) => "livelock",
         Some(Ending::Timeout(..)) => "timeout",
         Some(Ending::Watchdog { .. }) => "watchdog",
+        Some(Ending::PidsExhausted { .. }) => "pids_exhausted",
+        Some(Ending::DiskFull { .. }) => "disk_full",
         Some(Ending::Interrupted) => "interrupted",
         Some(Ending::Exited) => "exited",
     }
@@ -441,6 +443,7 @@ fn compose_decisions() {
         watch: Watch,
         leaked: usize,
         truncated: bool,
+        disk_hit: bool,
         want: (
             &'static str,
             Option<i32>,
@@ -460,6 +463,7 @@ fn compose_decisions() {
         watch: watch_with(0, 0, 0),
         leaked: 0,
         truncated: false,
+        disk_hit: false,
         want: ("ok", None, None, None),
         flags: &[],
         says: "",
@@ -691,6 +695,50 @@ fn compose_decisions() {
         says: "",
         ..base(Ending::Exited, Some(exit(0)))
     });
+    // The guards: ceilings nobody asked for end the run with their own outcome.
+    cases.push(Case {
+        counters: Counters {
+            pids_max_events: Some(3),
+            ..Counters::default()
+        },
+        limits: Limits::default().guarded(),
+        want: ("pids_exhausted", None, None, None),
+        flags: &["pids_limit_hit"],
+        says: "reached the 4096 pids ceiling qualify sets when the spec sets none",
+        ..base(Ending::PidsExhausted { tasks: None }, None)
+    });
+    cases.push(Case {
+        limits: Limits::default().guarded(),
+        want: ("disk_full", None, None, None),
+        flags: &["disk_limit_hit"],
+        says: "writes to its writable places reached the 1.0 GiB disk ceiling qualify sets when the spec sets none ([limits] disk) (1.0 GiB counted)",
+        ..base(Ending::DiskFull { used: 1 << 30 }, None)
+    });
+    // Filled between two samples, then exited on "no space left on device".
+    cases.push(Case {
+        limits: Limits {
+            disk_bytes: Some(64 << 20),
+            ..Limits::default()
+        },
+        disk_hit: true,
+        want: ("disk_full", Some(1), None, None),
+        flags: &["disk_limit_hit"],
+        says: "reached the 64.0 MiB disk ceiling (writes failed: no space left on device); the main process then exited with status 1",
+        ..base(Ending::Exited, Some(exit(1)))
+    });
+    // An OOM kill outranks a full disk.
+    cases.push(Case {
+        counters: Counters {
+            oom_kills: 1,
+            ..Counters::default()
+        },
+        limits: Limits::default().guarded(),
+        disk_hit: true,
+        want: ("oom_killed", None, Some("SIGKILL"), None),
+        flags: &["disk_limit_hit"],
+        says: "memory ceiling",
+        ..base(Ending::Exited, Some(libc::SIGKILL))
+    });
     for c in cases {
         let d = compose(&Facts {
             ending: &c.ending,
@@ -702,6 +750,7 @@ fn compose_decisions() {
             leaked: c.leaked,
             truncated: c.truncated,
             wall: Duration::from_secs(3),
+            disk_hit: c.disk_hit,
             report: c.report.as_ref(),
         });
         let got = (

@@ -46,6 +46,9 @@ pub(crate) enum Missing {
     SeccompArchitecture,
     #[error("the kernel has no seccomp: {0}")]
     NoSeccomp(Errno),
+    /// The workdir's private layer cannot be made here (why).
+    #[error("{0}")]
+    Overlay(String),
     /// qualify's own filter did not compile (a defect of qualify, stated rather than hidden).
     #[error("building the seccomp filter: {0}")]
     SeccompFilter(Arc<seccompiler::BackendError>),

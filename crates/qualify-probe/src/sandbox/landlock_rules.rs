@@ -151,15 +151,21 @@ pub(crate) fn handled(abi: i32) -> u64 {
 /// Rules the init adds once its mounts exist: a rule on a path a new mount covers would be
 /// ignored (Landlock skips covered mount points), so the private `/tmp`, `/dev/shm`, `/dev`,
 /// `/dev/pts` and the namespace's `/proc` get rules of their own.
-pub(crate) fn init_rules(abi: i32) -> Vec<(&'static std::ffi::CStr, u64)> {
+pub(crate) fn init_rules(abi: i32) -> Vec<(std::ffi::CString, u64)> {
     let all = handled(abi);
     vec![
-        (c"/tmp", all),
-        (c"/dev/shm", all),
-        (c"/dev", READ_FILE | READ_DIR),
-        (c"/dev/pts", READ_FILE | WRITE_FILE | READ_DIR),
-        (c"/proc", READ_FILE | WRITE_FILE | READ_DIR),
+        (c"/tmp".into(), all),
+        (c"/dev/shm".into(), all),
+        (c"/dev".into(), READ_FILE | READ_DIR),
+        (c"/dev/pts".into(), READ_FILE | WRITE_FILE | READ_DIR),
+        (c"/proc".into(), READ_FILE | WRITE_FILE | READ_DIR),
     ]
+}
+
+/// Everything a writable place allows (for a mount the init makes over one: the workdir's
+/// private layer).
+pub(crate) fn all_access(abi: i32) -> u64 {
+    handled(abi)
 }
 
 /// `struct landlock_path_beneath_attr` (packed).

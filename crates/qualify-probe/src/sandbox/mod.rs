@@ -25,8 +25,10 @@
 mod host;
 mod idmap;
 mod landlock_rules;
+pub mod layer;
 mod plan;
 mod seccomp;
+mod unix;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,12 +41,12 @@ use qualify_model::sandbox::{NetworkPolicy, SandboxPolicy};
 
 use crate::netns::Netns;
 
-pub(crate) use plan::Plan;
+pub(crate) use plan::{Plan, readable_fix};
 
 /// Whether `mechanism` is listed in `QUALIFY_SIMULATE_MISSING` (comma-separated): the probe
 /// behaves as on a host without it, and says so. For tests of degraded hosts; never set it to
 /// weaken a real run. Names: `init`, `pidns`, `mountns`, `netns`, `landlock`, `seccomp`,
-/// `setuid`, `idmap`.
+/// `setuid`, `idmap`, `overlay`.
 pub fn simulated_missing(mechanism: &str) -> bool {
     std::env::var("QUALIFY_SIMULATE_MISSING")
         .is_ok_and(|v| v.split(',').any(|m| m.trim() == mechanism))
@@ -102,6 +104,73 @@ pub struct Sandbox {
     /// As root: the user the program runs as (name or uid); default the workdir's owner when it
     /// is not root, else `nobody`.
     pub user: Option<String>,
+    /// Whether the program writes its workdir through a private layer (an overlay whose upper
+    /// layer is qualify's): nothing it writes reaches the workdir or a later cell.
+    pub private_workdir: PrivateWorkdir,
+    /// Nothing in the workdir can be executed (a held-out check's view: the artifact's programs
+    /// run only in a cell of their own, started through qualify).
+    pub workdir_noexec: bool,
+    /// Files of the host bound read-only into the private `/tmp` (source, target under
+    /// `/tmp`): qualify's own executable and the socket a held-out check asks qualify through.
+    pub binds: Vec<(PathBuf, PathBuf)>,
+    /// Variables of qualify's environment the program gets besides [`BASE_ENV`] (`--pass-env`):
+    /// a name, or a prefix ending in `*` (`SLURM_*`). With the sandbox off the program gets
+    /// qualify's whole environment.
+    pub pass_env: Vec<String>,
+}
+
+/// How the program writes its workdir ([`Sandbox::private_workdir`]).
+#[derive(Debug, Clone, Default)]
+pub enum PrivateWorkdir {
+    /// In place (`qualify probe`: what a command writes in its directory stays there).
+    #[default]
+    No,
+    /// Through a layer of its own, made for this probe and removed after it (a cell of
+    /// `qualify run`).
+    PerProbe,
+    /// Through this layer, shared by the probes of one cell (a service and its restart).
+    Shared(Arc<layer::WorkdirLayer>),
+}
+
+impl PrivateWorkdir {
+    pub fn wanted(&self) -> bool {
+        !matches!(self, PrivateWorkdir::No)
+    }
+}
+
+/// The variables of qualify's environment every sandboxed program gets (when set): where to
+/// find programs, its home, locale, time zone and temporary directory. Everything else of
+/// qualify's environment — tokens, keys, a CI runner's variables — stays out unless
+/// [`Sandbox::pass_env`] names it; the spec's own `env` is added on top.
+pub const BASE_ENV: [&str; 7] = ["PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR"];
+
+/// Whether `name` is matched by `pattern` (a name, or a prefix ending in `*`).
+fn env_matches(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == pattern,
+    }
+}
+
+impl Sandbox {
+    /// What the program inherits of qualify's environment: all of it with the sandbox off,
+    /// else the variables [`BASE_ENV`] and [`Sandbox::pass_env`] name (the caller adds the
+    /// spec's `env` and qualify's own tags on top).
+    pub fn inherited_env(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        let all = std::env::vars_os();
+        if self.mode == Mode::Off {
+            return all.collect();
+        }
+        all.filter(|(k, _)| {
+            let Some(k) = k.to_str() else { return false };
+            BASE_ENV
+                .iter()
+                .copied()
+                .chain(self.pass_env.iter().map(String::as_str))
+                .any(|p| env_matches(p, k))
+        })
+        .collect()
+    }
 }
 
 impl Default for Sandbox {
@@ -120,6 +189,10 @@ impl Default for Sandbox {
                 })
                 .collect(),
             user: None,
+            private_workdir: PrivateWorkdir::No,
+            workdir_noexec: false,
+            binds: Vec::new(),
+            pass_env: Vec::new(),
         }
     }
 }
@@ -158,6 +231,12 @@ impl Sandbox {
             writable: policy.writable.clone(),
             readable: policy.readable.clone(),
             user: policy.user.clone(),
+            pass_env: policy.pass_env.clone(),
+            private_workdir: if policy.private_workdir {
+                PrivateWorkdir::PerProbe
+            } else {
+                PrivateWorkdir::No
+            },
             ..Sandbox::default()
         };
         for (role, path) in &policy.hidden {
@@ -188,6 +267,8 @@ impl Sandbox {
                 .filter(|h| h.role != Role::Home)
                 .map(|h| (h.role, h.path.clone()))
                 .collect(),
+            pass_env: self.pass_env.clone(),
+            private_workdir: self.private_workdir.wanted(),
         }
     }
 
@@ -195,6 +276,13 @@ impl Sandbox {
     pub fn reveal(&mut self, role: Role) {
         self.hidden.retain(|h| h.role != role);
     }
+}
+
+/// Whether a sandboxed program gets its own mount namespace here (then [`Sandbox::binds`] are
+/// made; without one they are not, and a caller points at the files where they are).
+pub fn mount_namespace_available() -> bool {
+    let h = host::host();
+    h.namespaces("mountns").is_ok() && h.mount_setattr.is_ok()
 }
 
 /// Every home directory: `$HOME`, `/root`, and each directory in `/home`.

@@ -16,9 +16,13 @@ use super::idmap::{
     self, AT_RECURSIVE, IdmapError, MOUNT_ATTR_IDMAP, MOUNT_ATTR_RDONLY, MOVE_MOUNT_F_EMPTY_PATH,
     MountAttr, OPEN_TREE_CLONE,
 };
+
+/// `MOUNT_ATTR_NOEXEC` of `mount_setattr(2)`.
+const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+use super::layer::{self, WorkdirLayer};
 use super::{
-    HiddenLayer, HiddenPath, Layer, Mode, Network, Role, Sandbox, SandboxEnforcement,
-    landlock_rules, seccomp, simulated_missing,
+    HiddenLayer, HiddenPath, Layer, Mode, Network, PrivateWorkdir, Role, Sandbox,
+    SandboxEnforcement, landlock_rules, seccomp, simulated_missing,
 };
 use crate::cell::{Stage, Step, errno};
 use crate::{ProbeError, ProbeSpec};
@@ -68,6 +72,19 @@ enum MountStep {
     Writable {
         target: CString,
     },
+    /// Nothing under `target` (its top mount) can be executed.
+    NoExec {
+        target: CString,
+    },
+    /// The workdir's private layer: an overlay of `lower` (the workdir, escaped for
+    /// `lowerdir`) with the opened upper and work directories, moved onto `target`.
+    Overlay {
+        target: CString,
+        lower: CString,
+        upper: usize,
+        work: usize,
+        userxattr: bool,
+    },
 }
 
 impl MountStep {
@@ -77,7 +94,9 @@ impl MountStep {
             | MountStep::Bind { target, .. }
             | MountStep::Devpts { target }
             | MountStep::Proc { target }
-            | MountStep::Writable { target } => Some(target),
+            | MountStep::Writable { target }
+            | MountStep::NoExec { target }
+            | MountStep::Overlay { target, .. } => Some(target),
             MountStep::Symlink { link, .. } => Some(link),
             MountStep::Open { path, .. } => Some(path),
             MountStep::Private | MountStep::ReadOnlyAll => None,
@@ -104,7 +123,7 @@ pub struct Plan {
     drop_caps: bool,
     landlock: Option<OwnedFd>,
     /// Rules the init adds for the mounts it makes (path, access).
-    landlock_init: Vec<(&'static CStr, u64)>,
+    landlock_init: Vec<(CString, u64)>,
     seccomp: Vec<BpfProgram>,
     /// Kept open (user namespaces for idmapped binds).
     _userns: Vec<Arc<OwnedFd>>,
@@ -115,6 +134,9 @@ pub struct Plan {
     granted: Vec<PathBuf>,
     /// The program gets a private `/tmp` (the mount layer is on).
     private_tmp: bool,
+    /// The workdir's private layer (kept until the probe ends: a layer made for this probe is
+    /// removed with it).
+    layer: Option<Arc<WorkdirLayer>>,
 }
 
 fn cstr(p: &Path) -> Result<CString, ProbeError> {
@@ -126,6 +148,52 @@ fn cstr(p: &Path) -> Result<CString, ProbeError> {
 
 fn canonical(p: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(p).ok()
+}
+
+/// A script's `#!` line: the interpreter, and for `#!/usr/bin/env [-S] NAME` the program
+/// `env` looks up.
+struct Shebang {
+    interpreter: PathBuf,
+    env_program: Option<String>,
+}
+
+/// The `#!` line of `path`, if it is a script whose interpreter is an absolute path.
+fn shebang(path: &Path) -> Option<Shebang> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|b| *b == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let interpreter = PathBuf::from(words.next()?);
+    if !interpreter.is_absolute() {
+        return None;
+    }
+    let env_program = if interpreter.file_name().is_some_and(|f| f == "env") {
+        words
+            .find(|w| !w.starts_with('-') && !w.contains('='))
+            .map(str::to_string)
+    } else {
+        None
+    };
+    Some(Shebang {
+        interpreter,
+        env_program,
+    })
+}
+
+/// The directory to add to `[sandbox] readable` for a hidden `path`: its top directory under a
+/// home (`/root/.pyenv`, `/home/ann/.venvs`), else its parent.
+pub(crate) fn readable_fix(path: &Path) -> String {
+    let parts: Vec<_> = path.components().collect();
+    let keep = match parts.get(1).and_then(|c| c.as_os_str().to_str()) {
+        Some("root") => 3,
+        Some("home") => 4,
+        _ => parts.len().saturating_sub(1),
+    };
+    let dir: PathBuf = parts.iter().take(keep.min(parts.len())).collect();
+    dir.display().to_string()
 }
 
 /// Inside the sandbox's private `/tmp` or `/dev/shm`: the host's files there are not seen.
@@ -221,7 +289,14 @@ impl Plan {
                 hidden.push((hd.role, c));
             }
         }
-        let granted: Vec<PathBuf> = writable.iter().chain(&readable).cloned().collect();
+        // What the program sees although it lies in a hidden or private place: the writable and
+        // readable paths, and the files bound into its /tmp.
+        let granted: Vec<PathBuf> = writable
+            .iter()
+            .chain(&readable)
+            .cloned()
+            .chain(sb.binds.iter().map(|(_, target)| target.clone()))
+            .collect();
 
         // --- which mechanisms this host gives us
         let no_pidns = crate::cell::base_flags().1;
@@ -236,6 +311,8 @@ impl Plan {
 
         // --- user (root: an unprivileged uid, writable places idmapped when not its own)
         let mut creds = None;
+        // The sandbox user, when the workdir is idmapped to it.
+        let mut creds_wanted: Option<(u32, u32)> = None;
         let mut userns_fds: Vec<Arc<OwnedFd>> = Vec::new();
         let mut idmaps: Vec<Option<i32>> = vec![None; writable.len()];
         let mut user_layer;
@@ -299,6 +376,7 @@ impl Plan {
             }
             match why_root {
                 None => {
+                    creds_wanted = Some(wanted);
                     creds = Some(Creds {
                         uid: wanted.0,
                         gid: wanted.1,
@@ -338,14 +416,57 @@ impl Plan {
             user_layer = Layer::kernel("an unprivileged user, no capabilities", m);
         }
 
+        // --- the workdir's private layer (an overlay over it, the upper layer qualify's own)
+        let (layer, no_layer): (Option<Arc<WorkdirLayer>>, Option<String>) =
+            match (&sb.private_workdir, &mountns) {
+                (PrivateWorkdir::No, _) => (None, None),
+                (_, Err(e)) => (None, Some(format!("no mount namespace: {e}"))),
+                (wanted, Ok(())) => {
+                    let usable = if simulated_missing("overlay") {
+                        Err(Missing::Simulated)
+                    } else {
+                        layer::supported()
+                    };
+                    match (usable, wanted) {
+                        (Err(e), _) => (None, Some(e.to_string())),
+                        (Ok(()), PrivateWorkdir::Shared(l)) => (Some(Arc::clone(l)), None),
+                        (Ok(()), _) => (Some(WorkdirLayer::create()?), None),
+                    }
+                }
+            };
+        if let Some(l) = &layer {
+            // The overlay's root takes the upper directory's owner and mode: those the workdir
+            // shows inside (through its idmapping, when it has one).
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
+            if let Ok(m) = std::fs::metadata(&workdir) {
+                let (uid, gid) = match (idmaps[0], creds_wanted) {
+                    (Some(_), Some((u, g))) => (u, g),
+                    _ => (m.uid(), m.gid()),
+                };
+                let _ = std::os::unix::fs::chown(l.upper(), Some(uid), Some(gid));
+                let _ = std::fs::set_permissions(
+                    l.upper(),
+                    std::fs::Permissions::from_mode(m.mode() & 0o7777),
+                );
+            }
+            if !hidden.iter().any(|(_, p)| *p == layer::layers_root()) {
+                hidden.push((Role::State, layer::layers_root()));
+            }
+        }
+
         // --- filesystem and hidden paths
         let fs_policy = format!(
-            "system read-only; read-write: {}, a private /tmp and /dev/shm",
+            "system read-only; read-write: {}, a private /tmp and /dev/shm{}",
             writable
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            if sb.private_workdir.wanted() {
+                "; the workdir through a private layer (writes never reach it, nor a later cell)"
+            } else {
+                ""
+            }
         );
         let mut fs_mech = Vec::new();
         let mut fs_missing = Vec::new();
@@ -354,6 +475,14 @@ impl Plan {
                 "mount namespace (read-only binds, private /tmp, /dev/shm and /dev)".to_string(),
             ),
             Err(e) => fs_missing.push(format!("mount namespace: {e}")),
+        }
+        if layer.is_some() {
+            fs_mech.push("overlay over the workdir (its upper layer private to the cell)".into());
+        }
+        if let Some(why) = &no_layer {
+            fs_missing.push(format!(
+                "the workdir's private layer: {why} (the workdir is written in place, and what one cell writes a later one reads)"
+            ));
         }
         let ruleset = match &landlock {
             Ok(abi) => {
@@ -485,6 +614,53 @@ impl Plan {
             }
         };
 
+        // --- host unix sockets by path: a private network does not close them, the mount
+        // namespace does (`/dev/null` over each).
+        let mut network = network;
+        let hidden_sockets: Vec<PathBuf> = {
+            let private_net = matches!(
+                sb.network,
+                Network::None | Network::Loopback | Network::Join(_)
+            ) && network.is_kernel();
+            if private_net {
+                let granted_beyond_workdir: Vec<&PathBuf> =
+                    granted.iter().filter(|g| **g != workdir).collect();
+                super::unix::bound_paths()
+                    .into_iter()
+                    .filter(|p| {
+                        !private(p)
+                            && !hidden.iter().any(|(_, h)| p.starts_with(h))
+                            && !granted_beyond_workdir.iter().any(|g| p.starts_with(g))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            }
+        };
+        if network.is_kernel() && !matches!(sb.network, Network::Host | Network::Unavailable(_)) {
+            match &mountns {
+                Ok(()) => network.mechanisms.push(format!(
+                    "host unix sockets by path: /dev/null mounted over each of the {} bound in the host's network namespaces (mount namespace); abstract ones are per network namespace{}",
+                    hidden_sockets.len(),
+                    if matches!(landlock, Ok(abi) if abi >= 6) && ruleset.is_some() {
+                        " and scoped by landlock"
+                    } else {
+                        ""
+                    }
+                )),
+                Err(e) => {
+                    let mechanisms = network.mechanisms.clone();
+                    network = Layer::none(
+                        network.policy.clone(),
+                        format!(
+                            "host unix sockets by path stay reachable: no mount namespace to hide them ({e})"
+                        ),
+                    );
+                    network.mechanisms = mechanisms;
+                }
+            }
+        }
+
         // --- pid
         let pid = if let Some(why) = no_pidns {
             let mut l = Layer::none(
@@ -499,7 +675,11 @@ impl Plan {
         } else {
             let mut m = vec!["PID namespace".to_string(), "new session".to_string()];
             if mountns.is_ok() {
-                m.push("/proc of the namespace".into());
+                m.push(
+                    "/proc of the namespace (hidepid=2: other users' processes, the init's \
+                     among them, are not listed)"
+                        .into(),
+                );
             }
             if matches!(landlock, Ok(abi) if abi >= 6) && ruleset.is_some() {
                 m.push("landlock signal scope".into());
@@ -561,12 +741,20 @@ impl Plan {
             let mut covering: Vec<(usize, u8, MountStep)> = Vec::new();
             let null = open(Path::new("/dev/null"), &mut steps)?;
             let tmp = Path::new("/tmp");
+            // The writable tmpfs mounts are sized at the disk ceiling (and its inodes with it).
+            let sized = |mode: &str| -> CString {
+                let data = match spec.limits.disk_bytes {
+                    Some(b) => format!("mode={mode},size={b},nr_inodes={}", (b / 4096).max(1024)),
+                    None => format!("mode={mode}"),
+                };
+                CString::new(data).unwrap_or_default()
+            };
             covering.push((
                 1,
                 0,
                 MountStep::Tmpfs {
                     target: cstr(tmp)?,
-                    data: c"mode=1777".into(),
+                    data: sized("1777"),
                 },
             ));
             covering.push((
@@ -605,7 +793,7 @@ impl Plan {
                 1,
                 MountStep::Tmpfs {
                     target: c"/dev/shm".into(),
-                    data: c"mode=1777".into(),
+                    data: sized("1777"),
                 },
             ));
             for (link, to) in [
@@ -655,6 +843,52 @@ impl Plan {
                     },
                 ));
             }
+            if let Some(l) = &layer {
+                // Over the workdir's own bind (the lower layer, idmapped when it is).
+                let upper = open(&l.upper(), &mut steps)?;
+                let work = open(&l.work(), &mut steps)?;
+                covering.push((
+                    depth(&workdir),
+                    4,
+                    MountStep::Overlay {
+                        target: cstr(&workdir)?,
+                        lower: layer::escape_lower(&workdir)?,
+                        upper,
+                        work,
+                        userxattr: !h.root,
+                    },
+                ));
+            }
+            for (source, target) in &sb.binds {
+                if !target.starts_with("/tmp") || target == Path::new("/tmp") {
+                    return Err(ProbeError::BindOutsideTmp {
+                        target: target.clone(),
+                    });
+                }
+                let s = open(source, &mut steps)?;
+                covering.push((
+                    depth(target),
+                    4,
+                    MountStep::Bind {
+                        slot: s,
+                        target: cstr(target)?,
+                        file: true,
+                        idmap: None,
+                    },
+                ));
+            }
+            for sock in &hidden_sockets {
+                covering.push((
+                    depth(sock),
+                    5,
+                    MountStep::Bind {
+                        slot: null,
+                        target: cstr(sock)?,
+                        file: true,
+                        idmap: None,
+                    },
+                ));
+            }
             for r in &readable {
                 if hidden.iter().any(|(_, h)| r.starts_with(h)) || private(r) {
                     let s = open(r, &mut steps)?;
@@ -701,6 +935,11 @@ impl Plan {
             for t in writable_targets {
                 steps.push(MountStep::Writable { target: t });
             }
+            if sb.workdir_noexec {
+                steps.push(MountStep::NoExec {
+                    target: cstr(&workdir)?,
+                });
+            }
         }
 
         let mut clone_flags = 0;
@@ -721,7 +960,15 @@ impl Plan {
             fds.push(n.fd());
         }
         let landlock_init = match (&landlock, &ruleset, mountns.is_ok()) {
-            (Ok(abi), Some(_), true) => landlock_rules::init_rules(*abi),
+            (Ok(abi), Some(_), true) => {
+                let mut rules = landlock_rules::init_rules(*abi);
+                if layer.is_some() {
+                    // The overlay's inodes are not the workdir's: the rule on the workdir no
+                    // longer reaches what is beneath it.
+                    rules.push((cstr(&workdir)?, landlock_rules::all_access(*abi)));
+                }
+                rules
+            }
             _ => Vec::new(),
         };
         let plan = Plan {
@@ -739,6 +986,7 @@ impl Plan {
             hidden,
             granted,
             private_tmp: mountns.is_ok(),
+            layer,
         };
         Ok((Some(plan), evidence))
     }
@@ -747,6 +995,16 @@ impl Plan {
     /// namespace (without it no other namespace is made either).
     pub(crate) fn clone_flags(&self, pidns: bool) -> libc::c_int {
         if pidns { self.clone_flags } else { 0 }
+    }
+
+    /// The program gets a private `/tmp` and `/dev/shm` (tmpfs mounts of the mount layer).
+    pub(crate) fn private_tmp(&self) -> bool {
+        self.private_tmp
+    }
+
+    /// The workdir's private layer, when the program writes through one.
+    pub(crate) fn layer(&self) -> Option<&Arc<WorkdirLayer>> {
+        self.layer.as_ref()
     }
 
     /// Fds the init keeps for the sandbox's setup.
@@ -791,6 +1049,81 @@ impl Plan {
             }
         }
         Ok(())
+    }
+
+    /// Refuse a program whose interpreter the sandbox hides: its `#!` line (followed through
+    /// links, and through `env NAME` by `PATH`, skipping hidden directories as the sandboxed
+    /// program's own lookup would), up to four levels — a venv's script runs under the Python
+    /// the venv was made from, often under a home directory (pyenv). Inside the sandbox it
+    /// would fail as "not found" although the file is there.
+    pub(crate) fn check_interpreters(
+        &self,
+        program: &Path,
+        path_var: Option<&std::ffi::OsStr>,
+        workdir: Option<&Path>,
+        name: &str,
+    ) -> Result<(), ProbeError> {
+        let abs = match (program.is_relative(), workdir) {
+            (true, Some(w)) => w.join(program),
+            _ => program.to_path_buf(),
+        };
+        let mut current = abs;
+        for _ in 0..4 {
+            let Some(line) = shebang(&current) else {
+                return Ok(());
+            };
+            let interpreter = match line.env_program {
+                Some(program) => {
+                    let hides = |p: &Path| self.hides(p);
+                    match crate::cell::resolve_visible(
+                        std::ffi::OsStr::new(&program),
+                        path_var,
+                        workdir,
+                        &hides,
+                    ) {
+                        Some(found) => found,
+                        // Only where the sandbox hides it (or nowhere: the program's own error).
+                        None => match crate::cell::resolve(
+                            std::ffi::OsStr::new(&program),
+                            path_var,
+                            workdir,
+                        ) {
+                            Some(found) => found,
+                            None => return Ok(()),
+                        },
+                    }
+                }
+                None => line.interpreter,
+            };
+            let real = canonical(&interpreter).unwrap_or_else(|| interpreter.clone());
+            if let Some(role) = self.hidden_role(&real) {
+                return Err(ProbeError::SandboxHiddenInterpreter(Box::new(
+                    crate::HiddenInterpreter {
+                        program: name.to_string(),
+                        interpreter: interpreter.display().to_string(),
+                        path: real.display().to_string(),
+                        role,
+                        readable: readable_fix(&real),
+                    },
+                )));
+            }
+            current = real;
+        }
+        Ok(())
+    }
+
+    /// Why the program would not see `real` (a canonical path), or `None` when it would.
+    fn hidden_role(&self, real: &Path) -> Option<String> {
+        if self.granted.iter().any(|g| real.starts_with(g)) {
+            return None;
+        }
+        if self.private_tmp && private(real) {
+            return Some("the sandbox's /tmp is private".to_string());
+        }
+        self.hidden
+            .iter()
+            .find(|(_, h)| real.starts_with(h))
+            .map(|(role, _)| role.as_str().to_string())
     }
 
     /// Refuse a command whose program the sandbox hides although `argv[0]` is visible: any
@@ -851,6 +1184,8 @@ impl Plan {
                 MountStep::Symlink { .. } => "creating the link",
                 MountStep::Proc { .. } => "mounting proc on",
                 MountStep::ReadOnlyAll => "making every mount read-only from",
+                MountStep::Overlay { .. } => "mounting the private layer over the workdir",
+                MountStep::NoExec { .. } => "making non-executable",
                 MountStep::Writable { .. } => "making writable",
             };
             return format!("setting up the sandbox: {what} {target}");
@@ -879,6 +1214,7 @@ impl Plan {
         }
         if newns && let Some(l) = &self.landlock {
             for (i, (path, access)) in self.landlock_init.iter().enumerate() {
+                let path: &CStr = path;
                 landlock_rules::add_raw(l.as_raw_fd(), path, *access)
                     .map_err(|e| (Stage::Landlock, i as u32 + 1, e))?;
             }
@@ -1117,12 +1453,14 @@ unsafe fn run_step(step: &MountStep, slots: &mut [i32; MAX_SLOTS]) -> Result<(),
                 }
                 Ok(())
             }
+            // Another user's processes are invisible (the init's, when the program runs as an
+            // unprivileged user): not even its command line shows.
             MountStep::Proc { target } => check(libc::mount(
                 c"proc".as_ptr(),
                 target.as_ptr(),
                 c"proc".as_ptr(),
                 libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                std::ptr::null(),
+                c"hidepid=2".as_ptr().cast(),
             ) as libc::c_long),
             MountStep::ReadOnlyAll => {
                 let attr = MountAttr {
@@ -1136,6 +1474,48 @@ unsafe fn run_step(step: &MountStep, slots: &mut [i32; MAX_SLOTS]) -> Result<(),
                     libc::AT_FDCWD,
                     c"/".as_ptr(),
                     AT_RECURSIVE,
+                    &attr as *const MountAttr,
+                    std::mem::size_of::<MountAttr>(),
+                ))
+            }
+            MountStep::Overlay {
+                target,
+                lower,
+                upper,
+                work,
+                userxattr,
+            } => {
+                let mut ub = [0u8; 32];
+                let mut wb = [0u8; 32];
+                let (u, w) = (
+                    fd_path(slots[*upper], &mut ub),
+                    fd_path(slots[*work], &mut wb),
+                );
+                let mnt = layer::overlay(lower, u, w, *userxattr)?;
+                let r = libc::syscall(
+                    libc::SYS_move_mount,
+                    mnt,
+                    c"".as_ptr(),
+                    libc::AT_FDCWD,
+                    target.as_ptr(),
+                    MOVE_MOUNT_F_EMPTY_PATH,
+                );
+                let e = errno();
+                libc::close(mnt);
+                if r < 0 { Err(e) } else { Ok(()) }
+            }
+            MountStep::NoExec { target } => {
+                let attr = MountAttr {
+                    attr_set: MOUNT_ATTR_NOEXEC,
+                    attr_clr: 0,
+                    propagation: 0,
+                    userns_fd: 0,
+                };
+                check(libc::syscall(
+                    libc::SYS_mount_setattr,
+                    libc::AT_FDCWD,
+                    target.as_ptr(),
+                    0u32,
                     &attr as *const MountAttr,
                     std::mem::size_of::<MountAttr>(),
                 ))
@@ -1158,6 +1538,31 @@ unsafe fn run_step(step: &MountStep, slots: &mut [i32; MAX_SLOTS]) -> Result<(),
             }
         }
     }
+}
+
+/// `/proc/self/fd/<fd>` written into `buf`, as a C string (no allocation: used in the init).
+fn fd_path(fd: i32, buf: &mut [u8; 32]) -> &CStr {
+    const PREFIX: &[u8] = b"/proc/self/fd/";
+    buf[..PREFIX.len()].copy_from_slice(PREFIX);
+    let mut digits = [0u8; 10];
+    let mut n = fd.max(0) as u32;
+    let mut d = 0;
+    loop {
+        digits[d] = b'0' + (n % 10) as u8;
+        d += 1;
+        n /= 10;
+        if n == 0 || d == digits.len() {
+            break;
+        }
+    }
+    let mut i = PREFIX.len();
+    while d > 0 {
+        d -= 1;
+        buf[i] = digits[d];
+        i += 1;
+    }
+    buf[i] = 0;
+    CStr::from_bytes_until_nul(&buf[..=i]).unwrap_or(c"")
 }
 
 /// Whether `word` names a shell (its `-c` argument is a script).

@@ -1,5 +1,6 @@
-//! The boundaries the envelope search found, one sentence each, and the claimed region: per
-//! axis what the claim covers and the headroom found beyond it.
+//! The boundaries the envelope search found, one sentence each (a load axis's capacity first,
+//! as its own sentence), and the claimed region: per axis what the claim covers and the
+//! headroom found beyond it.
 
 use std::fmt::Write;
 
@@ -10,6 +11,14 @@ pub(super) fn boundaries(h: &mut String, v: &View) {
     let b = v.boundaries();
     if b.is_empty() {
         return;
+    }
+    let capacity: Vec<&String> = b.iter().filter_map(|x| x.capacity.as_ref()).collect();
+    if !capacity.is_empty() {
+        h.push_str("<h2>Capacity</h2>\n");
+        for c in capacity {
+            let _ = write!(h, "<p><b>{}</b></p>", esc(c));
+        }
+        h.push('\n');
     }
     h.push_str("<h2>Boundaries</h2>\n<ul>");
     for x in &b {

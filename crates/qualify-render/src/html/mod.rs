@@ -17,6 +17,7 @@ mod checklist;
 mod concurrency;
 mod envelope;
 mod faults;
+mod frontier;
 mod gap;
 mod header;
 mod layers;
@@ -68,6 +69,7 @@ pub fn render(v: &View) -> String {
         v.development().as_ref(),
     );
     boundaries::boundaries(&mut h, v);
+    frontier::frontier(&mut h, v);
     boundaries::claimed(&mut h, v);
     service::service(&mut h, v);
     faults::faults(&mut h, v);

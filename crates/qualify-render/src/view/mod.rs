@@ -23,8 +23,8 @@ pub use performance::{
     Scaling, Stat,
 };
 pub use rows::{
-    BoundaryRow, CellRow, Checklist, ClaimedRow, FailureRow, GapBar, GapRow, LayerRow, Machine,
-    TraceRow, failures,
+    BoundaryRow, CellRow, Checklist, ClaimedRow, FailureRow, FrontierRowView, FrontierView, GapBar,
+    GapRow, LayerRow, Machine, TraceRow, failures,
 };
 pub use service::{
     Growth, Percentiles, PhaseRow, Second, ServiceRow, SloRow, duration, metric_value,
@@ -260,6 +260,13 @@ impl<'a> View<'a> {
             .map(|a| s(a.get("name")))
             .filter(|n| !n.is_empty())
             .collect()
+    }
+
+    /// The capacity frontier (`predicate.frontier`): the capacity of each combination of the
+    /// other axes along a searched load axis; `None` without one (or unreadable: older
+    /// receipts never had it).
+    pub fn frontier(&self) -> Option<FrontierView> {
+        self.get(&["frontier"]).and_then(FrontierView::from_value)
     }
 
     pub fn boundaries(&self) -> Vec<BoundaryRow> {

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::json::{arr, cell, s};
+use super::json::{arr, cell, f, s};
 use crate::text;
 
 /// One row of the layer table.
@@ -65,6 +65,9 @@ pub struct BoundaryRow {
     /// names a value for the axis; `headroom_at_least` when the search found no failure.
     pub headroom: Option<f64>,
     pub headroom_at_least: Option<f64>,
+    /// A load axis's capacity in one sentence, with the precision its repeated edge probes
+    /// support (`boundaries[].capacity`); `None` for other axes and older receipts.
+    pub capacity: Option<String>,
 }
 
 impl BoundaryRow {
@@ -84,6 +87,10 @@ impl BoundaryRow {
             monotonic: b.get("monotonic").and_then(Value::as_bool),
             headroom: b.get("headroom").and_then(Value::as_f64),
             headroom_at_least: b.get("headroom_at_least").and_then(Value::as_f64),
+            capacity: b
+                .get("capacity")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         }
     }
 
@@ -322,5 +329,96 @@ pub(super) fn layer(name: String, l: Option<&Value>) -> LayerRow {
             .map(|u| s(Some(u)))
             .collect(),
         name,
+    }
+}
+
+/// The capacity frontier (`predicate.frontier`): one capacity per combination of the other
+/// axes along a searched load axis.
+pub struct FrontierView {
+    pub axis: String,
+    /// `req/s` or `users`.
+    pub unit: String,
+    pub objectives: String,
+    /// The other axes, in order: the columns of the conditions.
+    pub over: Vec<String>,
+    pub rows: Vec<FrontierRowView>,
+    pub probes: u64,
+    pub sentence: String,
+}
+
+/// One combination's capacity.
+pub struct FrontierRowView {
+    /// Each of [`FrontierView::over`]'s values, as text (`—` when the row has none).
+    pub conditions: Vec<String>,
+    pub holds_up_to: Option<f64>,
+    pub fails_from: Option<f64>,
+    pub beyond: Option<String>,
+    pub behaviour: Option<String>,
+    pub probes: u64,
+}
+
+impl FrontierView {
+    pub(super) fn from_value(v: &Value) -> Option<FrontierView> {
+        let over: Vec<String> = arr(v.get("over")).iter().map(|x| s(Some(x))).collect();
+        let rows: Vec<FrontierRowView> = arr(v.get("rows"))
+            .iter()
+            .map(|r| {
+                let conditions = r.get("conditions");
+                FrontierRowView {
+                    conditions: over
+                        .iter()
+                        .map(|k| cell(conditions.and_then(|c| c.get(k)), "—"))
+                        .collect(),
+                    holds_up_to: f(r.get("holds_up_to")),
+                    fails_from: f(r.get("fails_from")),
+                    beyond: r.get("beyond").and_then(Value::as_str).map(str::to_string),
+                    behaviour: r
+                        .get("behaviour")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    probes: r.get("probes").and_then(Value::as_u64).unwrap_or(0),
+                }
+            })
+            .collect();
+        if rows.is_empty() {
+            return None;
+        }
+        Some(FrontierView {
+            axis: s(v.get("axis")),
+            unit: s(v.get("unit")),
+            objectives: s(v.get("objectives")),
+            over,
+            rows,
+            probes: v.get("probes").and_then(Value::as_u64).unwrap_or(0),
+            sentence: s(v.get("sentence")),
+        })
+    }
+}
+
+impl FrontierRowView {
+    /// `overloaded (degrades)`: the outcome beyond the edge, with the fault's behaviour there.
+    pub fn beyond_text(&self) -> String {
+        match (&self.beyond, &self.behaviour) {
+            (Some(o), Some(b)) if o != b => format!("{o} ({b})"),
+            (Some(o), _) => o.clone(),
+            (None, Some(b)) => b.clone(),
+            (None, None) => "—".to_string(),
+        }
+    }
+
+    /// `80 req/s`, `400 req/s+` (the top of the range held), `—` (not even the lowest).
+    pub fn holds_text(&self, unit: &str) -> String {
+        match (self.holds_up_to, self.fails_from) {
+            (Some(h), None) => format!("{} {unit}+", crate::text::num(h)),
+            (Some(h), _) => format!("{} {unit}", crate::text::num(h)),
+            (None, _) => "—".to_string(),
+        }
+    }
+
+    pub fn fails_text(&self, unit: &str) -> String {
+        self.fails_from.map_or_else(
+            || "—".to_string(),
+            |x| format!("{} {unit}", crate::text::num(x)),
+        )
     }
 }

@@ -185,6 +185,9 @@ pub struct ServiceRow {
     pub errors: Vec<(String, f64)>,
     pub corrected: Percentiles,
     pub uncorrected: Percentiles,
+    /// Of the requests in the latency, those that timed out (counted at their timeout: a lower
+    /// bound); `None` in receipts whose latency held answers only.
+    pub censored: Option<f64>,
     pub slos: Vec<SloRow>,
     /// The service verdict's line.
     pub verdict: String,
@@ -320,16 +323,45 @@ pub fn metric_value(metric: &str, v: f64) -> String {
     }
 }
 
-/// Every cell with a `result.load` object, in the receipt's cell order.
+/// Every cell with a `result.load` object, sorted by the axes in `order` (numbers by value,
+/// text as text; a cell run twice keeps its runs in the receipt's order): the order every
+/// renderer draws them in, terminal included.
 pub(super) fn rows(cells: &[Value], order: &[String]) -> Vec<ServiceRow> {
-    cells
+    let mut rows: Vec<ServiceRow> = cells
         .iter()
         .filter_map(|c| {
             let r = c.get("result");
             let load = r.and_then(|r| r.get("load")).filter(|l| l.is_object())?;
             Some(row(c, r, load, order))
         })
-        .collect()
+        .collect();
+    rows.sort_by(|a, b| by_axes(&a.params, &b.params, order));
+    rows
+}
+
+/// Two cells' parameters compared axis by axis in `order`: numbers by value, otherwise as
+/// text; a missing parameter first.
+pub(super) fn by_axes(
+    a: &Map<String, Value>,
+    b: &Map<String, Value>,
+    order: &[String],
+) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    for axis in order {
+        let o = match (a.get(axis), b.get(axis)) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Less,
+            (Some(_), None) => Ordering::Greater,
+            (Some(x), Some(y)) => match (x.as_f64(), y.as_f64()) {
+                (Some(x), Some(y)) => x.total_cmp(&y),
+                _ => text::value(x).cmp(&text::value(y)),
+            },
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
 }
 
 fn row(c: &Value, r: Option<&Value>, load: &Value, order: &[String]) -> ServiceRow {
@@ -422,6 +454,7 @@ fn row(c: &Value, r: Option<&Value>, load: &Value, order: &[String]) -> ServiceR
         errors,
         corrected: Percentiles::from_value(latency.and_then(|l| l.get("corrected"))),
         uncorrected: Percentiles::from_value(latency.and_then(|l| l.get("uncorrected"))),
+        censored: f(latency.and_then(|l| l.get("censored"))),
         slos,
         verdict: s(g("verdict")),
         stop: s(g("stop")),

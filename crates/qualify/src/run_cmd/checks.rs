@@ -63,14 +63,32 @@ fn functional(ctx: &Context<'_>, built: Built) -> Result<ev::FunctionalRun, CliE
         });
     }
     ctx.say(&format!("functional: {}", f.command));
-    let probe = ctx.spec.command_probe(
+    let mut probe = ctx.spec.command_probe(
         f.command.argv().into_iter().map(Into::into).collect(),
         ctx.args.backend,
     );
+    // The check writes through a private layer like every cell; its JUnit report is read from
+    // there before the layer goes.
+    let layer = if probe.sandbox.private_workdir.wanted() {
+        let l = qualify_probe::sandbox::layer::WorkdirLayer::create()?;
+        probe.sandbox.private_workdir =
+            qualify_probe::sandbox::PrivateWorkdir::Shared(std::sync::Arc::clone(&l));
+        Some(l)
+    } else {
+        None
+    };
     let result = qualify_probe::probe(&probe, ctx.cancel)?;
     let junit = match &f.junit {
         Some(path) if result.outcome != Outcome::Interrupted => {
-            Some(super::junit_counts::read(path)?)
+            let workdir = &ctx.spec.artifact.workdir;
+            let written = match (&layer, path.strip_prefix(workdir)) {
+                (Some(l), Ok(rel)) => l.file(workdir, rel),
+                _ => Some(path.clone()),
+            };
+            Some(super::junit_counts::read_as(
+                path,
+                written.as_deref().unwrap_or(path),
+            )?)
         }
         _ => None,
     };

@@ -1,7 +1,8 @@
 //! Held-out checks (`--holdout DIR` / `QUALIFY_HOLDOUT`): found before the run, probed after the
 //! functional check. Secret by construction: nothing here prints, returns or stores a check's
 //! file name, content or output — only the sha256 of each file and its probe outcome. Errors
-//! about a check name it by digest.
+//! about a check name it by digest. A check reaches the artifact through `$QUALIFY_RUN`
+//! ([`super::runner`]): the artifact runs in a cell of its own, never in the check's.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,8 @@ struct Check {
     /// Run through `sh` (a non-executable `*.sh`).
     via_sh: bool,
     sha256: String,
+    /// The file's text: its lines are kept out of every stored text.
+    content: String,
 }
 
 /// The held-out checks of this run, if a directory was given.
@@ -41,6 +44,27 @@ impl HeldOut {
                 .as_ref()
                 .is_some_and(|f| f.holdout == qualify_spec::Holdout::Required),
         })
+    }
+
+    /// A check's file (for the held-out self-test to try to read), when any was found.
+    pub fn first_check(&self) -> Option<&Path> {
+        self.checks.as_ref()?.first().map(|c| c.path.as_path())
+    }
+
+    /// Keep the checks' content, their names and their directory out of every text the run
+    /// stores.
+    pub fn redact(&self, r: &mut qualify_trust::redact::Redactor) {
+        for c in self.checks.iter().flatten() {
+            r.held_out(&c.content);
+            if let Some(name) = c.path.file_name().map(|n| n.to_string_lossy())
+                && name.chars().count() >= qualify_trust::redact::MIN_NAMED
+            {
+                r.secret(&name);
+            }
+            if let Some(dir) = c.path.parent() {
+                r.secret(&dir.to_string_lossy());
+            }
+        }
     }
 
     /// Run the checks (unless `skip`), printing only counts.
@@ -128,16 +152,60 @@ fn discover(dir: &Path, workdir: &Path) -> Result<Vec<Check>, CliError> {
             path,
             via_sh: !executable,
             sha256: ev::sha256_hex(&bytes),
+            content: String::from_utf8_lossy(&bytes).into_owned(),
         });
     }
     checks.sort_by(|a, b| a.sha256.cmp(&b.sha256));
     Ok(checks)
 }
 
-/// Run each check as a probe under the spec's limits in the artifact's workdir, with
-/// `QUALIFY_ARTIFACT_DIR` set. Returns digests and outcomes only.
+/// The probe of a held-out check `argv` (in the artifact's workdir, under the spec's limits):
+/// it sees the held-out directory, gets `QUALIFY_ARTIFACT_DIR` and `QUALIFY_RUN` (its way to the
+/// artifact, `runner`), and cannot execute anything in the workdir — the artifact's programs run
+/// only in cells of their own, never inside the check's. `dir`: the checks' directory.
+pub fn check_probe(
+    ctx: &Context<'_>,
+    argv: Vec<std::ffi::OsString>,
+    dir: Option<&Path>,
+    runner: &super::runner::Runner,
+    control: &std::sync::Arc<qualify_probe::Control>,
+) -> qualify_probe::ProbeSpec {
+    let mut probe = ctx.spec.command_probe(argv, ctx.args.backend);
+    // The held-out checks see their own directory; nothing else of the run does.
+    probe.sandbox.reveal(qualify_probe::Role::Holdout);
+    if let Some(dir) = dir {
+        probe.sandbox.readable.push(dir.to_path_buf());
+    }
+    probe.sandbox.workdir_noexec = true;
+    // In the check's private /tmp, or (no sandbox, no mount namespace) where they are.
+    let inside = probe.sandbox.mode != qualify_probe::SandboxMode::Off
+        && qualify_probe::sandbox::mount_namespace_available();
+    probe.sandbox.binds.extend(runner.binds(inside));
+    probe.env.push((
+        "QUALIFY_ARTIFACT_DIR".into(),
+        ctx.spec.artifact.workdir.clone().into_os_string(),
+    ));
+    probe.env.extend(runner.env(inside));
+    probe.control = Some(std::sync::Arc::clone(control));
+    probe
+}
+
+/// The artifact's probe as a held-out check starts it (its program given by the check): a cell
+/// like every other, with the artifact's environment.
+pub fn artifact_probe(ctx: &Context<'_>) -> qualify_probe::ProbeSpec {
+    let mut probe = ctx.spec.command_probe(Vec::new(), ctx.args.backend);
+    probe.env = ctx
+        .spec
+        .artifact
+        .env(&qualify_model::Params::default())
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
+    probe
+}
+
+/// Run each check as a probe: digests and outcomes only.
 fn probe_all(checks: &[Check], ctx: &Context<'_>) -> Vec<ev::HoldoutCheck> {
-    let workdir = ctx.spec.artifact.workdir.clone();
     checks
         .iter()
         .map(|c| {
@@ -146,20 +214,24 @@ fn probe_all(checks: &[Check], ctx: &Context<'_>) -> Vec<ev::HoldoutCheck> {
                 argv.push("sh".into());
             }
             argv.push(c.path.clone().into_os_string());
-            let mut probe = ctx.spec.command_probe(argv, ctx.args.backend);
-            // The held-out checks see their own directory; nothing else of the run does.
-            probe.sandbox.reveal(qualify_probe::Role::Holdout);
-            if let Some(dir) = c.path.parent() {
-                probe.sandbox.readable.push(dir.to_path_buf());
-            }
-            probe.env.push((
-                "QUALIFY_ARTIFACT_DIR".into(),
-                workdir.clone().into_os_string(),
-            ));
-            let outcome = match qualify_probe::probe(&probe, ctx.cancel) {
-                Ok(r) => r.outcome.as_str().to_string(),
-                // The error text may carry the path: keep only that it could not start.
-                Err(_) => "not_started".to_string(),
+            let control = std::sync::Arc::new(qualify_probe::Control::default());
+            let outcome = match super::runner::Runner::start(
+                artifact_probe(ctx),
+                std::sync::Arc::clone(&control),
+                std::sync::Arc::clone(ctx.cancel),
+            ) {
+                Ok(runner) => {
+                    let probe = check_probe(ctx, argv, c.path.parent(), &runner, &control);
+                    match qualify_probe::probe(&probe, ctx.cancel) {
+                        Ok(r) => r.outcome.as_str().to_string(),
+                        // The error text may carry the path: keep only that it could not start.
+                        Err(_) => "not_started".to_string(),
+                    }
+                }
+                Err(e) => {
+                    eprintln!("qualify: warning: {e}");
+                    "not_started".to_string()
+                }
             };
             ev::HoldoutCheck {
                 sha256: c.sha256.clone(),

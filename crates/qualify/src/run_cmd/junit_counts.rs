@@ -9,9 +9,10 @@ use quick_xml::events::Event;
 
 use crate::error::CliError;
 
-/// Read `path` and sum its counts. Errors name the file and what was wrong.
-pub fn read(path: &Path) -> Result<JunitCounts, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+/// Read the report named `path` from where the check left it (`at`: its copy in the check's
+/// private layer, or `path` itself) and sum its counts. Errors name the file and what was wrong.
+pub fn read_as(path: &Path, at: &Path) -> Result<JunitCounts, CliError> {
+    let text = std::fs::read_to_string(at).map_err(|e| {
         CliError::unreadable(
             "the JUnit report",
             path,

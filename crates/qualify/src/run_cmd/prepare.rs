@@ -27,13 +27,28 @@ pub struct Prepared {
     pub controls: Controls,
     /// `predicate.sandbox`: the sandbox's self-test (filled after it ran).
     pub sandbox: Option<serde_json::Value>,
+    /// What never reaches a stored text: secret values, held-out checks' content.
+    pub redactor: qualify_trust::redact::Redactor,
 }
 
 pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
     let args = ctx.args;
     let signing_key = super::signing::load_key(args.sign.as_deref())?;
     let baseline = super::analysis::load_baseline(args.baseline.as_deref())?;
+    let (mut redactor, problems) = qualify_trust::redact::Redactor::from_env(
+        std::env::vars_os().map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        }),
+        &args.secret,
+    );
+    for p in problems {
+        eprintln!("qualify: warning: {p}");
+    }
     let held_out = HeldOut::discover(ctx.spec, args.holdout.as_deref())?;
+    held_out.redact(&mut redactor);
     let process = ev::ProcessRecord {
         trace: super::process_inputs::load_trace(ctx.spec, &args.trace, args.trace_format)?,
         git: args
@@ -65,5 +80,6 @@ pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
         ledger,
         controls,
         sandbox: None,
+        redactor,
     })
 }

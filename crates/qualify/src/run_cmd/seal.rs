@@ -48,9 +48,10 @@ pub fn seal(
     checked: Checked,
     region: Region,
     analysed: Analysed,
+    files: crate::subjects::ArtifactFiles,
 ) -> Result<Sealed, CliError> {
-    let record = record(ctx, prepared, checked, region, &analysed);
-    let statement = ev::build(&record);
+    let record = record(ctx, prepared, checked, region, &analysed, files);
+    let statement = redact(ev::build(&record), &prepared.redactor)?;
     let text = statement
         .to_json()
         .map_err(|e| CliError::output(format!("cannot encode the receipt: {e}"), None))?;
@@ -69,6 +70,35 @@ pub fn seal(
         verdict,
         performance: analysed.performance,
     })
+}
+
+/// The Statement with every secret value and held-out check's content taken out of its
+/// strings (tails, details, evidence): what the receipt, the ledger and the reports are made of.
+fn redact(
+    statement: ev::Statement,
+    redactor: &qualify_trust::redact::Redactor,
+) -> Result<ev::Statement, CliError> {
+    if redactor.is_empty() {
+        return Ok(statement);
+    }
+    let cannot =
+        |e: serde_json::Error| CliError::output(format!("cannot redact the receipt: {e}"), None);
+    let mut value = serde_json::to_value(&statement).map_err(cannot)?;
+    if redactor.json(&mut value) == 0 {
+        return Ok(statement);
+    }
+    serde_json::from_value(value).map_err(cannot)
+}
+
+/// What qualify itself writes into the workdir during a run (the receipt and the service
+/// cells' write histories beside it), left out of the check that the artifact is unchanged.
+pub fn written_by_qualify(ctx: &Context<'_>) -> Vec<PathBuf> {
+    let dir = std::path::absolute(receipt_dir(ctx)).unwrap_or_else(|_| receipt_dir(ctx));
+    let mut out = vec![dir.join("histories")];
+    if let Some(r) = &ctx.args.receipt {
+        out.push(std::path::absolute(r).unwrap_or_else(|_| r.clone()));
+    }
+    out
 }
 
 /// The directory the receipt is written to (`--receipt`'s, else `.qualify/receipts`): the
@@ -90,6 +120,7 @@ fn record(
     checked: Checked,
     region: Region,
     analysed: &Analysed,
+    files: crate::subjects::ArtifactFiles,
 ) -> ev::RunRecord {
     let spec = ctx.spec;
     let backend = analysed
@@ -101,7 +132,6 @@ fn record(
             _ => None,
         })
         .unwrap_or_else(|| "none".into());
-    let files = crate::subjects::artifact_files(spec);
     let (environment, reproducibility) = super::environment::collect(
         ctx,
         &backend,
@@ -121,6 +151,7 @@ fn record(
             path: spec.path.display().to_string(),
             sha256: ev::sha256_hex(spec.source.as_bytes()),
         },
+        spec_overrides: spec.overrides.clone(),
         claim: spec.claim.level,
         target: spec.target.clone().unwrap_or_default(),
         machine: super::host::machine(backend, environment.as_ref()),

@@ -175,6 +175,8 @@ pub fn run_service_cell(
             backend,
             state_dir: None,
             lease: None,
+            // The run's overrides: the job reads the spec as this run did.
+            overrides: spec.overrides.clone(),
         },
         histories: Some(histories.to_path_buf()),
         control_noise,

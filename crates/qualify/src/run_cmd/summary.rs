@@ -1,6 +1,7 @@
 //! Stage 8: what people see at the end of `qualify run` (the terminal summary; `qualify report`
 //! renders receipts as files): the layer table, a failure map over two axes (one symbol per
-//! outcome, coloured on a terminal, from the one outcome table in `qualify-model`), the
+//! outcome, coloured on a terminal, from the one outcome table in `qualify-model`), a service
+//! run's per-cell table (`qualify_render::terminal`, the rows every report draws), the
 //! service cells' behaviour under faults (each beside what the claim expected, with every
 //! objective and the phase it was judged over), the boundaries, the gap, the verdict, and a
 //! few lines of performance. With `--json` the receipt itself is printed instead.
@@ -85,9 +86,29 @@ pub fn summary(
         );
     }
     failure_map(&mut s, record, &paint);
+    // The per-cell figures of a service run, from the row model every report draws.
+    let json = serde_json::to_value(statement).unwrap_or(Value::Null);
+    let view = qualify_render::view::View::new(&json);
+    if let Some(table) = qualify_render::terminal::service_table(&view) {
+        let _ = write!(s, "\nservice cells (sorted by the axes):\n{table}");
+    }
     under_faults(&mut s, record, &paint);
     load_shapes(&mut s, record, &paint);
     split_loads(&mut s, record, &paint);
+    let capacity: Vec<&str> = p
+        .boundaries
+        .iter()
+        .filter_map(|b| b.get("capacity").and_then(Value::as_str))
+        .collect();
+    if !capacity.is_empty() {
+        let _ = writeln!(s, "\ncapacity:");
+        for c in capacity {
+            let _ = writeln!(s, "  {}", paint("1", c));
+        }
+    }
+    if let Some(table) = qualify_render::terminal::frontier_table(&view) {
+        let _ = write!(s, "\ncapacity frontier:\n{table}");
+    }
     if !p.boundaries.is_empty() {
         let _ = writeln!(s, "\nboundaries:");
         for b in &p.boundaries {

@@ -339,8 +339,11 @@ pub fn probe(backend: &str, opts: &[&str], cmd: &[&str]) -> Run {
 pub fn probe_with_env(backend: &str, opts: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> Run {
     let _probing = probe_guard();
     let sandbox = test_sandbox_flags();
+    // Passed on by name: a sandboxed tree gets only a short list of qualify's variables.
+    let pass: Vec<String> = env.iter().map(|(k, _)| format!("--pass-env={k}")).collect();
     let mut args = vec!["probe", "--backend", backend, "--json"];
     args.extend(sandbox.iter().map(String::as_str));
+    args.extend(pass.iter().map(String::as_str));
     args.extend_from_slice(opts);
     args.push("--");
     args.extend_from_slice(cmd);
@@ -698,8 +701,10 @@ const VOLATILE: [&str; 10] = [
 /// Keys, named `parent.key`, present only when timing says so: a generator that lagged on a busy
 /// machine says why (`generator.detail`), a load stopped early says when.
 /// A phase counts its timed-out requests only when some did (`phases.censored`).
-const VOLATILE_IN: [&str; 3] = [
+const VOLATILE_IN: [&str; 4] = [
     "generator.detail",
+    // A split load's generator that lagged says why, as the in-process one does.
+    "generators.detail",
     "load.stopped_at_seconds",
     "phases.censored",
 ];
@@ -880,15 +885,18 @@ pub fn assert_receipt_golden(name: &str, receipt: &Value) {
 
 /// Lines of a faulted cell's story whose wording follows timing (a recovery in ms or s, a pool
 /// seen or not, a phase with or without a figure): left out of faulted runs' transcripts.
-pub const TIMED_LINES: [&str; 4] = [
+pub const TIMED_LINES: [&str; 5] = [
     "requests in the window",
     "no fault (the control)",
     "retried ",
     "connections plateaued",
+    // A service cell's row: its figures change unit (ms, s) and its errors column with timing.
+    " req/s ",
 ];
 
 /// A terminal transcript as a golden compares it: `dir` (the run's directory) as `<dir>`,
-/// digests (words of 7 or more hex digits, letters and digits both) as `<hex>`, every other run of digits as `#`, runs
+/// digests (words of 7 or more hex digits, letters and digits both) as `<hex>`, every other
+/// number (with or without decimals) as `#`, runs
 /// of blanks as one, lines trimmed, blank lines kept.
 pub fn transcript(text: &str, dir: &Path) -> String {
     let text = text.replace(&*dir.to_string_lossy(), "<dir>");
@@ -931,6 +939,10 @@ pub fn transcript(text: &str, dir: &Path) -> String {
                 digits = false;
                 blank = false;
             }
+        }
+        // A figure is `#` whether or not this run's value had decimals.
+        while l.contains("#.#") {
+            l = l.replace("#.#", "#");
         }
         out.push_str(&l);
         out.push('\n');
