@@ -93,8 +93,9 @@ impl Axis {
 
     /// The axis as the planner sees it. A unit-step integer range searched for a boundary is
     /// bisected over integers; every other range is the spec's lattice of points. A fault axis
-    /// runs `none` first: the control of each combination is measured before the faulted cells
-    /// that are compared with it (`qualify_service::Controls`).
+    /// lists `none` first, so receipts and maps show each combination's control before its
+    /// faulted cells; that it is also measured first is `qualify_service::Controls`' doing,
+    /// whatever the order.
     pub fn plan_axis(&self) -> qualify_plan::Axis {
         let domain = match &self.domain {
             Domain::Values(vals) if self.kind == AxisKind::Fault => {

@@ -329,7 +329,7 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
         }
         LedgerCommand::Controls { artifact } => {
             let controls = open_existing(&args.ledger)?
-                .controls(artifact.as_deref())
+                .regressions(artifact.as_deref())
                 .map_err(ledger_error)?;
             if args.json {
                 json(&controls)?;

@@ -27,7 +27,6 @@ mod analysis;
 mod build;
 mod cells;
 mod checks;
-mod controls;
 mod environment;
 mod holdout;
 mod host;
@@ -38,6 +37,7 @@ mod prepare;
 mod process_inputs;
 mod record;
 mod region;
+mod regressions;
 mod rounds;
 mod runner;
 mod sandbox;
@@ -217,7 +217,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         }
         checked.holdout.secrecy = Some(sandboxed.secrecy(&spec, held.as_ref(), &prepared.redactor));
     }
-    let probed = region::probe(&ctx, &mut prepared.controls, &checked.next)?;
+    let probed = region::probe(&ctx, &mut prepared.regressions, &checked.next)?;
     let analysed = analysis::analyse(&ctx, &prepared, &checked, &probed);
     // Still what ran: a file changed since the start is a setup failure, never a receipt.
     artifact.unchanged(&spec, &seal::written_by_qualify(&ctx))?;

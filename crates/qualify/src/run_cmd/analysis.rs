@@ -35,7 +35,7 @@ pub fn analyse(
     region: &Region,
 ) -> Analysed {
     let execution = region.execution.as_ref();
-    let mut cells = prepared.controls.cells();
+    let mut cells = prepared.regressions.cells();
     cells.extend(execution.into_iter().flat_map(|x| {
         x.cells.iter().map(|c| {
             ev::Cell::new(

@@ -59,10 +59,9 @@ pub struct CellRunner<'a> {
     setup_error: OnceLock<CliError>,
     /// Where service cells keep their write histories: `histories` beside the receipt.
     histories: PathBuf,
-    /// The `none` cells measured so far: the noise floor of the faulted service cells.
+    /// The `none` cells: each measured once, before the faulted service cells of its
+    /// combination, on whichever executor; their noise floor.
     controls: qualify_service::Controls,
-    /// Under Slurm: each control measured before the faulted cells of its combination.
-    first: super::slurm::ControlsFirst,
     /// The spec's file (absolute): a service cell's job reads it on its node.
     spec_path: PathBuf,
     /// This binary, which a split load starts as `qualify load-gen` (`None`: unknown).
@@ -80,7 +79,6 @@ impl<'a> CellRunner<'a> {
             setup_error: OnceLock::new(),
             histories: super::seal::receipt_dir(ctx).join("histories"),
             controls: qualify_service::Controls::new(),
-            first: super::slurm::ControlsFirst::default(),
             spec_path: std::path::absolute(&ctx.args.spec)
                 .unwrap_or_else(|_| ctx.args.spec.clone()),
             exe: std::env::current_exe().ok(),
@@ -242,31 +240,41 @@ impl CellRunner<'_> {
         r
     }
 
-    /// A cell of the plan as a Slurm service job, its control measured first
-    /// ([`super::slurm::ControlsFirst`]).
-    fn service_first(&self, slurm: &SlurmExecutor, params: &Params) -> ProbeResult {
-        if !super::slurm::ControlsFirst::applies(self.spec) {
-            return self.service_on_slurm(slurm, params);
+    /// A service cell's control measured first, once per run, on this executor
+    /// ([`qualify_service::Controls::get_or_measure`]): a faulted cell waits for its control or
+    /// measures it; the control cell itself gets that measurement when `claim` (the plan's
+    /// call), else runs anew (a regression from the ledger). `None`: run the cell itself.
+    fn control_first(&self, params: &Params, claim: bool) -> Option<ProbeResult> {
+        if !ctl::measured_first(self.spec) {
+            return None;
         }
+        let group = ctl::group(self.spec, params);
         if ctl::is_control(self.spec, params) {
-            return self
-                .first
-                .control(self.spec, params, || self.service_on_slurm(slurm, params));
+            return claim.then(|| {
+                self.controls
+                    .get_or_measure(&group, || self.run_on_executor(params))
+            });
         }
         let control = ctl::control_of(self.spec, params);
-        self.first
-            .before_faulted(self.spec, params, || self.service_on_slurm(slurm, &control));
-        self.service_on_slurm(slurm, params)
+        self.controls
+            .get_or_measure(&group, || self.run_on_executor(&control));
+        None
     }
-}
 
-impl qualify_plan::CellRunner for CellRunner<'_> {
-    fn run(&self, params: &Params) -> ProbeResult {
+    /// A regression from the ledger: run anew (also a control), after its control.
+    pub fn run_regression(&self, params: &Params) -> ProbeResult {
+        self.control_first(params, false)
+            .unwrap_or_else(|| self.run_on_executor(params))
+    }
+
+    /// The cell on this run's executor: locally (a probe, or a service cell), or as Slurm
+    /// job(s).
+    fn run_on_executor(&self, params: &Params) -> ProbeResult {
         let probe = self.spec.cell_probe(params, self.backend);
         match self.executor {
             Executor::Local => self.run_local(params, &probe),
             Executor::Slurm(slurm) if self.spec.service.is_some() => {
-                let mut r = self.service_first(slurm, params);
+                let mut r = self.service_on_slurm(slurm, params);
                 if self.spec.performance.is_some() {
                     r.runs = Some(vec![r.clone()]);
                 }
@@ -285,6 +293,13 @@ impl qualify_plan::CellRunner for CellRunner<'_> {
                 super::slurm::run_cell(slurm, &probe, topology, repeat, observe)
             }
         }
+    }
+}
+
+impl qualify_plan::CellRunner for CellRunner<'_> {
+    fn run(&self, params: &Params) -> ProbeResult {
+        self.control_first(params, true)
+            .unwrap_or_else(|| self.run_on_executor(params))
     }
 }
 

@@ -1,7 +1,7 @@
 //! Stage 1: everything `qualify run` checks and loads before it runs anything, so a bad flag
 //! never wastes a run: the signing key (`--sign`), the baseline receipt (`--baseline`), the
 //! held-out checks (`--holdout` / `QUALIFY_HOLDOUT`), the process layer's inputs (`--trace`,
-//! `--since`), and the ledger with this artifact's controls (`--ledger`, `--no-ledger`), verified
+//! `--since`), and the ledger with this artifact's regressions (`--ledger`, `--no-ledger`), verified
 //! first (a ledger that does not hold is refused, naming the row). Every error here is a
 //! usage/setup error (exit 2).
 
@@ -11,8 +11,8 @@ use qualify_perf::BaselineInput;
 use qualify_trust::PrivateKey;
 
 use super::Context;
-use super::controls::Controls;
 use super::holdout::HeldOut;
+use super::regressions::Regressions;
 use crate::error::CliError;
 
 /// What the flags named, loaded and checked.
@@ -23,8 +23,8 @@ pub struct Prepared {
     pub process: ev::ProcessRecord,
     /// `None` with `--no-ledger`.
     pub ledger: Option<Ledger>,
-    /// The ledger's controls for this artifact, each with its result once run.
-    pub controls: Controls,
+    /// The ledger's regressions for this artifact, each with its result once run.
+    pub regressions: Regressions,
     /// `predicate.sandbox`: the sandbox's self-test (filled after it ran).
     pub sandbox: Option<serde_json::Value>,
     /// What never reaches a stored text: secret values, held-out checks' content.
@@ -57,8 +57,8 @@ pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
             .map(|rev| super::process_inputs::git_summary(&ctx.spec.artifact.workdir, rev))
             .transpose()?,
     };
-    let (ledger, controls) = if args.no_ledger {
-        (None, Controls::default())
+    let (ledger, regressions) = if args.no_ledger {
+        (None, Regressions::default())
     } else {
         let ledger = Ledger::open_verified(&args.ledger).map_err(|e| match e {
             qualify_ledger::LedgerError::Broken { .. } => {
@@ -69,8 +69,8 @@ pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
                 "pass --ledger PATH to use another, or --no-ledger",
             ),
         })?;
-        let controls = Controls::load(ctx, &ledger)?;
-        (Some(ledger), controls)
+        let regressions = Regressions::load(ctx, &ledger)?;
+        (Some(ledger), regressions)
     };
     Ok(Prepared {
         signing_key,
@@ -78,7 +78,7 @@ pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
         held_out,
         process,
         ledger,
-        controls,
+        regressions,
         sandbox: None,
         redactor,
     })

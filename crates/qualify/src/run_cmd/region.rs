@@ -1,6 +1,6 @@
 //! Stage 4: probing the operating region. The spec's axes become the planner's (a unit-step
 //! integer range searched for a boundary is bisected over integers; every other range is the
-//! spec's lattice of points); the ledger's controls run first, then the plan's sweeps and
+//! spec's lattice of points); the ledger's regressions run first, then the plan's sweeps and
 //! boundary searches, every cell through one [`CellRunner`], with a progress bar, `--jobs`
 //! side by side under a CPU budget locally, and every cell at once under Slurm; with
 //! `[performance]` the plan's execution is round 1 and [`super::rounds`] runs the others.
@@ -15,7 +15,7 @@ use qualify_spec::Spec;
 use super::Context;
 use super::cells::{CellRunner, Executor};
 use super::checks::Next;
-use super::controls::Controls;
+use super::regressions::Regressions;
 use super::rounds::{Dispatch, RoundExecutor};
 use crate::error::CliError;
 
@@ -32,7 +32,11 @@ pub struct Region {
     pub rounds: Option<qualify_perf::Rounds>,
 }
 
-pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<Region, CliError> {
+pub fn probe(
+    ctx: &Context<'_>,
+    regressions: &mut Regressions,
+    next: &Next,
+) -> Result<Region, CliError> {
     let spec = ctx.spec;
     let axes: Vec<plan::Axis> = spec
         .axes
@@ -69,7 +73,7 @@ pub fn probe(ctx: &Context<'_>, controls: &mut Controls, next: &Next) -> Result<
         None
     };
     let runner = CellRunner::new(ctx, &executor);
-    let (execution, mut rounds) = execute(ctx, &the_plan, planned, &runner, controls);
+    let (execution, mut rounds) = execute(ctx, &the_plan, planned, &runner, regressions);
     if let Some((held, watcher)) = measurement {
         let share = watcher.finish(true);
         drop(held);
@@ -99,7 +103,7 @@ fn execute(
     the_plan: &plan::Plan,
     planned: usize,
     runner: &CellRunner<'_>,
-    controls: &mut Controls,
+    regressions: &mut Regressions,
 ) -> (plan::Execution, Option<qualify_perf::Rounds>) {
     let bar = progress_bar(ctx.args.json, planned);
     let dispatch = runner.dispatch();
@@ -145,7 +149,7 @@ fn execute(
             }
         });
     let started = Instant::now();
-    controls.run(runner, ctx.cancel, &bar);
+    regressions.run(runner, ctx.cancel, &bar);
     let mut execution = the_plan.execute(runner, &opts);
     bar.finish_and_clear();
     ctx.say(&format!(

@@ -1,5 +1,7 @@
-//! Regression controls: every failure the ledger recorded for this artifact, re-run first (through
-//! the same cell runner as the plan's cells) and kept in the receipt marked `control: true`.
+//! Regressions: every failure the ledger recorded for this artifact (its "controls", the
+//! ledger's stored word), re-run first through the same cell runner as the plan's cells and
+//! kept in the receipt marked `control: true`. Not a service's `none` controls
+//! (`qualify_service::Controls`).
 
 use qualify_evidence as ev;
 use qualify_ledger::Ledger;
@@ -12,14 +14,14 @@ use crate::error::CliError;
 
 /// The artifact's controls, in the ledger's order, each with its result once run.
 #[derive(Default)]
-pub struct Controls(Vec<(Params, Option<ProbeResult>)>);
+pub struct Regressions(Vec<(Params, Option<ProbeResult>)>);
 
-impl Controls {
+impl Regressions {
     /// This artifact's controls whose axes are exactly the spec's (the others are skipped: the
     /// spec changed since they failed). Says how many will run and how many were skipped.
-    pub fn load(ctx: &Context<'_>, ledger: &Ledger) -> Result<Controls, CliError> {
+    pub fn load(ctx: &Context<'_>, ledger: &Ledger) -> Result<Regressions, CliError> {
         let stored = ledger
-            .controls(Some(&ctx.spec.artifact.name))
+            .regressions(Some(&ctx.spec.artifact.name))
             .map_err(|e| CliError::input_only(e.to_string()))?;
         let mut controls = Vec::new();
         let mut skipped = 0;
@@ -40,13 +42,13 @@ impl Controls {
                 "ledger: {skipped} control(s) skipped: their parameters no longer match the spec's axes"
             ));
         }
-        Ok(Controls(controls))
+        Ok(Regressions(controls))
     }
 
     /// Run each control through `runner`, before the plan's cells.
     pub fn run(
         &mut self,
-        runner: &(dyn qualify_plan::CellRunner + Sync),
+        runner: &super::cells::CellRunner<'_>,
         cancel: &CancelToken,
         bar: &indicatif::ProgressBar,
     ) {
@@ -55,7 +57,7 @@ impl Controls {
                 break;
             }
             bar.set_message(format!("control {params}"));
-            let result = runner.run(params);
+            let result = runner.run_regression(params);
             if result.outcome != Outcome::Ok {
                 bar.println(format!(
                     "  control {params}: {} — {} (an earlier failure, again)",
