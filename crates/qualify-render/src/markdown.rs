@@ -30,6 +30,7 @@ pub fn render(v: &View) -> String {
     cells(&mut m, v);
     development(&mut m, v);
     boundaries(&mut m, v);
+    frontier(&mut m, v);
     claimed(&mut m, v);
     service(&mut m, v);
     faults(&mut m, v);
@@ -352,18 +353,8 @@ fn faults(m: &mut String, v: &View) {
     }
 }
 
-fn boundaries(m: &mut String, v: &View) {
-    let b = v.boundaries();
-    if b.is_empty() {
-        return;
-    }
-    let capacity: Vec<&String> = b.iter().filter_map(|x| x.capacity.as_ref()).collect();
-    if !capacity.is_empty() {
-        m.push_str("\n### Capacity\n\n");
-        for c in capacity {
-            let _ = writeln!(m, "**{}**\n", md_cell(c));
-        }
-    }
+/// The capacity frontier: its sentence and a table, one row per combination of the other axes.
+fn frontier(m: &mut String, v: &View) {
     if let Some(f) = v.frontier() {
         m.push_str("\n### Capacity frontier\n\n");
         let _ = writeln!(m, "**{}**\n", md_cell(&f.sentence));
@@ -388,6 +379,20 @@ fn boundaries(m: &mut String, v: &View) {
             f.rows.len(),
             f.axis
         );
+    }
+}
+
+fn boundaries(m: &mut String, v: &View) {
+    let b = v.boundaries();
+    if b.is_empty() {
+        return;
+    }
+    let capacity: Vec<&String> = b.iter().filter_map(|x| x.capacity.as_ref()).collect();
+    if !capacity.is_empty() {
+        m.push_str("\n### Capacity\n\n");
+        for c in capacity {
+            let _ = writeln!(m, "**{}**\n", md_cell(c));
+        }
     }
     m.push_str("\n### Boundaries\n\n");
     for x in &b {

@@ -1089,3 +1089,62 @@ fn service_cells_are_sorted_by_the_axes_in_the_terminal_and_markdown() {
     let service = section(&md, "### Service under load", "\n### ");
     assert!(sorted(order_in(service)), "{service}");
 }
+
+/// The capacity frontier (`predicate.frontier`, as `qualify run` writes it when a load axis was
+/// searched across fault values or ceilings): a bar chart and a table in HTML, a table in
+/// Markdown and in the terminal — condition values escaped, every row there.
+#[test]
+fn the_capacity_frontier_is_drawn_in_every_renderer_and_escaped() {
+    let mut r = fixture("orders");
+    r["predicate"]["frontier"] = json!({
+        "axis": "rps",
+        "unit": "req/s",
+        "objectives": "latency_p99 ≤ 250 ms",
+        "over": ["db_fault"],
+        "rows": [
+            {"conditions": {"db_fault": "none"}, "holds_up_to": 400.0, "fails_from": null,
+             "probes": 6, "complete": true},
+            {"conditions": {"db_fault": "latency(50ms)"}, "holds_up_to": 80.0, "fails_from": 100.0,
+             "beyond": "overloaded", "behaviour": "degrades", "probes": 9, "complete": true},
+            {"conditions": {"db_fault": "<script>down"}, "holds_up_to": null, "fails_from": 20.0,
+             "beyond": "unexpected_behaviour", "behaviour": "fails_fast", "probes": 2, "complete": true}
+        ],
+        "probes": 17,
+        "sentence": "holds latency_p99 ≤ 250 ms: up to 400+ req/s with db_fault=none; …"
+    });
+    let html = qualify_render::html(&r);
+    assert_self_contained(&html);
+    assert!(html.contains("<h2>Capacity frontier</h2>"));
+    assert!(html.contains("aria-label=\"capacity per condition\""));
+    assert!(
+        html.contains("&lt;script&gt;down"),
+        "condition values are escaped"
+    );
+    assert!(html.contains("held 80, fails from 100: overloaded (degrades)"));
+    assert!(html.contains("held 400+ (the top of the range)"));
+    assert!(html.contains("not even the lowest rate, fails from 20"));
+    let md = qualify_render::markdown(&r);
+    assert!(md.contains("### Capacity frontier"), "{md}");
+    assert!(
+        md.contains("| db_fault | holds up to | fails from | beyond | probes |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| latency(50ms) | 80 req/s | 100 req/s | overloaded (degrades) | 9 |"),
+        "{md}"
+    );
+    let view = qualify_render::view::View::new(&r);
+    let table = qualify_render::terminal::frontier_table(&view).expect("a table");
+    assert!(table.contains("400 req/s+"), "{table}");
+    assert!(
+        table.contains("17 probes over 3 searches along `rps`"),
+        "{table}"
+    );
+    // Without a frontier: nothing drawn.
+    let plain = fixture("orders");
+    assert!(!qualify_render::html(&plain).contains("Capacity frontier"));
+    assert!(
+        qualify_render::terminal::frontier_table(&qualify_render::view::View::new(&plain))
+            .is_none()
+    );
+}

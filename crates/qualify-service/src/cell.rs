@@ -35,6 +35,8 @@ const WRITE_BUDGET: Duration = Duration::from_secs(30);
 const SETTLE: Duration = Duration::from_millis(300);
 /// The probe samples at least every 100 ms: waiting this much past the settle takes a sample.
 const SAMPLE_WAIT: Duration = Duration::from_millis(150);
+/// The longest the cell waits for that sample when the machine's load delays the sampler.
+const SAMPLE_DEADLINE: Duration = Duration::from_secs(3);
 
 /// How many more times a cell whose load generator was the bottleneck is measured.
 pub const BUSY_RETRIES: u32 = 2;
@@ -327,10 +329,26 @@ impl ServiceCell<'_> {
         // dependency is not): wait for a sample that late, for a cell with a fault.
         let settled = load_ended + SETTLE;
         if report.is_some() && spec.faults.is_some() && alive && !self.cancelled() {
+            // The probe samples at least every 100 ms — on a quiet machine. On a busy one its
+            // sampler can be late: wait for a sample taken after `settled` itself (up to
+            // SAMPLE_DEADLINE), not for a fixed time after it.
             let sampled = settled + SAMPLE_WAIT;
             let now = Instant::now();
             if now < sampled {
                 std::thread::sleep(sampled - now);
+            }
+            let deadline = Instant::now() + SAMPLE_DEADLINE;
+            loop {
+                let counts = instances.count_samples();
+                // None at all: a restarted instance, whose counts are not read.
+                if counts.is_empty()
+                    || counts.iter().any(|(t, _)| *t >= settled)
+                    || Instant::now() >= deadline
+                    || self.cancelled()
+                {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
             }
         }
         let samples = instances.memory_samples();

@@ -354,6 +354,7 @@ mod tests {
                 state_dir: None,
                 lease: None,
                 overrides: Vec::new(),
+                pass_env: Vec::new(),
             },
             histories: None,
             control_noise: None,

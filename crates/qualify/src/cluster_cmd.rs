@@ -54,8 +54,9 @@ fn setup(cell: &CellStep) -> Result<Setup, CliError> {
         .map(|o| o.parse::<qualify_spec::Override>())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| CliError::input_only(format!("--set: {e}")))?;
-    let spec =
+    let mut spec =
         Spec::load_with(&cell.spec, &overrides).map_err(|e| CliError::input_only(e.to_string()))?;
+    spec.sandbox.pass_env = cell.pass_env.clone();
     let node = this_node();
     let addr = node_address(&node)?;
     std::fs::create_dir_all(&state_dir).map_err(|e| {
@@ -195,7 +196,11 @@ fn host_argv(
     let exe = std::env::current_exe()
         .map_err(|e| CliError::input_only(format!("cannot find the qualify binary: {e}")))?;
     let step = DependencyHostStep {
-        cell: cell.clone(),
+        // A dependency is not the artifact: it gets its node's environment as it is.
+        cell: CellStep {
+            pass_env: Vec::new(),
+            ..cell.clone()
+        },
         dependency: name.to_string(),
         service_node: service_node.to_string(),
     };

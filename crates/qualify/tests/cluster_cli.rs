@@ -187,7 +187,13 @@ fn a_blackhole_and_a_kill_of_the_remote_redis_are_judged_as_the_same_spec_locall
     let local = run(&local_dir, &text, "local");
     let dir = scratch("faults");
     let remote = run(&dir, &text, "slurm");
-    assert_eq!(remote.code, local.code, "{}", remote.context());
+    assert_eq!(
+        remote.code,
+        local.code,
+        "--- on the cluster ---\n{}\n--- locally ---\n{}",
+        remote.context(),
+        local.context()
+    );
     let cell = |out: &common::Receipted, fault: &str| -> Value {
         out.cells()
             .iter()

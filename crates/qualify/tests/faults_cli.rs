@@ -366,8 +366,39 @@ fn postgres_started_per_cell_degrades_under_latency() {
     assert!(!gaps.contains("faults"), "{gaps}");
 }
 
+/// Spinning processes at nice 0 beside a test, one per core (a busy neighbour: the machine as a
+/// shared CI runner is), killed when dropped.
+struct BusyNeighbour(Vec<std::process::Child>);
+
+impl BusyNeighbour {
+    fn start() -> BusyNeighbour {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        BusyNeighbour(
+            (0..cpus)
+                .map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .expect("start a CPU hog")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for BusyNeighbour {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// redis-py with its defaults (no socket timeout) and with `socket_timeout = 0.2`, against a
-/// blackholed and a slowed Redis. Without timeouts the blackholed requests hang until the
+/// blackholed and a slowed Redis — on a machine whose every core a neighbour keeps busy (the
+/// verdicts must not move with it: `hangs`, `fails_fast` and `degrades` are what the client's
+/// timeouts decide, not the machine). Without timeouts the blackholed requests hang until the
 /// load's timeout — far below `max_in_flight` at 50 requests per second — and the threads stuck
 /// on them are still there after the window; with them every request fails fast. The claim
 /// expects failing fast when Redis stops answering: one expectation violated, three met.
@@ -378,7 +409,9 @@ fn a_client_without_timeouts_hangs_where_one_with_them_fails_fast() {
     {
         return;
     }
+    let neighbour = BusyNeighbour::start();
     let (code, text, r) = run_example("deps", "redis_client.toml");
+    drop(neighbour);
     assert_eq!(code, 1, "the trial claim is refused: {text}");
     let at = |fault: &str, timeouts: &str| {
         r["predicate"]["cells"]
@@ -425,18 +458,26 @@ fn a_client_without_timeouts_hangs_where_one_with_them_fails_fast() {
             .contains(&format!("; {stuck} threads left after the window (")),
         "{rec}"
     );
-    // Its objectives: outside the window held, the window's (answer within 750 ms) not.
+    // Its objectives: the window's (answer within 750 ms) not held; those outside the window
+    // judged there (they usually hold, but the ~100 threads the hang left behind can slow the
+    // second after it past 500 ms on a busy machine: the hang, not the machine, decides the cell).
+    let judged: Vec<(String, String)> = objectives(hung)
+        .into_iter()
+        .map(|(metric, phase, _)| (metric, phase))
+        .collect();
     assert_eq!(
-        objectives(hung),
+        judged,
         [
-            (
-                "latency_p99".to_string(),
-                "outside_window".to_string(),
-                true
-            ),
-            ("error_rate".to_string(), "outside_window".to_string(), true),
-            ("latency_p99".to_string(), "fault".to_string(), false),
+            ("latency_p99".to_string(), "outside_window".to_string()),
+            ("error_rate".to_string(), "outside_window".to_string()),
+            ("latency_p99".to_string(), "fault".to_string()),
         ],
+        "{text}"
+    );
+    assert!(
+        objectives(hung)
+            .iter()
+            .any(|(m, phase, held)| m == "latency_p99" && phase == "fault" && !held),
         "{text}"
     );
 
@@ -446,9 +487,11 @@ fn a_client_without_timeouts_hangs_where_one_with_them_fails_fast() {
     assert_eq!(verdict(fast), "fails_fast", "{rec}\n{text}");
     assert_eq!(rec["phases"]["during"]["timeouts"], 0, "{rec}");
     let p99 = rec["phases"]["during"]["fast_error_p99"].as_f64().unwrap();
+    // After the client's 0.2 s, and well before the load's own 1 s timeout (a busy neighbour
+    // adds queueing on the service's CPU: seen up to 0.53 s).
     assert!(
-        (0.2..0.5).contains(&p99),
-        "failed after the 0.2 s timeout: {p99}"
+        (0.2..0.9).contains(&p99),
+        "failed after the 0.2 s timeout, well before the load's 1 s: {p99}"
     );
     assert!(rec["behaviour"].get("left_after_window").is_none(), "{rec}");
     assert_eq!(

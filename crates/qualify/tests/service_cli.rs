@@ -184,13 +184,7 @@ fn orders_envelope_has_ok_and_overloaded_cells_with_the_load_in_the_receipt() {
     common::assert_shape("orders", &serde_json::json!([ok["result"], over["result"]]));
     // The whole receipt and what the run printed: a service run.
     common::assert_receipt_golden("pinned_service_receipt", &out.receipt);
-    common::assert_transcript(
-        "pinned_service",
-        dir,
-        &out.stdout,
-        &out.stderr,
-        &common::TIMED_LINES,
-    );
+    common::assert_transcript("pinned_service", dir, &out.stdout, &out.stderr, &[]);
 }
 
 #[test]

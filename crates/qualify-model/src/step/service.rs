@@ -28,9 +28,19 @@ pub struct CellStep {
     /// The submitting run's `--set KEY=VALUE` overrides, applied over the spec as it applied
     /// them (as given; the spec reads them).
     pub overrides: Vec<String>,
+    /// Variables of the step's environment the artifact also gets (`qualify run --pass-env`).
+    pub pass_env: Vec<String>,
 }
 
-const CELL_FLAGS: [&str; 6] = ["spec", "params", "backend", "state-dir", "lease", "set"];
+const CELL_FLAGS: [&str; 7] = [
+    "spec",
+    "params",
+    "backend",
+    "state-dir",
+    "lease",
+    "set",
+    "pass-env",
+];
 
 impl CellStep {
     fn push(&self, argv: &mut Vec<String>) {
@@ -44,6 +54,7 @@ impl CellStep {
             argv.push(flag("state-dir", word(dir)));
         }
         argv.extend(self.overrides.iter().map(|o| flag("set", o)));
+        argv.extend(self.pass_env.iter().map(|p| flag("pass-env", p)));
     }
 
     fn push_lease(&self, argv: &mut Vec<String>) {
@@ -60,6 +71,7 @@ impl CellStep {
             state_dir: f.one("state-dir")?.as_deref().map(path),
             lease: f.one("lease")?.as_deref().map(path),
             overrides: f.all("set"),
+            pass_env: f.all("pass-env"),
         })
     }
 }
@@ -85,6 +97,7 @@ const SERVICE_CELL: Grammar = Grammar {
         CELL_FLAGS[3],
         CELL_FLAGS[4],
         CELL_FLAGS[5],
+        CELL_FLAGS[6],
         "histories",
         "control-noise",
     ],
@@ -143,6 +156,7 @@ const DEPENDENCY_HOST: Grammar = Grammar {
         CELL_FLAGS[3],
         CELL_FLAGS[4],
         CELL_FLAGS[5],
+        CELL_FLAGS[6],
         "dependency",
         "service-node",
     ],

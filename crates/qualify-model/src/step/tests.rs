@@ -30,6 +30,7 @@ fn cell() -> CellStep {
         state_dir: Some("/shared/cell-3.nodes".into()),
         lease: Some("/shared/lease".into()),
         overrides: vec!["load.rate=200".into(), "limits.memory=\"1 GiB\"".into()],
+        pass_env: vec!["OMPI_*".into()],
     }
 }
 
@@ -85,6 +86,7 @@ fn a_service_cell_and_its_dependency_host_read_back_as_written() {
             state_dir: None,
             lease: None,
             overrides: Vec::new(),
+            pass_env: Vec::new(),
             ..cell()
         },
         histories: None,

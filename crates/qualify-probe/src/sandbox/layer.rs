@@ -6,11 +6,12 @@
 //! own and removes it when it ends; the probes of one service cell (the service, its restart)
 //! share one ([`super::PrivateWorkdir::Shared`]), so that data survives a kill and restart.
 //!
-//! Layers live in `$QUALIFY_LAYER_DIR`, else `/var/tmp/qualify-layers-<uid>` (a disk-backed
-//! directory, never under `/tmp`, which each cell sees as its own tmpfs), as `<pid>-<n>/upper`
-//! and `…/work`; the whole directory is hidden from every cell, and a run that finds directories
-//! of dead processes there removes them. What a layer holds counts against the disk ceiling,
-//! sampled by walking it ([`WorkdirLayer::usage`]).
+//! Layers live in `$QUALIFY_LAYER_DIR`, else `/dev/shm/qualify-layers-<uid>` (a tmpfs: what a
+//! cell writes into its workdir is held in memory, as what it writes to `/tmp`, and counts
+//! against its memory ceiling too), else `/var/tmp/qualify-layers-<uid>` ([`layers_root`]), as
+//! `<pid>-<n>/upper` and `…/work`; the directory is out of every cell's sight, and a run that
+//! finds directories of dead processes there removes them. What a layer holds counts against
+//! the disk ceiling, sampled by walking it ([`WorkdirLayer::usage`]).
 //!
 //! Cost: an overlay mount per probe (no copy of the workdir); a file the cell writes to is copied
 //! up once, whole. Measured by `bench/sandbox.sh`.
@@ -28,14 +29,28 @@ use crate::errno::Errno;
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
-/// Where layers are made.
+/// Where layers are made: `$QUALIFY_LAYER_DIR`, else the first of `/dev/shm/qualify-layers-<uid>`
+/// (a tmpfs: making and removing a layer costs microseconds, not a journal's milliseconds) and
+/// `/var/tmp/qualify-layers-<uid>` where an overlay can be made, decided once.
 pub fn layers_root() -> PathBuf {
     if let Some(d) = std::env::var_os("QUALIFY_LAYER_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
-    // SAFETY: getuid has no preconditions.
-    let uid = unsafe { libc::getuid() };
-    PathBuf::from(format!("/var/tmp/qualify-layers-{uid}"))
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        // SAFETY: getuid has no preconditions.
+        let uid = unsafe { libc::getuid() };
+        let candidates = [
+            PathBuf::from(format!("/dev/shm/qualify-layers-{uid}")),
+            PathBuf::from(format!("/var/tmp/qualify-layers-{uid}")),
+        ];
+        candidates
+            .iter()
+            .find(|c| try_overlay(c).is_ok())
+            .unwrap_or(&candidates[1])
+            .clone()
+    })
+    .clone()
 }
 
 /// A cell's private writable layer over the workdir.
@@ -47,7 +62,11 @@ pub struct WorkdirLayer {
 impl WorkdirLayer {
     /// A new, empty layer (its `upper` and `work` directories).
     pub fn create() -> Result<Arc<WorkdirLayer>, ProbeError> {
-        let root = layers_root();
+        Self::create_in(&layers_root())
+    }
+
+    fn create_in(root: &Path) -> Result<Arc<WorkdirLayer>, ProbeError> {
+        let root = root.to_path_buf();
         std::fs::create_dir_all(&root).map_err(|e| {
             ProbeError::io(
                 format!(
@@ -84,6 +103,21 @@ impl WorkdirLayer {
 
     pub(crate) fn work(&self) -> PathBuf {
         self.dir.join("work")
+    }
+
+    /// Remove the mark a volatile overlay leaves in its work directory (`work/incompat/
+    /// volatile`, mode 000), which a new mount of the same layer refuses.
+    pub(crate) fn clear_volatile_mark(&self) {
+        use std::os::unix::fs::PermissionsExt;
+        let work = self.work().join("work");
+        let incompat = work.join("incompat");
+        if !incompat.exists() {
+            return;
+        }
+        for d in [&work, &incompat, &incompat.join("volatile")] {
+            let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700));
+        }
+        let _ = std::fs::remove_dir_all(&incompat);
     }
 
     /// The file `relative` (to the workdir) as the cell left it: its copy in the upper layer
@@ -129,6 +163,7 @@ impl WorkdirLayer {
 
 impl Drop for WorkdirLayer {
     fn drop(&mut self) {
+        self.clear_volatile_mark();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -197,10 +232,13 @@ pub(crate) unsafe fn overlay(
             };
             libc::syscall(libc::SYS_fsconfig, fs, cmd, key.as_ptr(), v, 0) == 0
         };
+        // `volatile`: no sync of the upper layer (it is thrown away); older kernels lack it.
         let ok = set(c"lowerdir", Some(lower))
             && set(c"upperdir", Some(upper))
             && set(c"workdir", Some(work))
-            && (!userxattr || set(c"userxattr", None))
+            && (!userxattr || set(c"userxattr", None));
+        let _ = ok && set(c"volatile", None);
+        let ok = ok
             && libc::syscall(
                 libc::SYS_fsconfig,
                 fs,
@@ -233,13 +271,13 @@ pub(crate) fn supported() -> Result<(), Missing> {
     if let Some(r) = cache.as_ref() {
         return r.clone();
     }
-    let r = try_overlay();
+    let r = try_overlay(&layers_root());
     *cache = Some(r.clone());
     r
 }
 
-fn try_overlay() -> Result<(), Missing> {
-    let layer = WorkdirLayer::create().map_err(|e| Missing::Overlay(e.to_string()))?;
+fn try_overlay(root: &Path) -> Result<(), Missing> {
+    let layer = WorkdirLayer::create_in(root).map_err(|e| Missing::Overlay(e.to_string()))?;
     let lower = layer.dir.join("lower");
     std::fs::create_dir_all(&lower).map_err(|e| Missing::Overlay(e.to_string()))?;
     let c = |p: &Path| {
@@ -247,8 +285,8 @@ fn try_overlay() -> Result<(), Missing> {
     };
     let (l, u, w) = (c(&lower)?, c(&layer.upper())?, c(&layer.work())?);
     // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let flags = if root {
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let flags = if as_root {
         libc::CLONE_NEWNS
     } else {
         libc::CLONE_NEWNS | libc::CLONE_NEWUSER
@@ -278,7 +316,7 @@ fn try_overlay() -> Result<(), Missing> {
             let mut b = 0u8;
             // Not as root: wait until the parent wrote the maps.
             libc::read(fds[0], (&mut b as *mut u8).cast(), 1);
-            let r = overlay(&l, &u, &w, !root);
+            let r = overlay(&l, &u, &w, !as_root);
             libc::_exit(match r {
                 Ok(_) => 0,
                 Err(e) => e.clamp(1, 255),
@@ -288,7 +326,7 @@ fn try_overlay() -> Result<(), Missing> {
     let pid = pid as i32;
     // SAFETY: our fd.
     unsafe { libc::close(fds[0]) };
-    if !root {
+    if !as_root {
         // SAFETY: getuid/getgid have no preconditions.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let _ = std::fs::write(format!("/proc/{pid}/setgroups"), "deny");
@@ -310,7 +348,7 @@ fn try_overlay() -> Result<(), Missing> {
     };
     Err(Missing::Overlay(format!(
         "the kernel refused an overlay with its upper layer in {} ({})",
-        layers_root().display(),
+        root.display(),
         Errno(code)
     )))
 }

@@ -435,6 +435,9 @@ impl Plan {
                 }
             };
         if let Some(l) = &layer {
+            // A layer mounted before (a service's, before its restart) left the volatile
+            // overlay's mark, which a new mount refuses.
+            l.clear_volatile_mark();
             // The overlay's root takes the upper directory's owner and mode: those the workdir
             // shows inside (through its idmapping, when it has one).
             use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -449,8 +452,9 @@ impl Plan {
                     std::fs::Permissions::from_mode(m.mode() & 0o7777),
                 );
             }
-            if !hidden.iter().any(|(_, p)| *p == layer::layers_root()) {
-                hidden.push((Role::State, layer::layers_root()));
+            let root = layer::layers_root();
+            if !private(&root) && !hidden.iter().any(|(_, p)| *p == root) {
+                hidden.push((Role::State, root));
             }
         }
 

@@ -107,9 +107,16 @@ fn chart(f: &FrontierView) -> String {
                     y + row_h - 2.0,
                     esc(&r.fails_text(&f.unit))
                 );
-                format!("fails from {}: {}", num(fail), r.beyond_text())
+                let held = r.holds_up_to.map_or_else(
+                    || "not even the lowest rate".to_string(),
+                    |h| format!("held {}", num(h)),
+                );
+                format!("{held}, fails from {}: {}", num(fail), r.beyond_text())
             }
-            None => "the top of the range held".to_string(),
+            None => format!(
+                "held {}+ (the top of the range)",
+                r.holds_up_to.map_or_else(String::new, num)
+            ),
         };
         let end = r.fails_from.or(r.holds_up_to).map_or(label_w, scale);
         let _ = write!(

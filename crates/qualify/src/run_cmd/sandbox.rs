@@ -361,7 +361,8 @@ pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, CliError> {
     let beside = workdir.parent().unwrap_or(Path::new("/"));
     let visible = |d: &Path| {
         let private = d.starts_with("/tmp") || d.starts_with("/dev/shm");
-        !private && !spec.sandbox.hidden.iter().any(|(_, h)| d.starts_with(h))
+        let writable = nix::unistd::access(d, nix::unistd::AccessFlags::W_OK).is_ok();
+        writable && !private && !spec.sandbox.hidden.iter().any(|(_, h)| d.starts_with(h))
     };
     let socket_dir = if visible(beside) {
         beside.to_path_buf()

@@ -176,6 +176,7 @@ pub fn run_service_cell(
             lease: None,
             // The run's overrides: the job reads the spec as this run did.
             overrides: spec.overrides.clone(),
+            pass_env: probe.sandbox.pass_env.clone(),
         },
         histories: Some(histories.to_path_buf()),
         control_noise,

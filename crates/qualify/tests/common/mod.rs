@@ -701,12 +701,15 @@ const VOLATILE: [&str; 10] = [
 /// Keys, named `parent.key`, present only when timing says so: a generator that lagged on a busy
 /// machine says why (`generator.detail`), a load stopped early says when.
 /// A phase counts its timed-out requests only when some did (`phases.censored`).
-const VOLATILE_IN: [&str; 4] = [
+/// How a service's own processes were watched depends on the host (the kernel's process
+/// events as root, else sampling): `children.watched_by`.
+const VOLATILE_IN: [&str; 5] = [
     "generator.detail",
     // A split load's generator that lagged says why, as the in-process one does.
     "generators.detail",
     "load.stopped_at_seconds",
     "phases.censored",
+    "children.watched_by",
 ];
 
 /// Keys whose identifier-like values depend on timing or content (the tests assert those they
@@ -885,23 +888,41 @@ pub fn assert_receipt_golden(name: &str, receipt: &Value) {
 
 /// Lines of a faulted cell's story whose wording follows timing (a recovery in ms or s, a pool
 /// seen or not, a phase with or without a figure): left out of faulted runs' transcripts.
-pub const TIMED_LINES: [&str; 5] = [
+pub const TIMED_LINES: [&str; 4] = [
     "requests in the window",
     "no fault (the control)",
     "retried ",
     "connections plateaued",
-    // A service cell's row: its figures change unit (ms, s) and its errors column with timing.
-    " req/s ",
 ];
 
 /// A terminal transcript as a golden compares it: `dir` (the run's directory) as `<dir>`,
 /// digests (words of 7 or more hex digits, letters and digits both) as `<hex>`, every other
-/// number (with or without decimals) as `#`, runs
-/// of blanks as one, lines trimmed, blank lines kept.
+/// number as `#` (decimals too), runs of blanks as one, lines trimmed, blank lines kept; a
+/// per-cell figures table keeps each row's cell and outcome.
 pub fn transcript(text: &str, dir: &Path) -> String {
     let text = text.replace(&*dir.to_string_lossy(), "<dir>");
     let mut out = String::new();
+    // A table of per-cell figures (the service cells'): how fast and how many failed is
+    // timing — a latency shown in ms one run and in s the next, errors `none` or a class —; its
+    // rows keep the cell and the outcome (first and last column).
+    let mut in_table = false;
     for line in text.lines() {
+        if line.trim_end().ends_with("(sorted by the axes):") {
+            in_table = true;
+        } else if line.trim().is_empty() {
+            in_table = false;
+        } else if in_table && !line.trim_start().starts_with("cell ") {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let cell = line
+                .trim_start()
+                .split("  ")
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            let outcome = words.last().copied().unwrap_or_default();
+            out.push_str(&format!("{cell} … {outcome}\n"));
+            continue;
+        }
         let line: Vec<String> = line
             .split(' ')
             .map(|w| {
@@ -940,7 +961,7 @@ pub fn transcript(text: &str, dir: &Path) -> String {
                 blank = false;
             }
         }
-        // A figure is `#` whether or not this run's value had decimals.
+        // A figure is a figure however many digits its rounding kept (`56.9 ms`, `102 ms`).
         while l.contains("#.#") {
             l = l.replace("#.#", "#");
         }
