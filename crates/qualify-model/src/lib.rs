@@ -13,7 +13,7 @@
 //! one digest format ([`sha256_hex`]); and one strict JSON reader for documents qualify judges
 //! ([`json`]: a duplicate key is refused).
 
-mod axis;
+pub mod axis;
 mod backend;
 mod better;
 pub mod children;
@@ -29,6 +29,7 @@ pub mod load;
 mod messages_tests;
 pub mod outcome;
 mod parse;
+pub mod range;
 mod repeat;
 pub mod result;
 pub mod sandbox;

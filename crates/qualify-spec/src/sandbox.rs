@@ -122,12 +122,13 @@ mod tests {
     fn the_default_is_on_with_loopback() {
         let spec = Spec::parse(BASE, "/p/q.toml").unwrap();
         assert_eq!(spec.sandbox, super::SandboxSpec::default());
-        let probe = spec.command_probe(vec!["true".into()], qualify_probe::BackendChoice::Auto);
-        assert_eq!(probe.sandbox.mode, qualify_probe::SandboxMode::On);
-        assert!(matches!(
-            probe.sandbox.network,
-            qualify_probe::Network::Loopback
-        ));
+        let policy = spec.sandbox_policy();
+        assert_eq!(policy.mode, super::SandboxMode::On);
+        assert_eq!(policy.network, super::NetworkPolicy::Loopback);
+        assert!(
+            policy.private_workdir,
+            "a cell writes through a layer of its own"
+        );
     }
 
     #[test]
@@ -140,17 +141,14 @@ mod tests {
         )
         .unwrap();
         let s = &spec.sandbox;
-        assert_eq!(s.mode, qualify_probe::SandboxMode::Required);
+        assert_eq!(s.mode, super::SandboxMode::Required);
         assert_eq!(s.network, super::NetworkPolicy::None);
         assert_eq!(s.writable, vec![std::path::PathBuf::from("/p/out/")]);
         assert_eq!(s.readable, vec![std::path::PathBuf::from("/opt/data")]);
         assert_eq!(s.user.as_deref(), Some("nobody"));
-        let probe = spec.cell_probe(&Default::default(), qualify_probe::BackendChoice::Auto);
-        assert_eq!(probe.sandbox.writable, s.writable);
-        assert!(matches!(
-            probe.sandbox.network,
-            qualify_probe::Network::None
-        ));
+        let policy = spec.sandbox_policy();
+        assert_eq!(policy.writable, s.writable);
+        assert_eq!(policy.network, super::NetworkPolicy::None);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! interrupted leaves the rest of the run to record an incomplete receipt.
 
 use qualify_probe::Outcome;
+use qualify_service::SpecProbes;
 
 use super::Context;
 use crate::error::CliError;

@@ -15,6 +15,7 @@ use qualify_perf::Sample;
 use qualify_plan::Params;
 use qualify_probe::{CancelToken, Outcome, ProbeError, ProbeResult, ProbeSpec};
 use qualify_service::ServiceError;
+use qualify_service::SpecProbes;
 use qualify_service::controls as ctl;
 use qualify_slurm::SlurmExecutor;
 use qualify_spec::Spec;

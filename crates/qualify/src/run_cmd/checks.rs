@@ -4,6 +4,7 @@
 
 use qualify_evidence as ev;
 use qualify_probe::Outcome;
+use qualify_service::SpecProbes;
 
 use super::Context;
 use super::build::Built;

@@ -5,6 +5,7 @@
 
 use qualify_evidence as ev;
 use qualify_evidence::layers::reproducibility::ReproducibilityDecl;
+use qualify_service::SpecProbes;
 use qualify_trust::Fingerprint;
 use qualify_trust::fingerprint::{self, FingerprintInputs};
 

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use qualify_evidence as ev;
+use qualify_service::SpecProbes;
 use qualify_spec::Spec;
 
 use super::Context;

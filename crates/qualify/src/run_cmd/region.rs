@@ -38,11 +38,7 @@ pub fn probe(
     next: &Next,
 ) -> Result<Region, CliError> {
     let spec = ctx.spec;
-    let axes: Vec<plan::Axis> = spec
-        .axes
-        .iter()
-        .map(qualify_spec::Axis::plan_axis)
-        .collect();
+    let axes: Vec<plan::Axis> = spec.axes.iter().map(qualify_plan::Axis::declared).collect();
     let the_plan = plan::Plan::new(axes)
         .map_err(|e| CliError::input_only(format!("{}: {e}", spec.path.display())))?;
     let planned = the_plan.estimated_cells();

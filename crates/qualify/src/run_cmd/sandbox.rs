@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use qualify_evidence as ev;
 use qualify_probe::Role;
 use qualify_probe::selftest::{Attempt, SelfTest, Targets};
+use qualify_service::SpecProbes;
 use qualify_spec::{SandboxMode, Spec};
 use serde_json::{Value, json};
 

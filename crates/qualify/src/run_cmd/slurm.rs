@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use qualify_model::step::{CellStep, ProbeStep, ServiceCellStep};
 use qualify_probe::{CancelToken, ProbeResult, ProbeSpec};
+use qualify_service::SpecProbes;
 use qualify_service::controls::Noise;
 use qualify_slurm::{CellJob, JobStep, SlurmConfig, SlurmExecutor, Topology};
 use qualify_spec::{ExecutorKind, Spec};

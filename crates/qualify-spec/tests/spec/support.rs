@@ -2,7 +2,7 @@
 //! diagnostics as displayed, and compute the `path:line:col: error: ` a diagnostic must start
 //! with independently of the crate's own offset conversion.
 
-use crate::Spec;
+use qualify_spec::Spec;
 
 /// The path every test spec is parsed as.
 pub const PATH: &str = "dir/qualify.toml";

@@ -1,11 +1,19 @@
-//! Whole-spec tests: a full valid spec, the starter spec, and every error with its position.
+//! Whole-spec tests through the crate's public interface: a full valid spec, the starter spec,
+//! and every error with its position (`faults.rs`: dependencies, faults and their
+//! expectations; `performance.rs`: `[performance]`; `service.rs`: services, load and objectives; `support.rs`: the helpers).
+
+mod environment;
+mod faults;
+mod performance;
+mod service;
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::*;
-use crate::test_support::{assert_starts, at, error, errors};
+use crate::support::{assert_starts, at, error, errors};
+use qualify_spec::*;
 
 const BASE: &str = r#"[artifact]
 name = "gemm"
@@ -131,7 +139,7 @@ reason = "single node only"
             pids: Some(256),
             timeout: Some(Duration::from_secs(60)),
             stall: Some(Duration::from_secs(5)),
-            progress: Some(qualify_probe::Progress::Output),
+            progress: Some(qualify_model::Progress::Output),
             disk_bytes: None,
         }
     );
@@ -971,7 +979,7 @@ fn contradictions_between_sections_are_errors() {
         "claim.headroom.n: [target] names no value for axis `n`",
     );
     let ok = format!("{with_n}\n[target]\nworkload = {{ n = 2 }}\n");
-    let spec = crate::test_support::valid(&ok);
+    let spec = crate::support::valid(&ok);
     assert_eq!(spec.claim.headroom.for_axis("n"), Some(2.0));
     assert_eq!(spec.claim.headroom.for_axis("m"), None);
     let low = ok.replace("n = 2.0", "n = 0.5");

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use super::*;
 use qualify_model::Value as AxisValue;
+use qualify_spec::*;
 
 const SERVICE: &str = r#"[artifact]
 name = "orders"
@@ -140,7 +140,7 @@ fn a_service_spec_is_read() {
 
 #[test]
 fn the_orders_example_spec_is_valid() {
-    let text = include_str!("../../../examples/orders/qualify.toml");
+    let text = include_str!("../../../../examples/orders/qualify.toml");
     let spec = Spec::parse(text, "examples/orders/qualify.toml").unwrap();
     let load = spec.load.unwrap();
     assert_eq!(load.axis(), Some("rps"));
@@ -727,8 +727,8 @@ fn request_template_checks_agree_with_the_load_generator() {
     assert_eq!(template_problems("/a/{rps}/{port}", &["rps"]).len(), 2);
 }
 
-fn qualify_spec_search() -> crate::Search {
-    crate::Search::Boundary
+fn qualify_spec_search() -> qualify_spec::Search {
+    qualify_spec::Search::Boundary
 }
 
 #[test]

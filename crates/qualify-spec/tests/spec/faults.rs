@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use super::*;
-use crate::test_support::{PATH, at, errors};
+use crate::support::{PATH, at, errors};
 use qualify_model::fault::FaultKind;
 use qualify_model::load::RequestKind;
 use qualify_model::{Params, Value as AxisValue};
+use qualify_spec::*;
 
 const FAULTS: &str = r#"[artifact]
 name = "worker"
@@ -611,7 +611,7 @@ fn dependency_errors() {
 fn a_dependency_needs_a_service() {
     let text = format!(
         "{}\n[[dependency]]\nname = \"db\"\nupstream = \"127.0.0.1:5432\"\nenv = {{ DB = \"{{proxy_port}}\" }}\n",
-        crate::test_support::MINIMAL
+        crate::support::MINIMAL
     );
     let e = errors(&text);
     assert_eq!(e.len(), 1, "{e:#?}");
@@ -749,10 +749,7 @@ fn recovery_errors() {
         "write the check as tcp requests",
     );
     // Without [service].
-    let text = format!(
-        "{}\n[recovery]\nat = \"1s\"\n",
-        crate::test_support::MINIMAL
-    );
+    let text = format!("{}\n[recovery]\nat = \"1s\"\n", crate::support::MINIMAL);
     let e = errors(&text);
     assert_eq!(e.len(), 1, "{e:#?}");
     expect(
@@ -794,7 +791,7 @@ fn target_dependencies_and_fault_waivers() {
     // Without dependencies there is no faults gap to waive.
     let text = format!(
         "{}\n[[waiver]]\ngap = \"faults\"\nreason = \"r\"\n",
-        crate::test_support::MINIMAL
+        crate::support::MINIMAL
     );
     let e = errors(&text);
     assert_eq!(e.len(), 1, "{e:#?}");
@@ -1314,14 +1311,17 @@ fn fault_objectives_are_read_and_need_a_fault_window() {
 #[test]
 fn a_dependency_runs_on_the_services_node_unless_it_asks_for_its_own() {
     let spec = Spec::parse(FAULTS, PATH).unwrap();
-    assert_eq!(spec.dependency("db").unwrap().node, crate::Node::Service);
+    assert_eq!(
+        spec.dependency("db").unwrap().node,
+        qualify_spec::Node::Service
+    );
     let text = FAULTS.replace(
         "env = { REDIS_URL = \"redis://127.0.0.1:{proxy_port}\" }",
         "node = \"own\"\nenv = { REDIS_URL = \"redis://{proxy_host}:{proxy_port}\" }",
     );
     let spec = Spec::parse(&text, PATH).unwrap();
     let db = spec.dependency("db").unwrap();
-    assert_eq!(db.node, crate::Node::Own);
+    assert_eq!(db.node, qualify_spec::Node::Own);
     // `{proxy_host}`: the proxy's address, loopback unless the dependency's node is another.
     assert_eq!(
         db.service_env_at(&cell("down"), "10.77.0.12", 40002, 40001),

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::axis::Value;
+use crate::Value;
 
 /// How a range's lattice is spaced: `linear` adds `step`, `log` multiplies by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
