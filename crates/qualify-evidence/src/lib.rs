@@ -9,6 +9,7 @@
 //! its dependencies and how it behaved), [`load`] (a service cell's `result.load` as the
 //! checklist reads it: what the service did at and beyond capacity), [`capacity`] (a load
 //! axis's boundary as one sentence with its precision), [`region`] (what was examined), [`layers`] (the five layers),
+//! [`perturb`] (what `[perturb]` campaigns examined, the production requirement),
 //! [`gap`] (target vs tested, waivers), [`checklist`] (admission questions), [`receipt`]
 //! (Statement, digest, file name), [`policy`] (claim levels' requirements), [`receipt_file`] (parsing
 //! receipts for the gate).
@@ -23,6 +24,7 @@ pub mod gap;
 pub mod holdout;
 pub mod layers;
 pub mod load;
+pub mod perturb;
 pub mod policy;
 pub mod receipt;
 pub mod receipt_file;

@@ -3,8 +3,9 @@
 //! (a behaviour under a fault the claim states no expectation for is stated, and accepted);
 //! `production` needs all five layers closed, every target gap closed or waived by name with a
 //! reason, and no `hangs`, `retry_storm`, `loses_writes`, `stops` or `recovers_late` under a
-//! fault unless the claim expects it by name. Each unmet requirement becomes one reason naming
-//! its layer, gap or fault.
+//! fault unless the claim expects it by name, and — with `[claim] perturb = "required"` — every
+//! claimed cell of a concurrent artifact perturbed. Each unmet requirement becomes one reason
+//! naming its layer, gap or fault.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +29,11 @@ pub trait Evidence {
     /// ([`crate::faults::refused_for_production`]).
     fn refused_behaviours(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// Why `[claim] perturb = "required"` is unmet for `production`, if it is; see
+    /// [`crate::perturb::unmet`].
+    fn perturb_unmet(&self) -> Option<String> {
+        None
     }
 }
 
@@ -87,6 +93,11 @@ pub fn evaluate<E: Evidence + ?Sized>(evidence: &E, level: ClaimLevel) -> GateVe
         && let Some(why) = evidence.holdout_unmet()
     {
         reasons.push(format!("functional layer (held-out): {why}"));
+    }
+    if level == ClaimLevel::Production
+        && let Some(why) = evidence.perturb_unmet()
+    {
+        reasons.push(format!("envelope layer (perturbation): {why}"));
     }
     if level == ClaimLevel::Production {
         for why in evidence.refused_behaviours() {

@@ -118,6 +118,9 @@ impl Evidence for Predicate {
     fn refused_behaviours(&self) -> Vec<String> {
         crate::policy::refused_in(&self.layers.envelope.evidence)
     }
+    fn perturb_unmet(&self) -> Option<String> {
+        crate::perturb::unmet(&self.layers.envelope.evidence)
+    }
 }
 
 impl Evidence for Statement {
@@ -135,6 +138,9 @@ impl Evidence for Statement {
     }
     fn refused_behaviours(&self) -> Vec<String> {
         self.predicate.refused_behaviours()
+    }
+    fn perturb_unmet(&self) -> Option<String> {
+        self.predicate.perturb_unmet()
     }
 }
 

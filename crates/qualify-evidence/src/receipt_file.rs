@@ -138,6 +138,12 @@ impl Evidence for Receipt {
             .map(crate::policy::refused_in)
             .unwrap_or_default()
     }
+    fn perturb_unmet(&self) -> Option<String> {
+        crate::perturb::unmet(
+            self.statement
+                .pointer("/predicate/layers/envelope/evidence")?,
+        )
+    }
 }
 
 /// Parse and check a receipt file's text. A signed (DSSE) receipt's payload is read without

@@ -42,6 +42,9 @@ pub struct RunRecord {
     pub functional: FunctionalRun,
     /// Held-out checks (`--holdout DIR`) and whether the spec requires them.
     pub holdout: crate::holdout::HoldoutRun,
+    /// `[claim] perturb = "required"`: production on a concurrent artifact needs every claimed
+    /// cell perturbed.
+    pub perturb_required: bool,
     /// Development trace and git history (`--trace`, `--since`): the process layer's input.
     pub process: crate::layers::process::ProcessRecord,
     /// The environment fingerprint of this run (`None`: not collected), and the spec's
@@ -223,11 +226,11 @@ impl Cell {
         }
     }
 
-    /// The cell ended `ok`.
-    /// `ok`, and nothing outlived the main process: a process that outlives its cell is a
+    /// `ok`, nothing outlived the main process, and none of its perturbed runs (`[perturb]`)
+    /// failed: a process that outlives its cell, or an interleaving the program allows, is a
     /// failure wherever cells count (the envelope layer: `trial` and above).
     pub fn passed(&self) -> bool {
-        self.result.outcome == Outcome::Ok && !self.leaked()
+        self.result.outcome == Outcome::Ok && !self.leaked() && !self.failed_under_perturbation()
     }
 
     /// Processes outlived the main process (qualify killed them at the cell's end).
@@ -237,10 +240,24 @@ impl Cell {
             .contains(&qualify_model::Flag::LeakedProcesses)
     }
 
-    /// How the cell failed, for people: its outcome, or `ok but leaked_processes`.
+    /// Its own run passed, but a perturbed run failed: an interleaving the program allows.
+    pub fn failed_under_perturbation(&self) -> bool {
+        self.result.perturb.as_ref().is_some_and(|p| p.failed())
+    }
+
+    /// How the cell failed, for people: its outcome, `ok but leaked_processes`, or `deadlock
+    /// under perturbation`.
     pub fn verdict_text(&self) -> String {
         if self.result.outcome == Outcome::Ok && self.leaked() {
             "ok but leaked_processes".to_string()
+        } else if let Some(p) = self
+            .result
+            .perturb
+            .as_ref()
+            .filter(|p| self.result.outcome == Outcome::Ok && p.failed())
+        {
+            let kind = p.failures.first().map(|f| f.kind()).unwrap_or_default();
+            format!("{kind} under perturbation")
         } else {
             self.result.outcome.to_string()
         }

@@ -401,7 +401,19 @@ fn examined(d: Dimension, record: &RunRecord, tested: &Tested) -> Option<String>
         (!parts.is_empty()).then(|| parts.join("; "))
     };
     match d {
-        Dimension::Workload | Dimension::Concurrency | Dimension::Topology => by_dimension(d),
+        Dimension::Concurrency => {
+            // Perturbed runs examine the schedules the cells' own thread counts allow.
+            let schedules = crate::perturb::schedules(record);
+            match (by_dimension(d), schedules) {
+                (Some(axes), Some(s)) => Some(format!("{axes}; {s}")),
+                (Some(axes), None) => Some(axes),
+                (None, Some(s)) => Some(format!(
+                    "{s}, at the cells' own thread counts (no concurrency axis)"
+                )),
+                (None, None) => None,
+            }
+        }
+        Dimension::Workload | Dimension::Topology => by_dimension(d),
         Dimension::Memory => {
             if let Some(axes) = by_dimension(Dimension::Memory) {
                 return Some(axes);

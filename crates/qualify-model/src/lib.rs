@@ -9,9 +9,10 @@
 //! environment a claim is
 //! about ([`Target`]) and which target value bounds each axis's claimed region; service-level
 //! objectives ([`Slo`], [`SloMetric`], [`SloResult`]); a service cell's load and what it
-//! measured ([`load`]: [`LoadPlan`], [`LoadReport`]); one grammar for durations, sizes and rates ([`units`]);
-//! one digest format ([`sha256_hex`]); and one strict JSON reader for documents qualify judges
-//! ([`json`]: a duplicate key is refused).
+//! measured ([`load`]: [`LoadPlan`], [`LoadReport`]); a cell's schedule-perturbation campaign
+//! ([`perturb`]: [`PerturbReport`], [`Rate`] with its Wilson interval); one grammar for
+//! durations, sizes and rates ([`units`]); one digest format ([`sha256_hex`]); and one strict
+//! JSON reader for documents qualify judges ([`json`]: a duplicate key is refused).
 
 pub mod axis;
 mod backend;
@@ -29,6 +30,7 @@ pub mod load;
 mod messages_tests;
 pub mod outcome;
 mod parse;
+pub mod perturb;
 pub mod range;
 mod repeat;
 pub mod result;
@@ -52,6 +54,7 @@ pub use limits::{Ceiling, Limits, Progress};
 pub use load::{LoadPlan, LoadReport, ServiceLoad};
 pub use outcome::Outcome;
 pub use parse::ParseError;
+pub use perturb::{PerturbMode, PerturbReport, Rate};
 pub use repeat::Repeat;
 pub use result::{Flag, ProbeResult, TimeoutKind};
 pub use sandbox::{NetworkPolicy, SandboxPolicy};

@@ -11,6 +11,7 @@ use crate::fault::FaultRecord;
 use crate::limits::Limits;
 use crate::load::ServiceLoad;
 use crate::outcome::Outcome;
+use crate::perturb::PerturbReport;
 
 /// What the tree was doing when the deadline passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,6 +142,9 @@ pub struct ProbeResult {
         deserialize_with = "crate::fault::record::one_or_many"
     )]
     pub faults: Vec<FaultRecord>,
+    /// The cell's schedule-perturbation campaign (`[perturb]`, `qualify probe --perturb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perturb: Option<PerturbReport>,
     /// A long-running tree's processes that ended while its main process ran (a server
     /// replacing its workers), watched for services.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,6 +184,7 @@ impl ProbeResult {
             distinct_outputs: None,
             load: None,
             faults: Vec::new(),
+            perturb: None,
             children: None,
         }
     }

@@ -43,6 +43,7 @@ fn result(outcome: Outcome) -> ProbeResult {
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        perturb: None,
         children: None,
     }
 }

@@ -27,6 +27,12 @@ struct State {
     counts: Vec<(Instant, TreeCounts)>,
     stop: Option<(i32, Duration)>,
     members: Option<Members>,
+    /// The tree's group with CPU bandwidth control, if it has one.
+    cpu: Option<PathBuf>,
+    /// The tree's unified group with `cgroup.freeze`, if it has one.
+    freezer: Option<PathBuf>,
+    /// The program ended (its status is known): nothing to list or signal any more.
+    ended: bool,
     /// Stopped on purpose (SIGSTOP sent, SIGCONT not yet).
     held: bool,
     /// How many times the tree was continued after a hold (the probe restarts its stall
@@ -121,11 +127,62 @@ impl Control {
             .unwrap_or_default()
     }
 
+    /// The tree's processes now (host pids), found as the probe finds them; empty before the
+    /// program started and once it ended.
+    pub fn members(&self) -> Vec<i32> {
+        let members = match self.state.lock() {
+            Ok(s) if !s.ended => s.members.clone(),
+            _ => None,
+        };
+        members.map(|m| m.list()).unwrap_or_default()
+    }
+
+    /// The tree's cgroup directory with CPU bandwidth control (v2 `cpu.max` or v1
+    /// `cpu.cfs_quota_us`), when it has one (a v1 cpu group exists only under a CPU ceiling).
+    pub fn cpu_cgroup(&self) -> Option<PathBuf> {
+        self.state.lock().ok().and_then(|s| s.cpu.clone())
+    }
+
     /// The TCP ports the tree listens on now (empty before it started, or when it listens on
     /// none).
     pub fn listening(&self) -> Vec<crate::sockets::Listener> {
         let members = self.state.lock().ok().and_then(|s| s.members.clone());
         members.map_or_else(Vec::new, |m| crate::sockets::listening(&m.list()))
+    }
+
+    /// Freeze (`true`) or thaw (`false`) the whole tree through its cgroup (`cgroup.freeze`): no
+    /// signal, nothing the program can see but lost time. Frozen marks the tree held (no stall
+    /// verdict while it is, the stall watch starting afresh once thawed), as a SIGSTOP through
+    /// [`Control::signal_tree`] does. `false` when the tree has no such group (or it is not
+    /// running): the caller may stop it by signal instead.
+    pub fn set_frozen(&self, frozen: bool) -> bool {
+        let dir = match self.state.lock() {
+            Ok(mut s) if !s.ended && s.freezer.is_some() => {
+                if frozen {
+                    // Held before the freeze lands, so no sample of the frozen tree is judged.
+                    s.held = true;
+                }
+                s.freezer.clone()
+            }
+            _ => None,
+        };
+        let Some(dir) = dir else {
+            return false;
+        };
+        let done =
+            crate::backend::cgroupfs::write(&dir, "cgroup.freeze", if frozen { "1" } else { "0" })
+                .is_ok();
+        if !frozen
+            && let Ok(mut s) = self.state.lock()
+            && s.held
+        {
+            s.held = false;
+            s.resumed += 1;
+        }
+        if frozen && !done {
+            self.set_frozen(false);
+        }
+        done
     }
 
     /// Ask the probe to stop the program: `signal` to its main process, then after `grace` the
@@ -202,11 +259,23 @@ impl Control {
         pid: i32,
         netns: Option<Arc<crate::netns::Netns>>,
         members: Members,
+        cpu: Option<PathBuf>,
+        freezer: Option<PathBuf>,
     ) {
         if let Ok(mut s) = self.state.lock() {
             s.pid = Some(pid);
             s.netns = netns;
             s.members = Some(members);
+            s.cpu = cpu;
+            s.freezer = freezer;
+            s.ended = false;
+        }
+    }
+
+    /// The main process ended: [`Control::members`] lists nothing from now on.
+    pub(crate) fn ended(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.ended = true;
         }
     }
 

@@ -71,6 +71,9 @@ pub struct ProbeSpec {
     pub control: Option<Arc<Control>>,
     /// What the program may see and touch (on by default).
     pub sandbox: Sandbox,
+    /// Files qualify made for the program to write and reads after the run (a perturbation
+    /// log): each must exist, and the sandbox binds it writable at its own path.
+    pub shared_files: Vec<PathBuf>,
     /// The program's stdin, stdout and stderr, when not qualify's (`/dev/null` and two pipes
     /// whose tails the result keeps): a program started on a held-out check's behalf talks to
     /// the check directly, and its result has no output tails.
@@ -87,6 +90,7 @@ impl ProbeSpec {
             backend: BackendChoice::Auto,
             control: None,
             sandbox: Sandbox::default(),
+            shared_files: Vec::new(),
             stdio: None,
         }
     }

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,21 @@ pub struct Drain {
     pub stdout: Arc<Stream>,
     pub stderr: Arc<Stream>,
     handles: Vec<JoinHandle<()>>,
+    /// How many pump threads have reached the end of their stream (woken on each).
+    ended: Arc<(Mutex<usize>, Condvar)>,
+}
+
+/// Counts a pump thread as ended when it returns (or unwinds).
+struct EndGuard(Arc<(Mutex<usize>, Condvar)>);
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        let (count, cv) = &*self.0;
+        if let Ok(mut n) = count.lock() {
+            *n += 1;
+        }
+        cv.notify_all();
+    }
 }
 
 impl Drain {
@@ -48,18 +63,28 @@ impl Drain {
             ..Stream::default()
         });
         let mut handles = Vec::new();
+        let ended = Arc::new((Mutex::new(0usize), Condvar::new()));
         if let Some(s) = stdout {
             let st = out.clone();
-            handles.push(std::thread::spawn(move || pump(s, &st)));
+            let guard = EndGuard(Arc::clone(&ended));
+            handles.push(std::thread::spawn(move || {
+                let _ended = guard;
+                pump(s, &st)
+            }));
         }
         if let Some(s) = stderr {
             let st = err.clone();
-            handles.push(std::thread::spawn(move || pump(s, &st)));
+            let guard = EndGuard(Arc::clone(&ended));
+            handles.push(std::thread::spawn(move || {
+                let _ended = guard;
+                pump(s, &st)
+            }));
         }
         Drain {
             stdout: out,
             stderr: err,
             handles,
+            ended,
         }
     }
 
@@ -74,9 +99,26 @@ impl Drain {
     pub fn finish(self, budget: Duration) -> (Captured, Captured, bool) {
         let deadline = Instant::now() + budget;
         let mut complete = true;
+        // Woken by each stream's end, not polled: a probe's clean-up waits no longer than the
+        // pipes take to close.
+        {
+            let (count, cv) = &*self.ended;
+            let mut n = count.lock().unwrap_or_else(|e| e.into_inner());
+            while *n < self.handles.len() {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                n = match cv.wait_timeout(n, left) {
+                    Ok((n, _)) => n,
+                    Err(e) => e.into_inner().0,
+                };
+            }
+        }
         for h in self.handles {
+            // Counted as ended: the thread is returning (a moment at most).
             while !h.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(2));
+                std::thread::yield_now();
             }
             if h.is_finished() {
                 let _ = h.join();

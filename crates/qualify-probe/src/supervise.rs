@@ -383,6 +383,7 @@ pub(crate) fn run_with(
     if let crate::leaks::Plan::GoTrace { file, .. } = &leak_plan {
         binds.push(file.0.as_path());
     }
+    binds.extend(spec.shared_files.iter().map(PathBuf::as_path));
     let (plan, mut sandbox_evidence) = if direct {
         let mut off = crate::sandbox::Sandbox::off();
         off.mode = spec.sandbox.mode;
@@ -470,7 +471,13 @@ pub(crate) fn run_with(
                 main,
             },
         };
-        c.started(main, netns, list);
+        c.started(
+            main,
+            netns,
+            list,
+            containment.cpu_dir(),
+            containment.freeze_dir(),
+        );
     }
     let mut children =
         control.map(|_| crate::children::Tracker::new(main, start, events.is_some()));
@@ -663,6 +670,9 @@ pub(crate) fn run_with(
             }
         }
         last_procs = procs;
+    }
+    if let Some(c) = control {
+        c.ended();
     }
     // Wall time ends when the main process ended (or qualify decided to stop it), not after the
     // clean-up below: killing stragglers, reaping and removing cgroups is qualify's time.
@@ -942,6 +952,7 @@ pub(crate) fn run_with(
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        perturb: None,
         children,
     })
 }

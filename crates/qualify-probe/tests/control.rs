@@ -1,4 +1,5 @@
-//! `Control::signal_tree` on a real process tree: every process of it is stopped, continued and
+//! `Control::signal_tree` and `Control::set_frozen` on a real process tree: every process of it is
+//! stopped (or frozen), continued and
 //! killed at once, and a tree stopped on purpose is never judged a deadlock while it is.
 
 use std::sync::Arc;
@@ -131,5 +132,36 @@ fn a_killed_tree_is_gone_at_once() {
             .map_or(true, |s| s.contains(") Z "));
         assert!(gone, "process {pid} survived");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_frozen_tree_is_judged_only_after_it_is_thawed() {
+    let dir = test_dir("freeze");
+    let control = Arc::new(Control::default());
+    let spec = two_deadlocked(&dir, &control);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let run = std::thread::spawn(move || qualify_probe::probe(&spec, &cancel));
+    await_tree(&control, 2);
+    if !control.set_frozen(true) {
+        // No cgroup freezer on this host (rlimit backend, no unified hierarchy): nothing to
+        // test here; the caller stops the tree by signal instead (the test above).
+        control.signal_tree(libc::SIGKILL).unwrap();
+        let _ = run.join();
+        eprintln!("no cgroup.freeze for the probe's tree: skipped");
+        return;
+    }
+    // Frozen for three stall windows: no verdict meanwhile.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!run.is_finished(), "a frozen tree was judged");
+    let thawed = Instant::now();
+    assert!(control.set_frozen(false));
+    let r = run.join().unwrap().unwrap();
+    assert_eq!(r.outcome, Outcome::Deadlock, "{}", r.detail);
+    assert!(
+        thawed.elapsed() >= Duration::from_secs(1),
+        "the stall window counts from the thaw: judged {:?} after it",
+        thawed.elapsed()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,5 +1,5 @@
 //! GitHub-flavoured Markdown for CI job summaries: verdict, layer table, cells that did not end
-//! ok, development coverage (what development ran beside what qualify examined), boundaries, the claimed region, service cells under load, dependency faults, performance (the rounds, checks with
+//! ok, development coverage (what development ran beside what qualify examined), boundaries, the claimed region, service cells under load, dependency faults, schedule perturbation, performance (the rounds, checks with
 //! their verdicts, models with their plausible terms, noisy cells, predictions; when the receipt
 //! has them), the target gap. One function per section, each formatting the rows of
 //! [`crate::view`].
@@ -34,6 +34,7 @@ pub fn render(v: &View) -> String {
     claimed(&mut m, v);
     service(&mut m, v);
     faults(&mut m, v);
+    perturbation(&mut m, v);
     if let Some(p) = v.performance() {
         rounds(&mut m, &p);
         errors(&mut m, &p);
@@ -283,6 +284,42 @@ fn service(m: &mut String, v: &View) {
                 }),
             );
         }
+    }
+}
+
+fn perturbation(m: &mut String, v: &View) {
+    let rows = v.perturbation();
+    if rows.is_empty() {
+        return;
+    }
+    m.push_str("\n### Schedule perturbation\n\nEach cell also ran many times under seeded schedule noise; a failure is an interleaving the program allows, replayed from its seed beside as many bare runs (95% Wilson intervals).\n\n| cell | perturbed | failure | found | seed | replayed | bare | points |\n|---|---|---|---|---|---|---|---|\n");
+    for r in &rows {
+        let only = if r.only_under_perturbation {
+            " (only under perturbation)"
+        } else {
+            ""
+        };
+        let mut points: Vec<String> = r.points.iter().map(|p| md_cell(p)).collect();
+        if r.command != "—" {
+            points.push(format!("`{}`", md_cell(&r.command).replace('`', "'")));
+        }
+        let _ = writeln!(
+            m,
+            "| {} | {} | {}{}{only} | {} | {} | {} | {} | {} |",
+            md_cell(&r.cell),
+            md_cell(&r.runs),
+            if r.bad { "❌ " } else { "" },
+            md_cell(&r.failure),
+            md_cell(&r.found),
+            md_cell(&r.seed),
+            md_cell(&r.replay),
+            md_cell(&r.bare),
+            if points.is_empty() {
+                "—".to_string()
+            } else {
+                points.join("<br>")
+            },
+        );
     }
 }
 

@@ -1042,6 +1042,56 @@ fn each_objective_is_shown_with_the_phase_it_was_judged_over() {
     );
 }
 
+// ---------------------------------------------------------------------------------------------
+// Schedule perturbation
+
+/// The transfer fixture with a `[perturb]` campaign on its first cell: a deadlock found only
+/// under perturbation, with hostile text in its minimised point.
+fn with_perturbation() -> Value {
+    let mut r = fixture("transfer");
+    r["predicate"]["cells"][0]["result"]["perturb"] = json!({
+        "modes": ["pct", "noise", "sched"], "seed": "0000000000000001", "runs": 200,
+        "outcomes": {"ok": 192, "deadlock": 8}, "slowed": 2, "bare_runs": 20,
+        "mechanisms": [], "runs_per_second": 40.0,
+        "deadline": {"cell_seconds": 60.0, "perturbed_seconds": 62.0, "why": "budget"},
+        "failures": [{
+            "outcome": "deadlock", "detail": "all threads blocked", "seed": "7be662e30e37c2bd",
+            "mode": "noise", "first_run": 13, "count": 8, "only_under_perturbation": true,
+            "replay": {"failed": 13, "runs": 20, "low": 0.43, "high": 0.82},
+            "bare": {"failed": 0, "runs": 20, "low": 0.0, "high": 0.16},
+            "replay_command": "qualify probe --perturb --mode noise --seed 7be662e30e37c2bd -- ./transfer",
+            "minimised": {"from": 3, "to": 1,
+                "replay": {"failed": 9, "runs": 10, "low": 0.6, "high": 0.98},
+                "points": [{"process": 0, "thread": 1, "call_number": 2, "call": "pthread_mutex_lock",
+                    "when": "before", "action": "sleep", "micros": 69, "object": "0x1",
+                    "text": "thread 1 delayed 69 µs before pthread_mutex_lock(0x1) at <b>x.c:22"}]}
+        }]
+    });
+    r
+}
+
+#[test]
+fn html_and_markdown_show_a_failure_found_under_perturbation() {
+    let r = with_perturbation();
+    let html = qualify_render::html(&r);
+    assert_self_contained(&html);
+    assert!(html.contains("<h2>Schedule perturbation</h2>"));
+    assert!(html.contains("only under perturbation"));
+    assert!(html.contains("13/20 (65%, 95% CI 43–82%)"));
+    assert!(html.contains("at &lt;b&gt;x.c:22"), "point text escaped");
+    assert!(html.contains("2 slowed (not failures)"));
+    let md = qualify_render::markdown(&r);
+    assert!(md.contains("### Schedule perturbation"));
+    assert!(
+        md.contains("| ❌ deadlock (only under perturbation) | 8 runs, first at run 14 |"),
+        "{md}"
+    );
+    // A receipt without a campaign has no such section.
+    let plain = fixture("transfer");
+    assert!(!qualify_render::html(&plain).contains("Schedule perturbation"));
+    assert!(!qualify_render::markdown(&plain).contains("Schedule perturbation"));
+}
+
 /// A service run's cells are drawn sorted by the axes (numbers by value: 600 after 180), in
 /// the terminal's table and the Markdown's rows alike, whatever order the receipt holds them
 /// in; the terminal table has the figures a user looks for first.

@@ -36,6 +36,7 @@ impl SpecProbes for Spec {
             backend,
             control: None,
             sandbox: Sandbox::from_policy(&self.sandbox_policy()),
+            shared_files: Vec::new(),
             stdio: None,
         }
     }
@@ -59,6 +60,7 @@ impl SpecProbes for Spec {
             backend,
             control: None,
             sandbox: Sandbox::from_policy(&self.sandbox_policy()),
+            shared_files: Vec::new(),
             stdio: None,
         }
     }

@@ -2,7 +2,8 @@
 //! and the headroom it demands: `headroom = 1.5` (every axis the target names a value for) or
 //! `headroom = { n = 2.0 }` (per axis) — the first failure beyond the target must lie at least
 //! this factor beyond it. Which axes may carry a headroom is checked against `[target]` and the
-//! axes in `spec.rs`.
+//! axes in `spec.rs`. `perturb = "required"` is the gate's policy key for concurrent artifacts:
+//! `production` then needs `[perturb]` evidence (off by default).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -16,6 +17,9 @@ use crate::check::{Checker, describe};
 pub struct Claim {
     pub level: ClaimLevel,
     pub headroom: Headroom,
+    /// `perturb = "required"`: a `production` claim on a concurrent artifact needs every claimed
+    /// cell perturbed (`[perturb]`) without a failure. Off (`"optional"`) by default.
+    pub perturb_required: bool,
 }
 
 pub use qualify_model::ClaimLevel;
@@ -28,6 +32,23 @@ pub use qualify_model::Headroom;
 pub(crate) struct RawClaim {
     pub level: Spanned<ClaimLevel>,
     pub headroom: Option<Spanned<toml::Value>>,
+    pub perturb: Option<Spanned<String>>,
+}
+
+/// `[claim] perturb`: `"required"` or `"optional"` (the default).
+pub(crate) fn check_perturb(raw: Option<&Spanned<String>>, ck: &mut Checker<'_>) -> bool {
+    match raw.map(|r| (r, r.get_ref().as_str())) {
+        None | Some((_, "optional")) => false,
+        Some((_, "required")) => true,
+        Some((r, other)) => {
+            ck.error_help(
+                r.span(),
+                format!("claim.perturb is `{other}`"),
+                "write perturb = \"required\" (a production claim on a concurrent artifact needs [perturb] evidence) or \"optional\"",
+            );
+            false
+        }
+    }
 }
 
 /// A headroom as written, with the spans the cross-checks point at.

@@ -26,7 +26,7 @@ mod limits;
 mod load;
 mod overrides;
 mod performance;
-
+mod perturb;
 mod recovery;
 mod sandbox;
 mod service;
@@ -63,6 +63,7 @@ pub use performance::{
     MIN_ROUNDS, MetricError, PerfExpect, PerfMetric, PerfReference, Performance, Repeat,
     SERVICE_METRICS, is_service_metric,
 };
+pub use perturb::Perturb;
 pub use qualify_model::Fault;
 pub use qualify_model::fault::Verdict;
 pub use qualify_model::range::{Number, NumericRange, Points, Scale};

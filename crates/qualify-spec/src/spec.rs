@@ -82,6 +82,9 @@ pub struct Spec {
     pub recovery: Option<Recovery>,
     /// `[sandbox]`: what the artifact may see and touch (default: on, loopback network).
     pub sandbox: SandboxSpec,
+    /// `[perturb]`: every cell also runs many times under seeded schedule perturbation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub perturb: Option<crate::perturb::Perturb>,
     /// The spec's text, as read (for digests).
     #[serde(skip)]
     pub source: String,
@@ -115,6 +118,7 @@ struct RawSpec {
     faults: Option<Spanned<RawFaults>>,
     recovery: Option<Spanned<RawRecovery>>,
     sandbox: Option<RawSandbox>,
+    perturb: Option<Spanned<crate::perturb::RawPerturb>>,
 }
 
 impl Spec {
@@ -288,6 +292,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
     let mut ck = Checker::new(text, path);
 
     let level = raw.claim.level;
+    let perturb_required = crate::claim::check_perturb(raw.claim.perturb.as_ref(), &mut ck);
     let headroom = crate::claim::check_headroom(raw.claim.headroom, &mut ck);
     let mut checked = artifact::check(raw.artifact, dir, &mut ck);
     if check_fs {
@@ -585,6 +590,25 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         );
     }
 
+    let perturb = raw.perturb.map(|p| {
+        let span = p.span();
+        if service.is_some() {
+            ck.error_help(
+                span.clone(),
+                "[perturb] runs batch cells: a service cell is judged under load, not run to its end many times",
+                "remove [perturb], or qualify the program as a batch artifact (without [service])",
+            );
+        }
+        if executor.kind == crate::ExecutorKind::Slurm {
+            ck.error_help(
+                span.clone(),
+                "[perturb] runs on this machine: its scheduler-level perturbation acts on the cell's threads from here",
+                "use [executor] kind = \"local\" for the perturbed run, or remove [perturb]",
+            );
+        }
+        crate::perturb::check(p.into_inner(), &mut ck)
+    });
+
     let diagnostics = ck.finish();
     if !diagnostics.is_empty() {
         return Err(SpecError::Invalid(diagnostics));
@@ -596,6 +620,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         claim: Claim {
             level: level.into_inner(),
             headroom: headroom.headroom,
+            perturb_required,
         },
         target,
         functional,
@@ -613,6 +638,7 @@ fn check(text: &str, path: &Path, dir: &Path, check_fs: bool) -> Result<Spec, Sp
         faults,
         recovery,
         sandbox,
+        perturb,
         source: text.to_string(),
         overrides: Vec::new(),
     })

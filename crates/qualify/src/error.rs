@@ -57,6 +57,11 @@ pub enum CliError {
         context: Option<String>,
         source: ServiceError,
     },
+    /// Schedule perturbation could not be set up (its shim, a run's log file).
+    #[error("perturbation: {source}")]
+    Perturb {
+        source: qualify_perturb::PerturbError,
+    },
     /// The spec's build command did not end `ok`.
     #[error(
         "the build command `{command}` failed ({outcome}: {detail}); fix the build first\n{tail}"

@@ -14,6 +14,7 @@ mod init_cmd;
 mod keygen_cmd;
 mod ledger_cmd;
 mod load_gen_cmd;
+mod perturb;
 mod probe_cmd;
 mod report_cmd;
 mod run_cmd;

@@ -31,9 +31,134 @@ pub struct ProbeArgs {
     /// `ended` or disappears: how a Slurm job ends when the `qualify run` that submitted it is gone.
     #[arg(long, value_name = "FILE")]
     lease: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    perturb: PerturbArgs,
     /// The command to probe, after `--`.
     #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<OsString>,
+}
+
+/// Schedule perturbation (`--perturb`): many runs, each under seeded schedule noise.
+#[derive(Args, Debug)]
+pub struct PerturbArgs {
+    /// Run the command many times under seeded schedule perturbation (a preloaded shim at
+    /// pthread synchronisation calls, scheduler-level noise from outside): counts of how runs
+    /// ended, each failure's seed, reproduction rate, bare rate and minimised points.
+    #[arg(long)]
+    perturb: bool,
+    /// Perturbed runs (with --seed: replays of that seed).
+    #[arg(long, value_name = "N", requires = "perturb", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    runs: Option<u64>,
+    /// Modes the runs rotate through: pct, noise, sched (comma-separated); with --seed the one
+    /// mode the replay command names (e.g. pct+sched).
+    #[arg(
+        long,
+        value_name = "MODES",
+        requires = "perturb",
+        default_value = "pct,noise,sched"
+    )]
+    mode: String,
+    /// Replay this seed (16 hex digits, as a failure's replay command prints it).
+    #[arg(long, value_name = "SEED", requires = "perturb", value_parser = parse_seed)]
+    seed: Option<u64>,
+    /// The campaign's seed: run i's seed is derived from it and i.
+    #[arg(long, value_name = "SEED", requires = "perturb", value_parser = parse_seed, default_value = "1")]
+    campaign_seed: u64,
+    /// PCT's number of steps (k); learned from the runs when not given.
+    #[arg(long, value_name = "K", requires = "perturb", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    steps: Option<u64>,
+    /// PCT's depth (d): d − 1 priority change points per run.
+    #[arg(long, value_name = "D", requires = "perturb", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=16))]
+    depth: u32,
+    /// N: replays of each failing seed, and as many bare runs beside them.
+    #[arg(long, value_name = "N", requires = "perturb", default_value_t = 20, value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    replays: u64,
+    /// Do not minimise failures to their perturbation points.
+    #[arg(long, requires = "perturb")]
+    no_minimise: bool,
+    /// Stop at the first failing run (how many runs it takes to find one).
+    #[arg(long, requires = "perturb")]
+    stop_at_first: bool,
+    /// Most delay the shim may add to one run, all threads together (the deadline grows by it).
+    #[arg(long, value_name = "DURATION", requires = "perturb", default_value = "1s", value_parser = parse_duration)]
+    perturb_budget: std::time::Duration,
+}
+
+/// A seed as `--seed` takes it.
+fn parse_seed(s: &str) -> Result<u64, SeedError> {
+    qualify_perturb::recipe::parse_seed(s).ok_or_else(|| SeedError(s.to_string()))
+}
+
+/// A `--seed` value that is not a seed.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}`: expected up to 16 hex digits (as a replay command prints them), or d:DECIMAL")]
+struct SeedError(String);
+
+/// A `--mode` value that is not a list of modes (or, with --seed, one recipe label).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--mode `{0}`: expected pct, noise and sched separated by commas (with --seed: one of pct, noise, sched, pct+sched, noise+sched)"
+)]
+struct ModeError(String);
+
+impl PerturbArgs {
+    /// The campaign of these flags, for `spec` (its command printed in replay commands).
+    fn plan(&self, spec: &ProbeSpec) -> Result<qualify_perturb::Plan, CliError> {
+        use qualify_model::PerturbMode;
+        let bad = || CliError::input_only(ModeError(self.mode.clone()).to_string());
+        let modes: Vec<PerturbMode> = if self.seed.is_some() {
+            Vec::new()
+        } else {
+            self.mode
+                .split(',')
+                .map(|m| m.trim().parse::<PerturbMode>().map_err(|_| bad()))
+                .collect::<Result<_, _>>()?
+        };
+        let cpus = qualify_probe::allowed_cpus();
+        let replay = match self.seed {
+            None => None,
+            Some(seed) => {
+                let (mode, sched) = match self.mode.as_str() {
+                    "pct" => (PerturbMode::Pct, false),
+                    "noise" => (PerturbMode::Noise, false),
+                    "sched" => (PerturbMode::Sched, true),
+                    "pct+sched" => (PerturbMode::Pct, true),
+                    "noise+sched" => (PerturbMode::Noise, true),
+                    _ => return Err(bad()),
+                };
+                let known = qualify_perturb::Knowledge {
+                    steps: self.steps,
+                    depth: self.depth,
+                    shim_reaches: sched.then_some(false),
+                };
+                Some(qualify_perturb::Recipe::derive(mode, seed, &known, cpus))
+            }
+        };
+        let command = crate::perturb::replay_command(spec, &self.perturb_budget);
+        Ok(qualify_perturb::Plan {
+            runs: self.runs.unwrap_or(if replay.is_some() {
+                self.replays.max(1)
+            } else {
+                200
+            }),
+            modes: match &replay {
+                Some(r) => vec![r.mode],
+                None => modes,
+            },
+            seed: self.campaign_seed,
+            replays: self.replays,
+            minimise: !self.no_minimise,
+            depth: self.depth,
+            steps: self.steps,
+            stop_at_first: self.stop_at_first,
+            shim_budget: self.perturb_budget,
+            replay,
+            cpus,
+            command,
+            list_runs: true,
+            ..qualify_perturb::Plan::default()
+        })
+    }
 }
 
 /// The ceilings and stop rules shared by `qualify probe` and `qualify agent coordinate` (where
@@ -154,6 +279,7 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         backend: args.backend,
         control: None,
         sandbox,
+        shared_files: Vec::new(),
         stdio: None,
     };
     let repeat = args.repeat as usize;
@@ -161,6 +287,12 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
     let result = if cancel.load(std::sync::atomic::Ordering::SeqCst) {
         // Stopped before it started (a lapsed lease): nothing is run.
         Ok(spec.not_run("not probed: qualify was stopping"))
+    } else if args.perturb.perturb {
+        let plan = args.perturb.plan(&spec)?;
+        let r = crate::perturb::campaign(&spec, plan, &cancel, !json)?;
+        let code = perturb_exit(&r);
+        print_result(&r, json)?;
+        return Ok(code);
     } else {
         qualify_probe::probe_repeated(&spec, repeat, &cancel, |i, r| {
             if repeat > 1 && !json {
@@ -182,15 +314,30 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
     {
         eprintln!("qualify: warning: {w}");
     }
+    print_result(&result, json)?;
+    Ok(exit_code(&result))
+}
+
+fn print_result(result: &ProbeResult, json: bool) -> Result<(), CliError> {
     if json {
-        let s = serde_json::to_string(&result)
+        let s = serde_json::to_string(result)
             .map_err(|e| CliError::output(format!("cannot encode result as JSON: {e}"), None))?;
         use std::io::Write;
         let _ = writeln!(std::io::stdout().lock(), "{s}");
     } else {
-        print_summary(&result);
+        print_summary(result);
     }
-    Ok(exit_code(&result))
+    Ok(())
+}
+
+/// A campaign: 0 when no perturbed run failed, 1 when one did, 130 when interrupted.
+fn perturb_exit(r: &ProbeResult) -> ExitCode {
+    match &r.perturb {
+        Some(p) if p.failed() => exit::refused(),
+        Some(p) if p.stopped.as_deref() == Some("qualify was interrupted") => exit::interrupted(),
+        Some(_) => ExitCode::SUCCESS,
+        None => exit_code(r),
+    }
 }
 
 fn exit_code(r: &ProbeResult) -> ExitCode {
@@ -259,6 +406,9 @@ pub fn summary(r: &ProbeResult) -> String {
         "  output: {} bytes stdout, {} bytes stderr",
         r.stdout_bytes, r.stderr_bytes
     );
+    if let Some(p) = &r.perturb {
+        s.push_str(&crate::perturb::summary(p));
+    }
     let tail = r.stderr_tail.trim_end();
     if r.outcome != Outcome::Ok && !tail.is_empty() {
         let lines: Vec<&str> = tail.lines().collect();

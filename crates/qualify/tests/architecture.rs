@@ -13,8 +13,13 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Engines: run or drive real processes, sockets and load.
-const ENGINES: [&str; 3] = ["qualify-probe", "qualify-load", "qualify-faults"];
+/// Engines: run or drive real processes, sockets, load and schedule noise.
+const ENGINES: [&str; 4] = [
+    "qualify-probe",
+    "qualify-load",
+    "qualify-faults",
+    "qualify-perturb",
+];
 /// Analysis and output: pure functions of records, receipts and traces (plus the ledger's file
 /// and the trust crate's keys); they never run the artifact.
 const ANALYSIS: [&str; 7] = [

@@ -4,7 +4,9 @@
 //! claimed cell passed but a material dimension, a claimed value, a planned cell or a demanded
 //! headroom stayed unexamined (an interrupted run is at best `partial`); `closed` otherwise.
 //! Failures beyond the claimed region (found while mapping the envelope past a target value)
-//! never fail the layer: they are boundaries, stated with their headroom.
+//! never fail the layer: they are boundaries, stated with their headroom. A cell whose own run
+//! passed but one of whose `[perturb]` runs failed has failed: the program allows that
+//! interleaving (the `perturbation` object counts what the campaigns examined).
 
 use std::collections::BTreeMap;
 
@@ -108,6 +110,9 @@ pub fn assess(
             if c.leaked() {
                 f["flags"] = json!(["leaked_processes"]);
             }
+            if let Some(head) = c.result.perturb.as_ref().and_then(|p| p.headline()) {
+                f["perturbation"] = json!(head);
+            }
             f
         }).collect::<Vec<_>>(),
         "failing_beyond_claim": failing_beyond.iter().map(|c| json!({
@@ -122,6 +127,11 @@ pub fn assess(
         "functional_failed": functional_failed,
         "production_refuses": crate::faults::refused_for_production(record),
     });
+    let mut evidence = evidence;
+    // Only where it says something: a run that perturbed a cell, or a claim that requires it.
+    if record.perturb_required || record.cells.iter().any(|c| c.result.perturb.is_some()) {
+        evidence["perturbation"] = crate::perturb::evidence(record);
+    }
     let layer = |status, summary: String, untested| {
         Layer::new(
             LayerName::Envelope,

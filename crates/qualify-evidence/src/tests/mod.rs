@@ -6,6 +6,7 @@ mod gap;
 mod golden;
 mod layers;
 mod load;
+mod perturb;
 mod policy;
 mod receipt;
 mod receipt_file;
@@ -63,6 +64,7 @@ pub fn probe(outcome: Outcome) -> ProbeResult {
         distinct_outputs: None,
         load: None,
         faults: Vec::new(),
+        perturb: None,
         children: None,
     }
 }
@@ -157,6 +159,7 @@ pub fn record() -> RunRecord {
         environment: None,
         reproducibility: Default::default(),
         keep_going: false,
+        perturb_required: false,
         cells,
         planned_cells: Some(4),
         boundaries: Vec::new(),

@@ -213,6 +213,25 @@ impl Containment {
         self.membership_dir().map(cgroupfs::procs)
     }
 
+    /// The group with CPU bandwidth control (v2 `cpu.max`, v1 `cpu.cfs_quota_us`), when the
+    /// probe has one (a v1 cpu group only exists under a CPU ceiling).
+    pub fn cpu_dir(&self) -> Option<PathBuf> {
+        self.v2
+            .as_ref()
+            .filter(|d| d.join("cpu.max").exists())
+            .or(self.v1_cpu.as_ref())
+            .cloned()
+    }
+
+    /// The unified group whose `cgroup.freeze` stops the whole tree without a signal the
+    /// program could see, when the probe has one.
+    pub fn freeze_dir(&self) -> Option<PathBuf> {
+        self.v2
+            .as_ref()
+            .filter(|d| d.join("cgroup.freeze").exists())
+            .cloned()
+    }
+
     /// The groups' directories (deepest last), for the cell's init to remove if qualify dies.
     pub fn dirs(&self) -> Vec<PathBuf> {
         self.created.iter().rev().cloned().collect()

@@ -58,6 +58,13 @@ enum MountStep {
         file: bool,
         idmap: Option<i32>,
     },
+    /// Bind an opened source over `target` only if it still exists (a host socket that
+    /// went away between listing and mounting hides nothing; creating it would write to
+    /// the host's filesystem).
+    BindIfPresent {
+        slot: usize,
+        target: CString,
+    },
     Devpts {
         target: CString,
     },
@@ -92,6 +99,7 @@ impl MountStep {
         match self {
             MountStep::Tmpfs { target, .. }
             | MountStep::Bind { target, .. }
+            | MountStep::BindIfPresent { target, .. }
             | MountStep::Devpts { target }
             | MountStep::Proc { target }
             | MountStep::Writable { target }
@@ -257,7 +265,8 @@ fn owner(p: &Path) -> Option<(u32, u32)> {
 
 impl Plan {
     /// Decide and prepare the sandbox of `spec` (workdir `workdir`, files of qualify's — the
-    /// heartbeat, a Go test binary's trace — to bind writable into the private `/tmp`). `None`
+    /// heartbeat, a Go test binary's trace, a perturbation log — to bind writable at their own
+    /// paths, e.g. into the private `/tmp`). `None`
     /// when the sandbox is off. With `mode = required`, a layer
     /// that cannot be enforced is an error naming it.
     pub fn build(
@@ -885,11 +894,9 @@ impl Plan {
                 covering.push((
                     depth(sock),
                     5,
-                    MountStep::Bind {
+                    MountStep::BindIfPresent {
                         slot: null,
                         target: cstr(sock)?,
-                        file: true,
-                        idmap: None,
                     },
                 ));
             }
@@ -1183,7 +1190,7 @@ impl Plan {
                 MountStep::Open { .. } => "opening",
                 MountStep::Tmpfs { .. } => "mounting a tmpfs on",
                 MountStep::Bind { idmap: Some(_), .. } => "idmapping the bind mount of",
-                MountStep::Bind { .. } => "bind-mounting",
+                MountStep::Bind { .. } | MountStep::BindIfPresent { .. } => "bind-mounting",
                 MountStep::Devpts { .. } => "mounting devpts on",
                 MountStep::Symlink { .. } => "creating the link",
                 MountStep::Proc { .. } => "mounting proc on",
@@ -1356,6 +1363,61 @@ fn check(r: libc::c_long) -> Result<(), i32> {
     if r < 0 { Err(errno()) } else { Ok(()) }
 }
 
+/// Bind the opened `source` onto `target` (created first when missing), idmapped through the
+/// user namespace `idmap` when given.
+///
+/// # Safety
+/// Raw system calls only.
+unsafe fn bind(source: i32, target: &CStr, file: bool, idmap: Option<i32>) -> Result<(), i32> {
+    // SAFETY: raw syscalls on prepared C strings and local structs.
+    unsafe {
+        ensure(target, file)?;
+        let recursive = if idmap.is_some() { 0 } else { AT_RECURSIVE };
+        let tree = libc::syscall(
+            libc::SYS_open_tree,
+            source,
+            c"".as_ptr(),
+            OPEN_TREE_CLONE | libc::O_CLOEXEC as u32 | libc::AT_EMPTY_PATH as u32 | recursive,
+        );
+        if tree < 0 {
+            return Err(errno());
+        }
+        let tree = tree as i32;
+        if let Some(ns) = idmap {
+            let attr = MountAttr {
+                attr_set: MOUNT_ATTR_IDMAP,
+                attr_clr: 0,
+                propagation: 0,
+                userns_fd: ns as u64,
+            };
+            let r = libc::syscall(
+                libc::SYS_mount_setattr,
+                tree,
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH as u32,
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            );
+            if r < 0 {
+                let e = errno();
+                libc::close(tree);
+                return Err(e);
+            }
+        }
+        let r = libc::syscall(
+            libc::SYS_move_mount,
+            tree,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        );
+        let e = errno();
+        libc::close(tree);
+        if r < 0 { Err(e) } else { Ok(()) }
+    }
+}
+
 /// # Safety
 /// Raw system calls only.
 unsafe fn run_step(step: &MountStep, slots: &mut [i32; MAX_SLOTS]) -> Result<(), i32> {
@@ -1392,54 +1454,14 @@ unsafe fn run_step(step: &MountStep, slots: &mut [i32; MAX_SLOTS]) -> Result<(),
                 target,
                 file,
                 idmap,
-            } => {
-                ensure(target, *file)?;
-                let recursive = if idmap.is_some() { 0 } else { AT_RECURSIVE };
-                let tree = libc::syscall(
-                    libc::SYS_open_tree,
-                    slots[*slot],
-                    c"".as_ptr(),
-                    OPEN_TREE_CLONE
-                        | libc::O_CLOEXEC as u32
-                        | libc::AT_EMPTY_PATH as u32
-                        | recursive,
-                );
-                if tree < 0 {
-                    return Err(errno());
+            } => bind(slots[*slot], target, *file, *idmap),
+            MountStep::BindIfPresent { slot, target } => {
+                let mut st: libc::stat = std::mem::zeroed();
+                if libc::lstat(target.as_ptr(), &mut st) != 0 {
+                    // Gone since it was listed: nothing left to hide.
+                    return Ok(());
                 }
-                let tree = tree as i32;
-                if let Some(ns) = idmap {
-                    let attr = MountAttr {
-                        attr_set: MOUNT_ATTR_IDMAP,
-                        attr_clr: 0,
-                        propagation: 0,
-                        userns_fd: *ns as u64,
-                    };
-                    let r = libc::syscall(
-                        libc::SYS_mount_setattr,
-                        tree,
-                        c"".as_ptr(),
-                        libc::AT_EMPTY_PATH as u32,
-                        &attr as *const MountAttr,
-                        std::mem::size_of::<MountAttr>(),
-                    );
-                    if r < 0 {
-                        let e = errno();
-                        libc::close(tree);
-                        return Err(e);
-                    }
-                }
-                let r = libc::syscall(
-                    libc::SYS_move_mount,
-                    tree,
-                    c"".as_ptr(),
-                    libc::AT_FDCWD,
-                    target.as_ptr(),
-                    MOVE_MOUNT_F_EMPTY_PATH,
-                );
-                let e = errno();
-                libc::close(tree);
-                if r < 0 { Err(e) } else { Ok(()) }
+                bind(slots[*slot], target, true, None)
             }
             MountStep::Devpts { target } => {
                 ensure(target, false)?;

@@ -6,7 +6,7 @@
 //! run facts), `layers`, `envelope` (heatmap, the development-coverage strip, failing cells), `boundaries` (and the
 //! claimed region), `service` (service cells under load: the latency-vs-offered-rate plot,
 //! achieved rate, the cells' table and timelines), `faults` (dependency faults and restarts
-//! per cell), `performance` (its
+//! per cell), `perturb` (schedule perturbation: failures, seeds, rates, points), `performance` (its
 //! facts, checks, models, predictions and statistics table) with `scaling` (workload plots),
 //! `concurrency` (speedup and efficiency plots) and `noise` (per-round whiskers and the noisy
 //! cells), `gap`, `checklist`. Each formats the rows of
@@ -23,6 +23,7 @@ mod header;
 mod layers;
 mod noise;
 mod performance;
+mod perturb;
 mod scaling;
 mod service;
 
@@ -73,6 +74,7 @@ pub fn render(v: &View) -> String {
     boundaries::claimed(&mut h, v);
     service::service(&mut h, v);
     faults::faults(&mut h, v);
+    perturb::perturbation(&mut h, v);
     if let Some(p) = v.performance() {
         performance::performance(&mut h, v, &p, &order);
     }

@@ -6,12 +6,13 @@
 //! `json` holds the tolerant readers, `rows` the receipt-level rows (layers, cells, failures,
 //! boundaries, gap, checklist, machine), `performance` the rows of `predicate.performance`,
 //! `faults` the rows of service cells' `result.faults`, `service` the rows of service cells'
-//! `result.load`.
+//! `result.load`, `perturb` the rows of cells' `[perturb]` campaigns (`result.perturb`).
 
 pub mod development;
 mod faults;
 mod json;
 mod performance;
+mod perturb;
 mod rows;
 mod service;
 
@@ -22,6 +23,7 @@ pub use performance::{
     CheckRow, Metric, MetricNoise, Model, Performance, Prediction, RoundNoise, Rounds, ScalePoint,
     Scaling, Stat,
 };
+pub use perturb::PerturbRow;
 pub use rows::{
     BoundaryRow, CellRow, Checklist, ClaimedRow, FailureRow, FrontierRowView, FrontierView, GapBar,
     GapRow, LayerRow, Machine, TraceRow, failures,
@@ -240,6 +242,11 @@ impl<'a> View<'a> {
                 }
             })
             .collect()
+    }
+
+    /// One row per way each cell's `[perturb]` campaign failed (or one saying none did).
+    pub fn perturbation(&self) -> Vec<PerturbRow> {
+        perturb::rows(arr(self.get(&["cells"])), &self.axis_order())
     }
 
     /// One row per fault record of every cell (`result.faults`), in cell order.

@@ -5,6 +5,7 @@
 mod environment;
 mod faults;
 mod performance;
+mod perturb;
 mod service;
 mod support;
 

@@ -401,6 +401,7 @@ pub fn run(args: CoordinateArgs) -> Result<ExitCode, CliError> {
         backend: args.backend,
         control: None,
         sandbox: args.sandbox.to_sandbox(),
+        shared_files: Vec::new(),
         stdio: None,
     };
     let mut runs = Vec::new();

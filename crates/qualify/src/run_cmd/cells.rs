@@ -98,6 +98,7 @@ impl<'a> CellRunner<'a> {
         } else {
             self.probe_locally(probe)
                 .map_err(|e| CliError::probe(NOT_PROBED, e))
+                .and_then(|r| self.perturbed(probe, r))
         };
         match result {
             Ok(mut r) => {
@@ -111,6 +112,24 @@ impl<'a> CellRunner<'a> {
                 probe.not_run("not probed: the run was stopping")
             }
         }
+    }
+
+    /// `[perturb]`: after the cell's own runs (when they finished), its perturbation campaign,
+    /// kept in `r.perturb` (the cell's outcome stays its own run's; a failure under
+    /// perturbation fails the cell in the envelope layer).
+    fn perturbed(&self, probe: &ProbeSpec, mut r: ProbeResult) -> Result<ProbeResult, CliError> {
+        let Some(p) = &self.spec.perturb else {
+            return Ok(r);
+        };
+        if r.outcome == Outcome::Interrupted || self.cancel.load(Ordering::SeqCst) {
+            return Ok(r);
+        }
+        let plan = crate::perturb::plan_of(p, probe);
+        let (mut report, _) = crate::perturb::report(probe, plan, self.cancel, false)?;
+        // The receipt keeps the counts, not every run.
+        report.run_list.clear();
+        r.perturb = Some(report);
+        Ok(r)
     }
 
     /// A service cell: started, loaded, judged and stopped once per run. With `[performance]`

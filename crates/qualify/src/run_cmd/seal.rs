@@ -173,6 +173,7 @@ fn record(
         environment,
         reproducibility,
         keep_going: ctx.args.keep_going,
+        perturb_required: ctx.spec.claim.perturb_required,
         cells: analysed.cells.clone(),
         planned_cells: Some(region.planned),
         boundaries: analysed.boundaries.clone(),

@@ -3,7 +3,7 @@
 //! outcome, coloured on a terminal, from the one outcome table in `qualify-model`), a service
 //! run's per-cell table (`qualify_render::terminal`, the rows every report draws), the
 //! service cells' behaviour under faults (each beside what the claim expected, with every
-//! objective and the phase it was judged over), the boundaries, the gap, the verdict, and a
+//! objective and the phase it was judged over), the `[perturb]` campaigns, the boundaries, the gap, the verdict, and a
 //! few lines of performance. With `--json` the receipt itself is printed instead.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -93,6 +93,7 @@ pub fn summary(
         let _ = write!(s, "\nservice cells (sorted by the axes):\n{table}");
     }
     under_faults(&mut s, record, &paint);
+    under_perturbation(&mut s, record, &paint);
     load_shapes(&mut s, record, &paint);
     split_loads(&mut s, record, &paint);
     let capacity: Vec<&str> = p
@@ -153,6 +154,35 @@ pub fn summary(
     }
     let _ = writeln!(s, "receipt: {}", receipt.display());
     s
+}
+
+/// Per cell with a `[perturb]` campaign: its runs and outcomes, then each way it failed with
+/// its seed, reproduction and bare rates, the points it was minimised to and the replay command.
+fn under_perturbation(
+    s: &mut String,
+    record: &ev::RunRecord,
+    paint: &dyn Fn(&str, &str) -> String,
+) {
+    let cells: Vec<(&ev::Cell, &qualify_model::PerturbReport)> = record
+        .cells
+        .iter()
+        .filter_map(|c| c.result.perturb.as_ref().map(|p| (c, p)))
+        .collect();
+    if cells.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\nunder perturbation:");
+    for (c, p) in cells {
+        let mark = if p.failed() {
+            paint("31;1", "✗")
+        } else {
+            paint("32", "✓")
+        };
+        let _ = writeln!(s, "  {mark} {}", c.label());
+        for line in crate::perturb::summary(p).lines() {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
 }
 
 /// Cells with faults shown one by one; beyond this many, only those that did not end ok.
@@ -455,7 +485,13 @@ fn failure_map(s: &mut String, record: &ev::RunRecord, paint: &dyn Fn(&str, &str
         let col = col_axis
             .and_then(|a| c.params.get(a).map(param_text))
             .unwrap_or_default();
-        let o = c.result.outcome;
+        // A cell that failed only under perturbation is drawn as that failure.
+        let o = match &c.result.perturb {
+            Some(p) if c.result.outcome == Outcome::Ok => {
+                p.failures.first().map_or(Outcome::Ok, |f| f.outcome)
+            }
+            _ => c.result.outcome,
+        };
         grid.entry((r, col))
             .and_modify(|e| {
                 if o.severity() > e.severity() {
