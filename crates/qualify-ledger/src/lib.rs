@@ -119,6 +119,9 @@ pub struct Entry {
     pub recorded_at: i64,
 }
 
+/// What to do about a ledger that does not hold.
+pub const BROKEN_FIX: &str = "nothing is added to or counted from a ledger someone edited: `qualify ledger verify` shows the row; restore the ledger (and its .anchor file) from a copy, or pass --ledger PATH for another";
+
 /// A failing cell kept as a regression (stored as a "control", the ledger's word on disk and
 /// in `qualify ledger controls`): later runs of `artifact` re-run `params` first. Not a
 /// service's `none` control (`qualify_service::Controls`).

@@ -14,11 +14,11 @@ mod init_cmd;
 mod keygen_cmd;
 mod ledger_cmd;
 mod load_gen_cmd;
-mod perturb;
+
 mod probe_cmd;
 mod report_cmd;
 mod run_cmd;
-mod subjects;
+
 mod verify_cmd;
 
 use std::process::ExitCode;
@@ -111,7 +111,7 @@ fn main() -> ExitCode {
         .as_deref()
         .map(std::path::Path::new)
         .and_then(std::path::Path::file_name)
-        .is_some_and(|n| n == artifact_run::NAME)
+        .is_some_and(|n| n == qualify_run::runner::NAME)
     {
         return artifact_run::main(args.collect());
     }

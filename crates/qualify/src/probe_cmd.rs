@@ -134,7 +134,7 @@ impl PerturbArgs {
                 Some(qualify_perturb::Recipe::derive(mode, seed, &known, cpus))
             }
         };
-        let command = crate::perturb::replay_command(spec, &self.perturb_budget);
+        let command = qualify_run::perturb::replay_command(spec, &self.perturb_budget);
         Ok(qualify_perturb::Plan {
             runs: self.runs.unwrap_or(if replay.is_some() {
                 self.replays.max(1)
@@ -289,7 +289,7 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         Ok(spec.not_run("not probed: qualify was stopping"))
     } else if args.perturb.perturb {
         let plan = args.perturb.plan(&spec)?;
-        let r = crate::perturb::campaign(&spec, plan, &cancel, !json)?;
+        let r = qualify_run::perturb::campaign(&spec, plan, &cancel, !json)?;
         let code = perturb_exit(&r);
         print_result(&r, json)?;
         return Ok(code);
@@ -407,7 +407,7 @@ pub fn summary(r: &ProbeResult) -> String {
         r.stdout_bytes, r.stderr_bytes
     );
     if let Some(p) = &r.perturb {
-        s.push_str(&crate::perturb::summary(p));
+        s.push_str(&qualify_run::perturb::summary(p));
     }
     let tail = r.stderr_tail.trim_end();
     if r.outcome != Outcome::Ok && !tail.is_empty() {

@@ -11,7 +11,7 @@ use qualify_service::SpecProbes;
 use qualify_spec::Spec;
 
 use super::Context;
-use crate::error::CliError;
+use crate::error::Error;
 
 /// A held-out check found in the directory (the path is used to run it and then dropped).
 struct Check {
@@ -33,7 +33,7 @@ pub struct HeldOut {
 impl HeldOut {
     /// Find the checks in `--holdout` (else `QUALIFY_HOLDOUT`): executable regular files and
     /// `*.sh` files, sorted by digest. Refuses a directory inside the artifact's workdir.
-    pub fn discover(spec: &Spec, flag: Option<&Path>) -> Result<HeldOut, CliError> {
+    pub fn discover(spec: &Spec, flag: Option<&Path>) -> Result<HeldOut, Error> {
         let checks = match holdout_dir(flag) {
             Some(dir) => Some(discover(&dir, &spec.artifact.workdir)?),
             None => None,
@@ -97,22 +97,22 @@ fn holdout_dir(flag: Option<&Path>) -> Option<PathBuf> {
     })
 }
 
-fn discover(dir: &Path, workdir: &Path) -> Result<Vec<Check>, CliError> {
+fn discover(dir: &Path, workdir: &Path) -> Result<Vec<Check>, Error> {
     let real = std::fs::canonicalize(dir).map_err(|e| {
-        CliError::input(
+        Error::input(
             format!("--holdout {}: {e}", dir.display()),
             "give an existing directory of check commands (or unset QUALIFY_HOLDOUT)",
         )
     })?;
     if !real.is_dir() {
-        return Err(CliError::input(
+        return Err(Error::input(
             format!("--holdout {}: not a directory", dir.display()),
             "give a directory of check commands",
         ));
     }
     let work = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
     if real.starts_with(&work) {
-        return Err(CliError::input(
+        return Err(Error::input(
             format!(
                 "--holdout {} is inside the artifact's workdir {}: the artifact (and whoever built it) could read the checks, so they would not be held out",
                 dir.display(),
@@ -122,7 +122,7 @@ fn discover(dir: &Path, workdir: &Path) -> Result<Vec<Check>, CliError> {
         ));
     }
     let cannot_list = |e: std::io::Error| {
-        CliError::input_only(format!("--holdout {}: cannot list it: {e}", dir.display()))
+        Error::input_only(format!("--holdout {}: cannot list it: {e}", dir.display()))
     };
     let mut checks = Vec::new();
     for entry in std::fs::read_dir(&real).map_err(cannot_list)? {
@@ -140,7 +140,7 @@ fn discover(dir: &Path, workdir: &Path) -> Result<Vec<Check>, CliError> {
             continue;
         }
         let bytes = std::fs::read(&path).map_err(|e| {
-            CliError::input(
+            Error::input(
                 format!(
                     "--holdout {}: a check file could not be read ({})",
                     dir.display(),

@@ -1,4 +1,4 @@
-//! qualify's end of `$QUALIFY_RUN` ([`crate::artifact_run`]): while a held-out check runs, a
+//! qualify's end of `$QUALIFY_RUN` (the binary's `qualify-artifact`, the other end, speaks [`Request`] and [`Answer`]): while a held-out check runs, a
 //! unix socket (in the directory of private layers, hidden from every cell) is bound into the
 //! check's private `/tmp` with qualify's own executable beside it; each connection asks for one
 //! run of the artifact, which qualify starts as it starts a cell — the spec's sandbox (held-out
@@ -18,9 +18,31 @@ use std::thread::JoinHandle;
 
 use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
 use qualify_probe::{CancelToken, Control, ProbeSpec};
+use serde::{Deserialize, Serialize};
 
-use crate::artifact_run::{Answer, DIR, NAME, Request, SOCKET_VAR};
-use crate::error::CliError;
+use crate::error::Error;
+
+/// The name qualify's executable is bound under in a held-out check's sandbox.
+pub const NAME: &str = "qualify-artifact";
+/// Where, in a held-out check's private `/tmp`, the executable and the socket are.
+pub const DIR: &str = "/tmp/.qualify";
+/// The variable naming the socket.
+pub const SOCKET_VAR: &str = "QUALIFY_RUN_SOCKET";
+
+/// The request.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Request {
+    pub argv: Vec<String>,
+}
+
+/// The answer.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Exit(i32),
+    Signal(i32),
+    Error(String),
+}
 
 /// Artifact runs one check may have at once.
 const MAX_AT_ONCE: usize = 8;
@@ -42,7 +64,7 @@ impl Runner {
         base: ProbeSpec,
         check: Arc<Control>,
         cancel: CancelToken,
-    ) -> Result<Runner, CliError> {
+    ) -> Result<Runner, Error> {
         static SEQ: AtomicUsize = AtomicUsize::new(0);
         let root = qualify_probe::sandbox::layer::layers_root();
         // One directory per check, named at random: without a mount namespace the check
@@ -55,7 +77,7 @@ impl Runner {
         };
         let dir = root.join(name);
         let cannot = |e: std::io::Error| {
-            CliError::output(
+            Error::output(
                 format!(
                     "cannot open the held-out checks' way to the artifact in {}: {e}",
                     dir.display()

@@ -6,7 +6,7 @@ use qualify_probe::Outcome;
 use qualify_service::SpecProbes;
 
 use super::Context;
-use crate::error::CliError;
+use crate::error::Error;
 
 /// How the build stage ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,7 +17,7 @@ pub enum Built {
     Interrupted,
 }
 
-pub fn build(ctx: &Context<'_>) -> Result<Built, CliError> {
+pub fn build(ctx: &Context<'_>) -> Result<Built, Error> {
     let Some(build) = &ctx.spec.artifact.build else {
         return Ok(Built::Ready);
     };
@@ -33,7 +33,7 @@ pub fn build(ctx: &Context<'_>) -> Result<Built, CliError> {
     match r.outcome {
         Outcome::Ok => Ok(Built::Ready),
         Outcome::Interrupted => Ok(Built::Interrupted),
-        _ => Err(CliError::Build {
+        _ => Err(Error::Build {
             command: build.to_string(),
             outcome: r.outcome.to_string(),
             detail: r.detail,

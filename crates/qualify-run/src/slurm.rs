@@ -15,34 +15,23 @@ use qualify_service::controls::Noise;
 use qualify_slurm::{CellJob, JobStep, SlurmConfig, SlurmExecutor, Topology};
 use qualify_spec::{ExecutorKind, Spec};
 
-use crate::error::CliError;
+use crate::error::Error;
 
-/// The `--executor` flag's values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExecutorFlag {
-    Local,
-    Slurm,
-}
-
-/// The executor in force: the flag, else the spec's `[executor] kind`.
-pub fn kind(flag: Option<ExecutorFlag>, spec: &Spec) -> ExecutorKind {
-    match flag {
-        Some(ExecutorFlag::Local) => ExecutorKind::Local,
-        Some(ExecutorFlag::Slurm) => ExecutorKind::Slurm,
-        None => spec.executor.kind,
-    }
+/// The executor in force: the run's choice, else the spec's `[executor] kind`.
+pub fn kind(chosen: Option<ExecutorKind>, spec: &Spec) -> ExecutorKind {
+    chosen.unwrap_or(spec.executor.kind)
 }
 
 /// Start the Slurm executor for `spec` (errors are setup errors: exit 2).
-pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, CliError> {
+pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, Error> {
     let qualify = std::env::current_exe().map_err(|e| {
-        CliError::input_only(format!(
+        Error::input_only(format!(
             "cannot find the qualify binary for the Slurm jobs to run: {e}"
         ))
     })?;
     let mut config = SlurmConfig::new(PathBuf::new(), qualify);
     let base = std::path::absolute(".qualify/slurm")
-        .map_err(|e| CliError::input_only(format!("cannot resolve .qualify/slurm: {e}")))?;
+        .map_err(|e| Error::input_only(format!("cannot resolve .qualify/slurm: {e}")))?;
     config.run_dir = base.join(&config.job_name);
     let e = &spec.executor;
     config.partition = e.partition.clone();
@@ -55,8 +44,7 @@ pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, CliErro
             "qualify: warning: [performance] under --executor slurm: each round is one job per cell (one job array per round), and a cell's runs may land on different nodes, so its estimate mixes them; run locally for measurements on one machine"
         );
     }
-    SlurmExecutor::start(config, Arc::clone(cancel))
-        .map_err(|e| CliError::input_only(e.to_string()))
+    SlurmExecutor::start(config, Arc::clone(cancel)).map_err(|e| Error::input_only(e.to_string()))
 }
 
 /// Run one cell's probe spec as a Slurm job (`repeat` runs inside the job, as `--repeat`);

@@ -328,10 +328,10 @@ pub struct InHand {
 
 impl InHand {
     /// Digest `path` as `qualify run` digested its subjects. Errors name the path.
-    pub fn read(path: &Path) -> Result<InHand, crate::error::CliError> {
+    pub fn read(path: &Path) -> Result<InHand, crate::error::Error> {
         if path.is_dir() {
             let tree = tree_digest(path).map_err(|e| {
-                crate::error::CliError::input_only(format!(
+                crate::error::Error::input_only(format!(
                     "--artifact {}: cannot digest the directory: {e}",
                     path.display()
                 ))
@@ -343,7 +343,7 @@ impl InHand {
             });
         }
         let bytes = std::fs::read(path).map_err(|e| {
-            crate::error::CliError::input_only(format!(
+            crate::error::Error::input_only(format!(
                 "--artifact {}: cannot read it: {e}",
                 path.display()
             ))

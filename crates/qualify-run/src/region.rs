@@ -5,9 +5,8 @@
 //! side by side under a CPU budget locally, and every cell at once under Slurm; with
 //! `[performance]` the plan's execution is round 1 and [`super::rounds`] runs the others.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use qualify_plan as plan;
 use qualify_probe::Outcome;
 use qualify_spec::Spec;
@@ -17,7 +16,7 @@ use super::cells::{CellRunner, Executor};
 use super::checks::Next;
 use super::regressions::Regressions;
 use super::rounds::{Dispatch, RoundExecutor};
-use crate::error::CliError;
+use crate::error::Error;
 
 /// Cells in flight at once under Slurm (each waits on its own thread for its job).
 const SLURM_IN_FLIGHT: usize = 4096;
@@ -36,11 +35,11 @@ pub fn probe(
     ctx: &Context<'_>,
     regressions: &mut Regressions,
     next: &Next,
-) -> Result<Region, CliError> {
+) -> Result<Region, Error> {
     let spec = ctx.spec;
     let axes: Vec<plan::Axis> = spec.axes.iter().map(qualify_plan::Axis::declared).collect();
     let the_plan = plan::Plan::new(axes)
-        .map_err(|e| CliError::input_only(format!("{}: {e}", spec.path.display())))?;
+        .map_err(|e| Error::input_only(format!("{}: {e}", spec.path.display())))?;
     let planned = the_plan.estimated_cells();
     if *next != Next::Probe {
         return Ok(Region {
@@ -80,7 +79,7 @@ pub fn probe(
     if let Executor::Slurm(slurm) = &executor
         && let Some(e) = slurm.setup_error()
     {
-        return Err(CliError::input_only(format!(
+        return Err(Error::input_only(format!(
             "a cell could not be submitted to Slurm: {e}"
         )));
     }
@@ -101,7 +100,7 @@ fn execute(
     runner: &CellRunner<'_>,
     regressions: &mut Regressions,
 ) -> (plan::Execution, Option<qualify_perf::Rounds>) {
-    let bar = progress_bar(ctx.args.json, planned);
+    let bar = ctx.observer.progress(planned);
     let dispatch = runner.dispatch();
     // Under Slurm the scheduler owns the cores: every cell is submitted at once.
     let (jobs, cores) = match dispatch {
@@ -109,7 +108,7 @@ fn execute(
         Dispatch::Here => (ctx.args.jobs as usize, qualify_probe::allowed_cpus()),
     };
     let demand = cpu_demand(ctx.spec);
-    let progress_bar = bar.clone();
+    let progress_bar = std::sync::Arc::clone(&bar);
     let opts = plan::ExecuteOptions::new()
         .jobs(jobs)
         .cores(cores)
@@ -124,7 +123,7 @@ fn execute(
                 total_estimate,
                 ..
             } => {
-                progress_bar.set_length(*total_estimate as u64);
+                progress_bar.set_total(*total_estimate);
                 progress_bar.set_message(format!("running {params}"));
             }
             plan::ProgressEvent::Finished {
@@ -134,8 +133,8 @@ fn execute(
                 total_estimate,
                 ..
             } => {
-                progress_bar.set_length(*total_estimate as u64);
-                progress_bar.set_position(*finished as u64);
+                progress_bar.set_total(*total_estimate);
+                progress_bar.set_position(*finished);
                 if result.outcome != Outcome::Ok {
                     progress_bar.println(format!(
                         "  {params}: {} — {}",
@@ -145,9 +144,9 @@ fn execute(
             }
         });
     let started = Instant::now();
-    regressions.run(runner, ctx.cancel, &bar);
+    regressions.run(runner, ctx.cancel, bar.as_ref());
     let mut execution = the_plan.execute(runner, &opts);
-    bar.finish_and_clear();
+    bar.finish();
     ctx.say(&format!(
         "probed {} cell(s) in {:.1}s",
         execution.cells.len(),
@@ -155,22 +154,6 @@ fn execute(
     ));
     let rounds = super::rounds::run(ctx, runner, &mut execution, started);
     (execution, rounds)
-}
-
-pub(super) fn progress_bar(hidden: bool, planned: usize) -> ProgressBar {
-    let bar = if hidden {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(planned as u64)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  {wide_msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }
 
 /// The cores a cell needs locally: its concurrency axis's value, capped by the CPU ceiling.

@@ -22,7 +22,7 @@ use qualify_spec::Spec;
 
 use super::Context;
 use super::rounds::{Dispatch, RoundExecutor};
-use crate::error::CliError;
+use crate::error::Error;
 
 /// What a run that stopped because a cell could not start says first.
 const NOT_PROBED: &str = "a cell could not be probed";
@@ -57,7 +57,7 @@ pub struct CellRunner<'a> {
     /// The first probe or service cell that could not start at all (command not found,
     /// backend missing, a dependency never ready): it stops the run, which then fails with
     /// this error.
-    setup_error: OnceLock<CliError>,
+    setup_error: OnceLock<Error>,
     /// Where service cells keep their write histories: `histories` beside the receipt.
     histories: PathBuf,
     /// The `none` cells: each measured once, before the faulted service cells of its
@@ -87,17 +87,17 @@ impl<'a> CellRunner<'a> {
     }
 
     /// The cell that could not start, if one did not.
-    pub fn into_setup_error(self) -> Option<CliError> {
+    pub fn into_setup_error(self) -> Option<Error> {
         self.setup_error.into_inner()
     }
 
     fn run_local(&self, params: &Params, probe: &ProbeSpec) -> ProbeResult {
         let result = if self.spec.service.is_some() {
             self.service_locally(params)
-                .map_err(|e| CliError::service(NOT_PROBED, e))
+                .map_err(|e| Error::service(NOT_PROBED, e))
         } else {
             self.probe_locally(probe)
-                .map_err(|e| CliError::probe(NOT_PROBED, e))
+                .map_err(|e| Error::probe(NOT_PROBED, e))
                 .and_then(|r| self.perturbed(probe, r))
         };
         match result {
@@ -117,7 +117,7 @@ impl<'a> CellRunner<'a> {
     /// `[perturb]`: after the cell's own runs (when they finished), its perturbation campaign,
     /// kept in `r.perturb` (the cell's outcome stays its own run's; a failure under
     /// perturbation fails the cell in the envelope layer).
-    fn perturbed(&self, probe: &ProbeSpec, mut r: ProbeResult) -> Result<ProbeResult, CliError> {
+    fn perturbed(&self, probe: &ProbeSpec, mut r: ProbeResult) -> Result<ProbeResult, Error> {
         let Some(p) = &self.spec.perturb else {
             return Ok(r);
         };
@@ -210,10 +210,10 @@ impl RoundExecutor for CellRunner<'_> {
                 let once = if self.spec.service.is_some() {
                     self.service_cell()
                         .run(params)
-                        .map_err(|e| CliError::service(NOT_PROBED, e))
+                        .map_err(|e| Error::service(NOT_PROBED, e))
                 } else {
                     qualify_probe::probe(&probe, self.cancel)
-                        .map_err(|e| CliError::probe(NOT_PROBED, e))
+                        .map_err(|e| Error::probe(NOT_PROBED, e))
                 };
                 once.unwrap_or_else(|e| {
                     let _ = self.setup_error.set(e);

@@ -17,7 +17,7 @@ use super::Context;
 use super::checks::{Checked, Next};
 use super::prepare::Prepared;
 use super::region::Region;
-use crate::error::CliError;
+use crate::error::Error;
 
 /// The region as the receipt states it.
 pub struct Analysed {
@@ -70,13 +70,13 @@ pub fn analyse(
 }
 
 /// A previous receipt's performance section, read for `--baseline`.
-pub fn load_baseline(path: Option<&Path>) -> Result<Option<perf::BaselineInput>, CliError> {
+pub fn load_baseline(path: Option<&Path>) -> Result<Option<perf::BaselineInput>, Error> {
     let Some(path) = path else {
         return Ok(None);
     };
     let fix = "give the path of a receipt written by `qualify run`";
     let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::input(
+        Error::input(
             format!(
                 "--baseline {}: cannot read the receipt: {e}",
                 path.display()
@@ -85,7 +85,7 @@ pub fn load_baseline(path: Option<&Path>) -> Result<Option<perf::BaselineInput>,
         )
     })?;
     let json: serde_json::Value = qualify_model::json::from_str(&text).map_err(|e| {
-        CliError::input(
+        Error::input(
             format!("--baseline {}: not a JSON receipt ({e})", path.display()),
             fix,
         )
@@ -95,7 +95,7 @@ pub fn load_baseline(path: Option<&Path>) -> Result<Option<perf::BaselineInput>,
         .filter(|p| p.is_object())
         .cloned()
         .ok_or_else(|| {
-            CliError::input_only(format!(
+            Error::input_only(format!(
                 "--baseline {}: the receipt has no predicate.performance; it was written by a run without [performance]",
                 path.display()
             ))

@@ -29,7 +29,7 @@ use qualify_probe::CancelToken;
 use serde::{Deserialize, Serialize};
 
 use super::Context;
-use crate::error::CliError;
+use crate::error::Error;
 
 /// How often a waiting run tries the lock again, and checks for Ctrl-C.
 const RETRY: Duration = Duration::from_millis(100);
@@ -177,7 +177,7 @@ pub fn acquire(
 
 /// Take a lock for `ctx`'s run (waiting, unless `--no-wait`, with a line on stderr saying for
 /// whom): `what` names it in messages.
-pub fn hold(ctx: &Context<'_>, path: &Path, what: &str) -> Result<Held, CliError> {
+pub fn hold(ctx: &Context<'_>, path: &Path, what: &str) -> Result<Held, Error> {
     let waiting = |holder: &str| eprintln!("qualify: waiting for {holder} ({what})…");
     acquire(
         path,
@@ -188,14 +188,14 @@ pub fn hold(ctx: &Context<'_>, path: &Path, what: &str) -> Result<Held, CliError
         waiting,
     )
     .map_err(|e| match e {
-        LockError::Busy { .. } => CliError::input(
+        LockError::Busy { .. } => Error::input(
             e.to_string(),
             "wait for it (run without --no-wait)",
         ),
-        LockError::Interrupted { .. } => CliError::Interrupted {
+        LockError::Interrupted { .. } => Error::Interrupted {
             message: e.to_string(),
         },
-        LockError::Io { .. } => CliError::input(
+        LockError::Io { .. } => Error::input(
             e.to_string(),
             "make the directory writable, or set QUALIFY_LOCK_DIR to a writable directory for the machine's locks",
         ),

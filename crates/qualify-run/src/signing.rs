@@ -5,17 +5,17 @@ use std::path::Path;
 
 use qualify_trust::{Envelope, IN_TOTO_PAYLOAD_TYPE, PrivateKey};
 
-use crate::error::CliError;
+use crate::error::Error;
 
 /// Read the `--sign` key, if any; the error names the file and the fix.
-pub fn load_key(path: Option<&Path>) -> Result<Option<PrivateKey>, CliError> {
+pub fn load_key(path: Option<&Path>) -> Result<Option<PrivateKey>, Error> {
     let Some(path) = path else {
         return Ok(None);
     };
     qualify_trust::keys::read_private_key(path)
         .map(Some)
         .map_err(|e| {
-            CliError::input(
+            Error::input(
                 format!("--sign: {e}"),
                 "create a key pair with `qualify keygen --out PREFIX`",
             )

@@ -9,7 +9,7 @@ use qualify_service::SpecProbes;
 use super::Context;
 use super::build::Built;
 use super::prepare::Prepared;
-use crate::error::CliError;
+use crate::error::Error;
 
 /// The functional and held-out results, and what happens next.
 pub struct Checked {
@@ -29,7 +29,7 @@ pub enum Next {
     SkipFunctionalFailed,
 }
 
-pub fn run(ctx: &Context<'_>, prepared: &Prepared, built: Built) -> Result<Checked, CliError> {
+pub fn run(ctx: &Context<'_>, prepared: &Prepared, built: Built) -> Result<Checked, Error> {
     let functional = functional(ctx, built)?;
     let interrupted_early = built == Built::Interrupted
         || matches!(&functional, ev::FunctionalRun::Ran(rec) if rec.result.outcome == Outcome::Interrupted);
@@ -54,7 +54,7 @@ pub fn run(ctx: &Context<'_>, prepared: &Prepared, built: Built) -> Result<Check
     })
 }
 
-fn functional(ctx: &Context<'_>, built: Built) -> Result<ev::FunctionalRun, CliError> {
+fn functional(ctx: &Context<'_>, built: Built) -> Result<ev::FunctionalRun, Error> {
     let Some(f) = &ctx.spec.functional else {
         return Ok(ev::FunctionalRun::NotDeclared);
     };

@@ -24,7 +24,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use indicatif::ProgressBar;
 use qualify_perf::Rounds;
 use qualify_perf::stats::{Rng, summarize};
 use qualify_plan::{self as plan, Params};
@@ -73,7 +72,7 @@ pub fn run(
         ctx.cancel,
         &mut execution.cells,
         started,
-        ctx.args.json,
+        ctx.observer,
     )?;
     ctx.say(&format!(
         "performance: {} round(s), seed {}: {}",
@@ -85,14 +84,14 @@ pub fn run(
 /// The round scheduler: probe the measured `cells` (round 1 is already in their results) in
 /// further rounds on `executor` until the spec's `[performance]` repetition is satisfied, the
 /// budget is spent, no cell is left, or `cancel` is raised; append each run to its cell.
-/// `quiet` hides the progress bar. `None` without `[performance]`.
+/// `observer` shows the rounds' progress. `None` without `[performance]`.
 pub fn schedule_rounds(
     spec: &Spec,
     executor: &dyn RoundExecutor,
     cancel: &AtomicBool,
     cells: &mut [plan::ExecutedCell],
     started: Instant,
-    quiet: bool,
+    observer: &dyn crate::RunObserver,
 ) -> Option<Rounds> {
     let p = spec.performance.as_ref()?;
     let seed = p.seed.unwrap_or_else(random_seed);
@@ -113,7 +112,7 @@ pub fn schedule_rounds(
         .map(|(i, _)| i)
         .collect();
     let mut round: u64 = 1;
-    let bar = super::region::progress_bar(quiet, active.len());
+    let bar = observer.progress(active.len());
     let stopped = loop {
         if cancelled() {
             break format!("interrupted after {round} round(s)");
@@ -152,9 +151,9 @@ pub fn schedule_rounds(
         }
         round += 1;
         let order = shuffled(&active, seed.wrapping_add(round));
-        bar.set_length(order.len() as u64);
+        bar.set_total(order.len());
         bar.set_position(0);
-        let results = probe_round(executor, &cancelled, cells, &order, round, &bar);
+        let results = probe_round(executor, &cancelled, cells, &order, round, bar.as_ref());
         for (i, result) in results {
             if result.outcome == Outcome::Interrupted {
                 continue; // not a measurement: the run was stopping
@@ -166,7 +165,7 @@ pub fn schedule_rounds(
             }
         }
     };
-    bar.finish_and_clear();
+    bar.finish();
     Some(Rounds {
         seed,
         rounds: usize::try_from(round).unwrap_or(usize::MAX),
@@ -235,7 +234,7 @@ fn probe_round(
     cells: &[plan::ExecutedCell],
     order: &[usize],
     round: u64,
-    bar: &ProgressBar,
+    bar: &dyn crate::Progress,
 ) -> Vec<(usize, ProbeResult)> {
     match executor.dispatch() {
         Dispatch::Batch => {
@@ -252,7 +251,7 @@ fn probe_round(
                     .into_iter()
                     .filter_map(|(i, h)| {
                         let r = h.join().ok()?;
-                        bar.inc(1);
+                        bar.inc();
                         Some((i, r))
                     })
                     .collect()
@@ -267,7 +266,7 @@ fn probe_round(
                 let params = &cells[i].params;
                 bar.set_message(format!("round {round}: {params}"));
                 out.push((i, executor.probe_once(params)));
-                bar.inc(1);
+                bar.inc();
             }
             out
         }
@@ -458,8 +457,15 @@ mod tests {
         cancel: &AtomicBool,
         cells: &mut [ExecutedCell],
     ) -> Rounds {
-        schedule_rounds(spec, executor, cancel, cells, Instant::now(), true)
-            .unwrap_or_else(|| panic!("a spec with [performance] schedules rounds"))
+        schedule_rounds(
+            spec,
+            executor,
+            cancel,
+            cells,
+            Instant::now(),
+            &crate::Silent,
+        )
+        .unwrap_or_else(|| panic!("a spec with [performance] schedules rounds"))
     }
 
     #[test]
@@ -693,7 +699,14 @@ mod tests {
         let executor = MockExecutor::new(Dispatch::Here, steady);
         let cancel = AtomicBool::new(false);
         let mut cells = round_one(Outcome::Ok, 1.0);
-        let rounds = schedule_rounds(&spec, &executor, &cancel, &mut cells, Instant::now(), true);
+        let rounds = schedule_rounds(
+            &spec,
+            &executor,
+            &cancel,
+            &mut cells,
+            Instant::now(),
+            &crate::Silent,
+        );
         assert!(rounds.is_none());
         assert!(executor.calls().is_empty());
     }

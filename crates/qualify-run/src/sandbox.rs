@@ -14,16 +14,17 @@ use qualify_probe::Role;
 use qualify_probe::selftest::{Attempt, SelfTest, Targets};
 use qualify_service::SpecProbes;
 use qualify_spec::{SandboxMode, Spec};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Context, RunArgs};
-use crate::error::CliError;
+use super::{Context, RunOptions};
+use crate::error::Error;
 
 /// qualify's state directory in the current directory (ledger, receipts, Slurm run files).
 const STATE: &str = ".qualify";
 
 /// Hide the run's secrets from every probe built from `spec`.
-pub fn hide_run_paths(spec: &mut Spec, args: &RunArgs) {
+pub fn hide_run_paths(spec: &mut Spec, args: &RunOptions) {
     if spec.sandbox.mode == SandboxMode::Off {
         return;
     }
@@ -230,7 +231,7 @@ impl SandboxRun {
 
 /// What the held-out self-test found.
 pub struct HeldOutSelfTest {
-    pub attempts: Option<crate::held_out_probe_cmd::Attempts>,
+    pub attempts: Option<Attempts>,
     /// Whether the file the artifact wrote into the workdir is there on the host afterwards.
     pub later_cell_reached: Option<bool>,
     /// Why it did not run (or its artifact said nothing).
@@ -239,7 +240,7 @@ pub struct HeldOutSelfTest {
 
 /// The held-out self-test: a check of qualify's own, set up as every held-out check is, starts
 /// `qualify held-out-self-test` through `$QUALIFY_RUN` as the artifact; that tries to read or
-/// recognise the check ([`crate::held_out_probe_cmd`]). `check_file`: a held-out check to try to
+/// recognise the check (the binary's `qualify held-out-self-test`, which reports [`Attempts`]). `check_file`: a held-out check to try to
 /// read.
 pub fn held_out_self_test(ctx: &Context<'_>, check_file: Option<&Path>) -> HeldOutSelfTest {
     let failed = |why: String| HeldOutSelfTest {
@@ -265,7 +266,7 @@ pub fn held_out_self_test(ctx: &Context<'_>, check_file: Option<&Path>) -> HeldO
     let program = if ctx.spec.sandbox.mode != SandboxMode::Off
         && qualify_probe::sandbox::mount_namespace_available()
     {
-        let inside = PathBuf::from(format!("{}/qualify", crate::artifact_run::DIR));
+        let inside = PathBuf::from(format!("{}/qualify", crate::runner::DIR));
         base.sandbox.binds.push((exe, inside.clone()));
         inside
     } else {
@@ -298,7 +299,7 @@ pub fn held_out_self_test(ctx: &Context<'_>, check_file: Option<&Path>) -> HeldO
     );
     let result = qualify_probe::probe(&probe, ctx.cancel);
     drop(runner);
-    let marker_file = crate::held_out_probe_cmd::later_cell_marker(workdir, &marker);
+    let marker_file = later_cell_marker(workdir, &marker);
     let reached = marker_file.exists();
     let _ = std::fs::remove_file(&marker_file);
     let r = match result {
@@ -309,7 +310,7 @@ pub fn held_out_self_test(ctx: &Context<'_>, check_file: Option<&Path>) -> HeldO
         .stdout_tail
         .lines()
         .rev()
-        .find_map(|l| serde_json::from_str::<crate::held_out_probe_cmd::Attempts>(l).ok());
+        .find_map(|l| serde_json::from_str::<Attempts>(l).ok());
     match attempts {
         Some(a) => HeldOutSelfTest {
             attempts: Some(a),
@@ -326,7 +327,7 @@ pub fn held_out_self_test(ctx: &Context<'_>, check_file: Option<&Path>) -> HeldO
 
 /// Run the self-test (unless the sandbox is off): a canary in the state directory, the held-out
 /// directory, a file next to the workdir.
-pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, CliError> {
+pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, Error> {
     let spec = ctx.spec;
     if spec.sandbox.mode == SandboxMode::Off {
         return Ok(SandboxRun {
@@ -427,4 +428,29 @@ pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, CliError> {
             })
         }
     }
+}
+
+/// What the artifact of the held-out self-test tried.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Attempts {
+    pub environment: Attempt,
+    pub check_process: Attempt,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_file: Option<Attempt>,
+    pub qualify_command_line: Attempt,
+    /// Only the write: whether it reached a later cell is decided by qualify on the host.
+    pub later_cells: Attempt,
+}
+
+/// The variables only a held-out check's environment has.
+pub const TELLS: [&str; 4] = [
+    "QUALIFY_ARTIFACT_DIR",
+    "QUALIFY_RUN",
+    "QUALIFY_RUN_SOCKET",
+    "QUALIFY_HOLDOUT",
+];
+
+/// The file the artifact writes into the workdir.
+pub fn later_cell_marker(workdir: &Path, marker: &str) -> PathBuf {
+    workdir.join(format!(".qualify-held-out-self-test-{marker}"))
 }

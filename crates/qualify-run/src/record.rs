@@ -4,14 +4,14 @@
 use super::Context;
 use super::prepare::Prepared;
 use super::seal::Sealed;
-use crate::error::CliError;
+use crate::error::Error;
 
-pub fn record(ctx: &Context<'_>, prepared: &mut Prepared, sealed: &Sealed) -> Result<(), CliError> {
+pub fn record(ctx: &Context<'_>, prepared: &mut Prepared, sealed: &Sealed) -> Result<(), Error> {
     let Some(ledger) = prepared.ledger.as_mut() else {
         return Ok(());
     };
     let done = ledger.append(&sealed.text).map_err(|e| {
-        CliError::output(
+        Error::output(
             format!("the receipt was written but not recorded in the ledger: {e}"),
             Some("rerun with --no-ledger to skip the ledger"),
         )

@@ -13,7 +13,7 @@ use qualify_evidence as ev;
 use qualify_spec::{CommandLine, Spec};
 use qualify_trace::{Format, SpecView, TraceFile};
 
-use crate::error::CliError;
+use crate::error::Error;
 
 /// What the trace reader needs of the spec: the artifact's command template, launcher and
 /// environment, the functional check and build commands, the axes.
@@ -45,7 +45,7 @@ pub fn spec_view(spec: &Spec) -> SpecView {
 
 /// Every file a `--trace` names: the file itself, or a directory's regular files (recursively,
 /// sorted by path, hidden entries skipped), each with whether it was found in a directory.
-fn trace_files(path: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), CliError> {
+fn trace_files(path: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Error> {
     trace_files_in(path, false, out)
 }
 
@@ -53,9 +53,9 @@ fn trace_files_in(
     path: &Path,
     in_directory: bool,
     out: &mut Vec<(PathBuf, bool)>,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     let cannot = |e: std::io::Error| {
-        CliError::input(
+        Error::input(
             format!("--trace {}: {e}", path.display()),
             "name a trace file or a directory of trace files",
         )
@@ -83,7 +83,7 @@ pub fn load_trace(
     spec: &Spec,
     paths: &[PathBuf],
     forced: Option<Format>,
-) -> Result<Option<ev::DevRecord>, CliError> {
+) -> Result<Option<ev::DevRecord>, Error> {
     if paths.is_empty() {
         return Ok(None);
     }
@@ -92,7 +92,7 @@ pub fn load_trace(
         trace_files(p, &mut files)?;
     }
     if files.is_empty() {
-        return Err(CliError::input(
+        return Err(Error::input(
             format!(
                 "--trace {}: no trace file in it",
                 paths
@@ -110,7 +110,7 @@ pub fn load_trace(
     let mut read = Vec::with_capacity(files.len());
     for (f, in_directory) in files {
         let bytes = std::fs::read(&f).map_err(|e| {
-            CliError::input(
+            Error::input(
                 format!("--trace {}: {e}", f.display()),
                 "give a readable development trace",
             )
@@ -123,25 +123,25 @@ pub fn load_trace(
     }
     qualify_trace::read(&read, forced, &spec_view(spec))
         .map(Some)
-        .map_err(|e| CliError::input_only(e.to_string()))
+        .map_err(|e| Error::input_only(e.to_string()))
 }
 
 /// `git log REV..HEAD` of `workdir`: commits, files changed, test files added or changed.
-pub fn git_summary(workdir: &Path, since: &str) -> Result<ev::GitSummary, CliError> {
-    let git = |args: &[&str]| -> Result<String, CliError> {
+pub fn git_summary(workdir: &Path, since: &str) -> Result<ev::GitSummary, Error> {
+    let git = |args: &[&str]| -> Result<String, Error> {
         let out = Command::new("git")
             .arg("-C")
             .arg(workdir)
             .args(args)
             .output()
             .map_err(|e| {
-                CliError::input(
+                Error::input(
                     format!("--since {since}: cannot run git: {e}"),
                     "install git",
                 )
             })?;
         if !out.status.success() {
-            return Err(CliError::input_only(format!(
+            return Err(Error::input_only(format!(
                 "--since {since}: `git {}` in {} failed: {}",
                 args.join(" "),
                 workdir.display(),

@@ -12,7 +12,7 @@ use qualify_model::PerturbReport;
 use qualify_perturb::{Campaign, Ended, Launch, Plan, Setup, Shim, Tree};
 use qualify_probe::{CancelToken, Control, Outcome, ProbeError, ProbeResult, ProbeSpec};
 
-use crate::error::CliError;
+use crate::error::Error;
 
 /// A probe's tree, as the scheduler-level perturbation sees it.
 struct ProbeTree(Arc<Control>);
@@ -176,7 +176,7 @@ pub fn report(
     plan: Plan,
     cancel: &CancelToken,
     verbose: bool,
-) -> Result<(PerturbReport, Option<ProbeResult>), CliError> {
+) -> Result<(PerturbReport, Option<ProbeResult>), Error> {
     let shim = Shim::install(&Shim::default_dir());
     let mut launch = ProbeLaunch::new(spec.clone(), cancel, verbose);
     let report = Campaign::new(
@@ -187,9 +187,9 @@ pub fn report(
     )
     .run()
     .map_err(|e| match e {
-        qualify_perturb::campaign::Failed::Setup(e) => CliError::Perturb { source: e },
+        qualify_perturb::campaign::Failed::Setup(e) => Error::Perturb { source: e },
         qualify_perturb::campaign::Failed::Launch(e) => {
-            CliError::probe("a perturbed run could not be probed", e)
+            Error::probe("a perturbed run could not be probed", e)
         }
     })?;
     let representative = launch.first_failure.take().or(launch.last.take());
@@ -203,7 +203,7 @@ pub fn campaign(
     plan: Plan,
     cancel: &CancelToken,
     verbose: bool,
-) -> Result<ProbeResult, CliError> {
+) -> Result<ProbeResult, Error> {
     let (report, representative) = report(spec, plan, cancel, verbose)?;
     let mut r = representative
         .unwrap_or_else(|| spec.not_run("no perturbed run was made: qualify was stopping"));

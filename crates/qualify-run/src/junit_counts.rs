@@ -7,20 +7,20 @@ use qualify_evidence::JunitCounts;
 use quick_xml::Reader;
 use quick_xml::events::Event;
 
-use crate::error::CliError;
+use crate::error::Error;
 
 /// Read the report named `path` from where the check left it (`at`: its copy in the check's
 /// private layer, or `path` itself) and sum its counts. Errors name the file and what was wrong.
-pub fn read_as(path: &Path, at: &Path) -> Result<JunitCounts, CliError> {
+pub fn read_as(path: &Path, at: &Path) -> Result<JunitCounts, Error> {
     let text = std::fs::read_to_string(at).map_err(|e| {
-        CliError::unreadable(
+        Error::unreadable(
             "the JUnit report",
             path,
             &e,
             "check [functional] junit (relative to the workdir) and that the test command writes it",
         )
     })?;
-    parse(&text).map_err(|e| CliError::input_only(format!("{}: {e}", path.display())))
+    parse(&text).map_err(|e| Error::input_only(format!("{}: {e}", path.display())))
 }
 
 /// Why a text is not a JUnit report.

@@ -13,7 +13,7 @@ use qualify_trust::PrivateKey;
 use super::Context;
 use super::holdout::HeldOut;
 use super::regressions::Regressions;
-use crate::error::CliError;
+use crate::error::Error;
 
 /// What the flags named, loaded and checked.
 pub struct Prepared {
@@ -31,7 +31,7 @@ pub struct Prepared {
     pub redactor: qualify_trust::redact::Redactor,
 }
 
-pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
+pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, Error> {
     let args = ctx.args;
     let signing_key = super::signing::load_key(args.sign.as_deref())?;
     let baseline = super::analysis::load_baseline(args.baseline.as_deref())?;
@@ -62,9 +62,9 @@ pub fn prepare(ctx: &Context<'_>) -> Result<Prepared, CliError> {
     } else {
         let ledger = Ledger::open_verified(&args.ledger).map_err(|e| match e {
             qualify_ledger::LedgerError::Broken { .. } => {
-                CliError::input(e.to_string(), crate::ledger_cmd::BROKEN_FIX)
+                Error::input(e.to_string(), qualify_ledger::BROKEN_FIX)
             }
-            other => CliError::input(
+            other => Error::input(
                 other.to_string(),
                 "pass --ledger PATH to use another, or --no-ledger",
             ),

@@ -4,7 +4,6 @@
 //! (`--receipt PATH`, else `.qualify/receipts/<UTC time>-<digest>.json`).
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::SystemTime;
 
 use qualify_evidence as ev;
@@ -16,7 +15,7 @@ use super::analysis::Analysed;
 use super::checks::Checked;
 use super::prepare::Prepared;
 use super::region::Region;
-use crate::error::{CliError, exit};
+use crate::error::Error;
 
 /// The written receipt and what it says.
 pub struct Sealed {
@@ -29,15 +28,26 @@ pub struct Sealed {
     pub performance: Option<perf::Performance>,
 }
 
+/// What a sealed run says of its claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The receipt supports the spec's claim.
+    Supported,
+    /// It does not.
+    Refused,
+    /// The run was interrupted: its receipt is marked incomplete.
+    Interrupted,
+}
+
 impl Sealed {
-    /// 0 supported, 1 refused, 130 interrupted.
-    pub fn exit_code(&self) -> ExitCode {
+    /// Whether the claim is supported, refused, or the run interrupted.
+    pub fn verdict(&self) -> Verdict {
         if self.record.incomplete {
-            exit::interrupted()
+            Verdict::Interrupted
         } else if self.verdict.supported {
-            ExitCode::SUCCESS
+            Verdict::Supported
         } else {
-            exit::refused()
+            Verdict::Refused
         }
     }
 }
@@ -49,12 +59,12 @@ pub fn seal(
     region: Region,
     analysed: Analysed,
     files: crate::subjects::ArtifactFiles,
-) -> Result<Sealed, CliError> {
+) -> Result<Sealed, Error> {
     let record = record(ctx, prepared, checked, region, &analysed, files);
     let statement = redact(ev::build(&record), &prepared.redactor)?;
     let text = statement
         .to_json()
-        .map_err(|e| CliError::output(format!("cannot encode the receipt: {e}"), None))?;
+        .map_err(|e| Error::output(format!("cannot encode the receipt: {e}"), None))?;
     let text = super::signing::seal(text, prepared.signing_key.as_ref(), ctx.args.json);
     let path = match &ctx.args.receipt {
         Some(p) => p.clone(),
@@ -77,12 +87,12 @@ pub fn seal(
 fn redact(
     statement: ev::Statement,
     redactor: &qualify_trust::redact::Redactor,
-) -> Result<ev::Statement, CliError> {
+) -> Result<ev::Statement, Error> {
     if redactor.is_empty() {
         return Ok(statement);
     }
     let cannot =
-        |e: serde_json::Error| CliError::output(format!("cannot redact the receipt: {e}"), None);
+        |e: serde_json::Error| Error::output(format!("cannot redact the receipt: {e}"), None);
     let mut value = serde_json::to_value(&statement).map_err(cannot)?;
     if redactor.json(&mut value) == 0 {
         return Ok(statement);
@@ -189,15 +199,15 @@ fn record(
 }
 
 /// Write then rename: an interrupted write never leaves half a receipt.
-fn write_receipt(path: &Path, text: &str) -> Result<(), CliError> {
+fn write_receipt(path: &Path, text: &str) -> Result<(), Error> {
     let cannot = |what: &Path, e: std::io::Error| {
-        CliError::output(format!("cannot write {}: {e}", what.display()), None)
+        Error::output(format!("cannot write {}: {e}", what.display()), None)
     };
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
         std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::output(format!("cannot create {}: {e}", dir.display()), None))?;
+            .map_err(|e| Error::output(format!("cannot create {}: {e}", dir.display()), None))?;
     }
     let tmp = path.with_extension("json.partial");
     std::fs::write(&tmp, text).map_err(|e| cannot(&tmp, e))?;

@@ -10,7 +10,7 @@ use qualify_probe::{CancelToken, Outcome, ProbeResult};
 use qualify_spec::Spec;
 
 use super::Context;
-use crate::error::CliError;
+use crate::error::Error;
 
 /// The artifact's controls, in the ledger's order, each with its result once run.
 #[derive(Default)]
@@ -19,10 +19,10 @@ pub struct Regressions(Vec<(Params, Option<ProbeResult>)>);
 impl Regressions {
     /// This artifact's controls whose axes are exactly the spec's (the others are skipped: the
     /// spec changed since they failed). Says how many will run and how many were skipped.
-    pub fn load(ctx: &Context<'_>, ledger: &Ledger) -> Result<Regressions, CliError> {
+    pub fn load(ctx: &Context<'_>, ledger: &Ledger) -> Result<Regressions, Error> {
         let stored = ledger
             .regressions(Some(&ctx.spec.artifact.name))
-            .map_err(|e| CliError::input_only(e.to_string()))?;
+            .map_err(|e| Error::input_only(e.to_string()))?;
         let mut controls = Vec::new();
         let mut skipped = 0;
         for c in &stored {
@@ -50,7 +50,7 @@ impl Regressions {
         &mut self,
         runner: &super::cells::CellRunner<'_>,
         cancel: &CancelToken,
-        bar: &indicatif::ProgressBar,
+        bar: &dyn crate::Progress,
     ) {
         for (params, slot) in self.0.iter_mut() {
             if cancel.load(std::sync::atomic::Ordering::Relaxed) {
