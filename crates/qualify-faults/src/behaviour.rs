@@ -59,7 +59,7 @@ use serde::{Deserialize, Serialize};
 use crate::checker::SetCheck;
 use crate::stats::{PhaseCounters, Series};
 
-pub use qualify_model::fault::Verdict;
+pub use qualify_model::fault::{Noise, Verdict};
 
 /// Amplification during the window of at least this many times the amplification before it is
 /// a retry storm.
@@ -234,20 +234,6 @@ pub struct ProcessObservation {
     pub ready_at: Option<f64>,
 }
 
-/// How much latency varied where no fault acted: ratios (largest ÷ smallest, ≥ 1) of a
-/// percentile across the control cell's phases, or across the seconds before a window.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Noise {
-    pub p99: Option<f64>,
-    pub p50: Option<f64>,
-    /// The control's own corrected latency over its measured load (not a ratio): what a
-    /// standing fault's cell, which has no before of its own, is compared with.
-    #[serde(default)]
-    pub latency_p99: Option<f64>,
-    #[serde(default)]
-    pub latency_p50: Option<f64>,
-}
-
 /// What the service's process tree held, counted by the probe's samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -330,7 +316,7 @@ pub struct Observation {
     /// No fault was put on anything in this cell (every fault `none`, no restart): the control.
     #[serde(default)]
     pub control: bool,
-    /// The control cell's variation ([`Noise::of_control`]) for the same values of the other
+    /// The control cell's variation ([`Observation::own_noise`]) for the same values of the other
     /// axes, when one was measured.
     #[serde(default)]
     pub control_noise: Option<Noise>,
@@ -439,10 +425,11 @@ fn spread(values: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
     Some(max / min)
 }
 
-impl Noise {
-    /// The variation of the control cell `o`: each percentile across its phases, p99 also
+impl Observation {
+    /// The variation of this control cell: each percentile across its phases, p99 also
     /// second to second before its window (the larger).
-    pub fn of_control(o: &Observation) -> Noise {
+    pub fn own_noise(&self) -> Noise {
+        let o = self;
         let phases = [&o.before, &o.during, &o.after];
         let p99 = spread(phases.iter().map(|p| p.latency_p99));
         let p99 = match (p99, before_window_p99(o)) {
@@ -518,7 +505,7 @@ pub fn judge(o: &Observation) -> Behaviour {
     let attempts_per_request = amp_during.map(|a| a.connections);
     let pool = dep.and_then(|d| pool(o, d));
     let noise = if o.control {
-        let own = Noise::of_control(o);
+        let own = o.own_noise();
         NoiseFloor {
             p99: own.p99.unwrap_or(1.0),
             p50: own.p50.unwrap_or(1.0),
@@ -779,7 +766,7 @@ fn decide(o: &Observation, b: &Behaviour) -> (Verdict, String) {
 /// The control's detail: no fault, and how much it varied.
 fn control_detail(o: &Observation) -> String {
     let ms = |v: Option<f64>| v.map_or_else(|| "—".to_string(), seconds);
-    let own = Noise::of_control(o);
+    let own = o.own_noise();
     let mut t = format!(
         "no fault (the control): p99 {} before the window, {} in it, {} after it",
         ms(o.before.latency_p99),
@@ -1476,13 +1463,13 @@ mod tests {
         c.after.latency_p99 = Some(0.005);
         c.before.latency_p50 = Some(0.002);
         c.during.latency_p50 = Some(0.003);
-        let noise = Noise::of_control(&c);
+        let noise = c.own_noise();
         assert_eq!(noise.p99, Some(1.5));
         assert_eq!(noise.p50, Some(1.5));
         // Its seconds before the window varied more: that is its floor.
         c.timeline[0].p99 = Some(0.002);
         c.timeline[4].p99 = Some(0.01);
-        assert_eq!(Noise::of_control(&c).p99, Some(5.0));
+        assert_eq!(c.own_noise().p99, Some(5.0));
         let b = judge(&c);
         assert_eq!(b.verdict, Verdict::Control);
         assert_eq!(b.noise_floor.map(|n| n.p99), Some(5.0));

@@ -7,8 +7,8 @@
 //! records the chain's length and last link. [`Ledger::verify`] recomputes every digest, link
 //! and derived column from the stored texts, the controls from the chain, and the chain's end
 //! from the anchor ([`verify`]); [`Ledger::open_verified`] refuses a ledger that does not hold,
-//! naming the row. Every failing cell and every incident becomes a *control* ([`Control`]) that later
-//! runs of the same artifact re-run. [`Ledger::stats`] does the accounting: accepted runs per
+//! naming the row. Every failing cell and every incident becomes a regression ([`Regression`],
+//! stored as a *control*) that later runs of the same artifact re-run. [`Ledger::stats`] does the accounting: accepted runs per
 //! artifact and claim level, failures by outcome, escapes (incidents an accepted receipt's claim
 //! covered) and the escape rate, repeating failure signatures, time from a failure's first
 //! sighting to its first pass, and for runs with a development trace how often failures appeared
@@ -119,9 +119,14 @@ pub struct Entry {
     pub recorded_at: i64,
 }
 
-/// A failing cell kept as a regression control: later runs of `artifact` re-run `params`.
+/// What to do about a ledger that does not hold.
+pub const BROKEN_FIX: &str = "nothing is added to or counted from a ledger someone edited: `qualify ledger verify` shows the row; restore the ledger (and its .anchor file) from a copy, or pass --ledger PATH for another";
+
+/// A failing cell kept as a regression (stored as a "control", the ledger's word on disk and
+/// in `qualify ledger controls`): later runs of `artifact` re-run `params` first. Not a
+/// service's `none` control (`qualify_service::Controls`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Control {
+pub struct Regression {
     pub id: i64,
     pub artifact: String,
     /// The cell's parameters (a JSON object in axis order).
@@ -725,7 +730,7 @@ impl Ledger {
     }
 
     /// Controls, oldest first; only `artifact`'s when given.
-    pub fn controls(&self, artifact: Option<&str>) -> Result<Vec<Control>> {
+    pub fn regressions(&self, artifact: Option<&str>) -> Result<Vec<Regression>> {
         let mut stmt = self
             .conn
             .prepare(
@@ -737,7 +742,7 @@ impl Ledger {
             .query_map([artifact], |r| {
                 let params: String = r.get(2)?;
                 let limits: String = r.get(3)?;
-                Ok(Control {
+                Ok(Regression {
                     id: r.get(0)?,
                     artifact: r.get(1)?,
                     params: serde_json::from_str(&params).unwrap_or(Value::Null),

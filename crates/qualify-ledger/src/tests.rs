@@ -110,12 +110,12 @@ fn failures_become_controls_once_and_repeats_are_counted() {
         ))
         .unwrap();
     assert_eq!(second.new_controls, 0);
-    let controls = l.controls(Some("transfer")).unwrap();
+    let controls = l.regressions(Some("transfer")).unwrap();
     assert_eq!(controls.len(), 1);
     assert_eq!(controls[0].signature, "deadlock@rounds=10,threads=2");
     assert_eq!(controls[0].first_receipt, first.digest);
     assert_eq!(controls[0].limits["timeout_seconds"], json!(30.0));
-    assert!(l.controls(Some("other")).unwrap().is_empty());
+    assert!(l.regressions(Some("other")).unwrap().is_empty());
 
     let stats = l.stats().unwrap();
     assert_eq!(stats.receipts, 2);
@@ -194,7 +194,7 @@ fn signed_envelopes_are_indexed_by_their_payload_and_hashed_as_written() {
     let list = l.list().unwrap();
     assert_eq!(list[0].artifact, "transfer");
     assert_eq!(
-        l.controls(None).unwrap()[0].signature,
+        l.regressions(None).unwrap()[0].signature,
         "oom_killed@rounds=10,threads=4"
     );
     assert_eq!(l.verify().unwrap().broken, None);
@@ -260,7 +260,7 @@ fn incidents_become_controls_join_the_chain_and_count_as_escapes() {
     assert!(r.new_control, "{r:?}");
     assert!(r.escape_note.starts_with("an escape"), "{}", r.escape_note);
     // The control re-runs these parameters and says where it came from.
-    let controls = l.controls(Some("transfer")).unwrap();
+    let controls = l.regressions(Some("transfer")).unwrap();
     let c = controls
         .iter()
         .find(|c| c.signature == "deadlock@rounds=20,threads=3")

@@ -14,7 +14,8 @@
 //! durations, sizes and rates ([`units`]); one digest format ([`sha256_hex`]); and one strict
 //! JSON reader for documents qualify judges ([`json`]: a duplicate key is refused).
 
-mod axis;
+pub mod axis;
+mod backend;
 mod better;
 pub mod children;
 mod claim;
@@ -30,14 +31,18 @@ mod messages_tests;
 pub mod outcome;
 mod parse;
 pub mod perturb;
+pub mod range;
 mod repeat;
 pub mod result;
+pub mod sandbox;
 pub mod slo;
+pub mod step;
 pub mod target;
 pub mod units;
 mod value;
 
 pub use axis::{AxisKind, Dimension};
+pub use backend::BackendChoice;
 pub use better::Better;
 pub use children::{ChildEnd, ChildWatch, Children};
 pub use claim::{ClaimLevel, Headroom};
@@ -52,6 +57,7 @@ pub use parse::ParseError;
 pub use perturb::{PerturbMode, PerturbReport, Rate};
 pub use repeat::Repeat;
 pub use result::{Flag, ProbeResult, TimeoutKind};
+pub use sandbox::{NetworkPolicy, SandboxPolicy};
 pub use slo::{BoundKind, Slo, SloMetric, SloPhase, SloResult};
 pub use target::{Bound, Harder, Target};
 pub use units::{format_bytes, parse_duration, parse_size};

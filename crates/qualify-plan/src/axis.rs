@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use qualify_model::Value;
+use qualify_model::axis::{Domain as Declared, Search};
+use qualify_model::range::{Number, Scale};
 
 pub use qualify_model::AxisKind;
 
@@ -70,6 +72,41 @@ fn one() -> u32 {
 }
 
 impl Axis {
+    /// The planner's form of a declared axis (the spec's `[[axis]]`). A unit-step integer range searched for a boundary is
+    /// bisected over integers; every other range is the spec's lattice of points. A fault axis
+    /// lists `none` first, so receipts and maps show each combination's control before its
+    /// faulted cells; that it is also measured first is `qualify_service::Controls`' doing,
+    /// whatever the order.
+    pub fn declared(declared: &qualify_model::axis::Axis) -> Axis {
+        let d = declared;
+        let domain = match &d.domain {
+            Declared::Values(vals) if d.kind == AxisKind::Fault => {
+                let (none, faults): (Vec<_>, Vec<_>) = vals
+                    .iter()
+                    .cloned()
+                    .partition(|v| v.as_text() == Some("none"));
+                Domain::Values(none.into_iter().chain(faults).collect())
+            }
+            Declared::Values(vals) => Domain::Values(vals.clone()),
+            Declared::Range(r) => match (r.lo, r.hi, r.step, r.scale, d.search) {
+                (
+                    Number::Int(lo),
+                    Number::Int(hi),
+                    Number::Int(1),
+                    Scale::Linear,
+                    Some(Search::Boundary),
+                ) => Domain::Range { lo, hi },
+                _ => Domain::Values(d.points()),
+            },
+        };
+        let axis = Axis::new(d.name.clone(), d.kind, domain);
+        if d.search == Some(Search::Boundary) {
+            axis.boundary()
+        } else {
+            axis
+        }
+    }
+
     /// A swept axis.
     pub fn new(name: impl Into<String>, kind: AxisKind, domain: Domain) -> Axis {
         Axis {

@@ -3,7 +3,7 @@
 //! errors became types, so the types keep saying exactly this.
 
 use crate::BackendChoice;
-use crate::sandbox::Network;
+use qualify_model::NetworkPolicy;
 
 #[test]
 fn flags_that_do_not_parse_name_the_input_and_the_choices() {
@@ -12,7 +12,7 @@ fn flags_that_do_not_parse_name_the_input_and_the_choices() {
         "unknown backend `zfs`; expected one of: auto, cgroup2, cgroup1, rlimit"
     );
     assert_eq!(
-        "wifi".parse::<Network>().unwrap_err().to_string(),
+        "wifi".parse::<NetworkPolicy>().unwrap_err().to_string(),
         "unknown network policy `wifi`; expected one of: none, loopback, host"
     );
     assert_eq!(

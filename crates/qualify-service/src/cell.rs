@@ -18,6 +18,7 @@ use qualify_model::{Children, Flag, Outcome, Params, SloPhase, SloResult};
 use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeResult};
 use qualify_spec::Spec;
 
+use crate::SpecProbes;
 use crate::cluster::Cluster;
 use crate::controls::Controls;
 use crate::error::ServiceError;

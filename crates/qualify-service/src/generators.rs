@@ -1,5 +1,6 @@
 //! A split load on this machine (`[load] generators = N > 1`): [`run`] starts N `qualify
-//! load-gen` processes (the binary's hidden subcommand: the contract is in its doc), each
+//! load-gen` processes (a [`LoadGenStep`] each; the binary's hidden subcommand's doc is the
+//! contract), each
 //! offering its share of the plan from one start instant agreed ~[`LEAD`] ahead, drives the
 //! cell's observer on that schedule meanwhile (fault windows, the restart, a stop), and merges
 //! their reports losslessly (`qualify_load::merge`) into the one report the cell judges.
@@ -25,6 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use qualify_load::{Flow, GeneratorReport, LoadPlan, LoadReport, Progress, TICK};
+use qualify_model::step::LoadGenStep;
 
 /// How far ahead of now the generators' common start is set: time for N processes to start.
 pub const LEAD: Duration = Duration::from_millis(500);
@@ -196,6 +198,15 @@ pub fn run_placed(
     };
     for i in 0..n {
         let stderr = File::create(err(i)).map_err(io("creating a generator's stderr file"))?;
+        let step = LoadGenStep {
+            plan: plan_path.clone(),
+            target: target.to_string(),
+            index: i,
+            of: n,
+            out: out(i),
+            start_at: Some(start_at),
+            heartbeat: placed.map(|p| p.state_dir.clone()),
+        };
         let mut cmd = match placed {
             Some(p) => {
                 let mut c = Command::new("srun");
@@ -206,30 +217,12 @@ pub fn run_placed(
                     .arg("--kill-on-bad-exit=0")
                     .arg("--quiet")
                     .arg(format!("--job-name=qualify-gen-{i}"))
-                    .arg(exe)
-                    .arg("load-gen")
-                    .arg("--heartbeat")
-                    .arg(&p.state_dir);
+                    .arg(exe);
                 c
             }
-            None => {
-                let mut c = Command::new(exe);
-                c.arg("load-gen");
-                c
-            }
+            None => Command::new(exe),
         };
-        cmd.arg("--plan")
-            .arg(&plan_path)
-            .arg("--target")
-            .arg(target.to_string())
-            .arg("--index")
-            .arg(i.to_string())
-            .arg("--of")
-            .arg(n.to_string())
-            .arg("--out")
-            .arg(out(i))
-            .arg("--start-at")
-            .arg(format!("{start_at:.6}"))
+        cmd.args(step.to_argv())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr);

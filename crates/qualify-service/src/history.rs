@@ -15,6 +15,7 @@ use qualify_probe::{BackendChoice, CancelToken};
 use qualify_spec::template::Overlay;
 use qualify_spec::{CommandLine, HISTORY_PLACEHOLDER, Spec};
 
+use crate::SpecProbes;
 use crate::error::HistoryError;
 
 /// The checker's deadline.

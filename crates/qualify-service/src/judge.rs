@@ -13,7 +13,7 @@ use qualify_faults::behaviour::{
     TimelineSecond,
 };
 use qualify_faults::{
-    Behaviour, Fault, Noise, Observation, ProxyStats, ResourceKind, ResourceObservation, SetCheck,
+    Behaviour, Fault, Observation, ProxyStats, ResourceKind, ResourceObservation, SetCheck,
 };
 use qualify_load::{LoadPlan, LoadReport, Phase};
 use qualify_model::fault::{ProcessRecord, Verdict};
@@ -220,7 +220,7 @@ pub fn judge(spec: &Spec, i: &Inputs<'_>) -> Judged {
     for (dependency, fault, stats, process) in targets {
         let o = observation(stats, process);
         if control && first.is_none() {
-            i.controls.register(spec, i.params, Noise::of_control(&o));
+            i.controls.register(spec, i.params, o.own_noise());
         }
         let behaviour = qualify_faults::judge(&o);
         let expected = if fault.kind == qualify_faults::FaultKind::None {

@@ -12,6 +12,7 @@ use qualify_probe::netns::Netns;
 use qualify_probe::{BackendChoice, CancelToken};
 use qualify_spec::{CommandLine, ReadyCheck, Spec};
 
+use crate::SpecProbes;
 use crate::error::NotReady;
 use crate::instance::ServiceRun;
 use crate::network::helper_network;

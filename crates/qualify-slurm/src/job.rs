@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use qualify_model::Limits;
+use qualify_model::enforcement::Mode;
+use qualify_model::step::{ProbeStep, ServiceCellStep};
 
 /// Memory Slurm grants beyond the probe's ceiling, for `qualify probe` itself and the shell.
 pub const MEM_MARGIN_BYTES: u64 = 64 << 20;
@@ -36,73 +38,31 @@ impl Default for Topology {
     }
 }
 
-/// What one cell runs: `qualify probe --json` with these limits on `argv`, in `workdir`, with
-/// `env` added.
+/// What a cell's job runs.
+#[derive(Debug, Clone)]
+pub enum JobStep {
+    /// `qualify probe --json` (or, observing every node, `qualify agent coordinate --json`)
+    /// on the cell's command: the script adds its lease and the coordinator's `cell-N.nodes`.
+    Probe(ProbeStep),
+    /// A service cell of its own (`qualify service-cell`): the script adds its state
+    /// directory (`cell-N.nodes`) and lease; its stdout is the cell's result.
+    ServiceCell(ServiceCellStep),
+}
+
+/// One cell as a job: what it runs, where, and what the allocation must hold.
 #[derive(Debug, Clone)]
 pub struct CellJob {
-    pub argv: Vec<String>,
+    pub step: JobStep,
     pub workdir: PathBuf,
+    /// Added to the job's environment.
     pub env: Vec<(String, String)>,
+    /// The cell's ceilings: they size the allocation ([`Resources`]); a probe step also
+    /// enforces them.
     pub limits: Limits,
-    /// `qualify probe --backend` (auto, cgroup2, cgroup1, rlimit).
-    pub backend: String,
     pub topology: Topology,
-    /// `qualify probe --repeat` (runs of the cell inside one job; 1 = once).
-    pub repeat: u64,
-    /// The sandbox the probe sets up on the node (`--sandbox`, `--network`, `--writable`,
-    /// `--readable`, `--hide`, `--user`).
-    pub sandbox: qualify_probe::Sandbox,
-    /// Observe every node of the allocation: the job runs `qualify agent coordinate` (per-node
-    /// agents, the launcher probed on the batch host, one merged result) instead of `qualify
-    /// probe`. For cells whose ranks run outside the batch host's process tree (a topology).
-    pub observe_nodes: bool,
-    /// A qualify step of its own instead of `qualify probe` (e.g. `service-cell …`): the job
-    /// runs `qualify <step> --state-dir=<cell-N.nodes> --lease=<lease>`, whose stdout is the
-    /// cell's result. The limits then only size the allocation.
-    pub step: Option<Vec<String>>,
     /// The job's steps write heartbeats (`<node>.beat` in the cell's state directory): a node
     /// silent for [`crate::SILENT_NODE`] ends the cell `interrupted`, naming the node.
     pub heartbeats: bool,
-}
-
-/// The `qualify probe` flags for `sandbox`.
-pub fn sandbox_args(sandbox: &qualify_probe::Sandbox) -> Vec<String> {
-    let mut out = vec![format!("--sandbox={}", sandbox.mode)];
-    if sandbox.mode == qualify_probe::SandboxMode::Off {
-        return out;
-    }
-    let network = match &sandbox.network {
-        qualify_probe::Network::None => "none",
-        qualify_probe::Network::Host => "host",
-        _ => "loopback",
-    };
-    out.push(format!("--network={network}"));
-    let q = |p: &Path| shell_quote(&p.to_string_lossy());
-    for w in &sandbox.writable {
-        out.push(format!("--writable={}", q(w)));
-    }
-    for r in &sandbox.readable {
-        out.push(format!("--readable={}", q(r)));
-    }
-    for h in &sandbox.hidden {
-        // Homes are hidden by the probe on the node itself.
-        if h.role != qualify_probe::Role::Home {
-            out.push(format!(
-                "--hide={}",
-                shell_quote(&format!("{}={}", h.role.as_str(), h.path.to_string_lossy()))
-            ));
-        }
-    }
-    if let Some(u) = &sandbox.user {
-        out.push(format!("--user={}", shell_quote(u)));
-    }
-    for p in &sandbox.pass_env {
-        out.push(format!("--pass-env={}", shell_quote(p)));
-    }
-    if sandbox.private_workdir.wanted() {
-        out.push("--private-workdir".into());
-    }
-    out
 }
 
 /// The resources a cell's job asks for; cells with equal resources share one job array.
@@ -190,81 +150,44 @@ impl CellFiles {
     }
 }
 
-/// The script one array task runs: enter the workdir, set the environment, run
-/// `qualify probe --json` (or, observing every node, `qualify agent coordinate --json` with the
-/// agents' reports in `cell-N.nodes/`) under the cell's limits (watching the run's `lease`: the
-/// cell stops when the submitting qualify is gone), keep its exit status, and publish the result
-/// atomically (write, then rename).
+/// The script one array task runs: enter the workdir, set the environment, run the cell's
+/// step (`qualify probe --json`, `qualify agent coordinate --json` with the agents' reports in
+/// `cell-N.nodes/`, or `qualify service-cell` with that directory as its state) watching the
+/// run's `lease` (the cell stops when the submitting qualify is gone), keep its exit status,
+/// and publish the result atomically (write, then rename).
 pub fn cell_script(
     qualify: &Path,
     job: &CellJob,
     files: &CellFiles,
     lease: Option<&Path>,
 ) -> String {
-    let l = &job.limits;
-    let mut probe = vec![shell_quote(&qualify.to_string_lossy())];
-    if let Some(step) = &job.step {
-        probe.extend(step.iter().map(|a| shell_quote(a)));
-        probe.push(format!(
-            "--state-dir={}",
-            shell_quote(&files.nodes.to_string_lossy())
-        ));
-        if let Some(lease) = lease {
-            probe.push(format!("--lease={}", shell_quote(&lease.to_string_lossy())));
+    let lease = lease.map(Path::to_path_buf);
+    let argv = match &job.step {
+        JobStep::Probe(step) => {
+            let mut step = step.clone();
+            if step.observe_nodes {
+                step.nodes_dir = Some(files.nodes.clone());
+            }
+            step.lease = lease;
+            if step.sandbox.mode != Mode::Off {
+                // The job's own variables (the launcher finds its allocation through them) and
+                // the spec's `env`, which the script exports before the probe starts.
+                let pass = &mut step.sandbox.pass_env;
+                pass.push("SLURM_*".into());
+                pass.extend(job.env.iter().map(|(k, _)| k.clone()));
+            }
+            step.to_argv()
         }
-        return script(job, files, &probe);
-    }
-    if job.observe_nodes {
-        probe.extend([
-            "agent".to_string(),
-            "coordinate".into(),
-            format!(
-                "--nodes-dir={}",
-                shell_quote(&files.nodes.to_string_lossy())
-            ),
-        ]);
-    } else {
-        probe.push("probe".into());
-    }
-    probe.extend([
-        "--json".into(),
-        format!(
-            "--timeout={}ms",
-            (l.timeout_seconds * 1000.0).round() as u64
-        ),
-        format!("--stall={}ms", (l.stall_seconds * 1000.0).round() as u64),
-        format!("--progress={}", l.progress),
-        format!("--backend={}", shell_quote(&job.backend)),
-    ]);
-    if let Some(m) = l.memory_bytes {
-        probe.push(format!("--memory={m}"));
-    }
-    if let Some(c) = l.cpus {
-        probe.push(format!("--cpus={c}"));
-    }
-    if let Some(p) = l.pids {
-        probe.push(format!("--pids={p}"));
-    }
-    if let Some(d) = l.disk_bytes {
-        probe.push(format!("--disk={d}"));
-    }
-    if job.repeat > 1 {
-        probe.push(format!("--repeat={}", job.repeat));
-    }
-    if let Some(lease) = lease {
-        probe.push(format!("--lease={}", shell_quote(&lease.to_string_lossy())));
-    }
-    probe.extend(sandbox_args(&job.sandbox));
-    if job.sandbox.mode != qualify_probe::SandboxMode::Off {
-        // The job's own variables (the launcher finds its allocation through them) and the
-        // spec's `env`, which the script exports before the probe starts.
-        probe.push("--pass-env=SLURM_*".into());
-        for (k, _) in &job.env {
-            probe.push(format!("--pass-env={}", shell_quote(k)));
+        JobStep::ServiceCell(step) => {
+            let mut step = step.clone();
+            step.cell.state_dir = Some(files.nodes.clone());
+            step.cell.lease = lease;
+            step.to_argv()
         }
-    }
-    probe.push("--".into());
-    probe.extend(job.argv.iter().map(|a| shell_quote(a)));
+    };
+    let probe: Vec<String> = std::iter::once(shell_quote(&qualify.to_string_lossy()))
+        .chain(argv.iter().map(|a| shell_quote(a)))
+        .collect();
     script(job, files, &probe)
 }
 
@@ -309,24 +232,36 @@ pub fn array_script(batch_dir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qualify_model::step::CellStep;
+    use qualify_model::{BackendChoice, Params, SandboxPolicy, Value};
 
-    fn job(memory: Option<u64>, timeout: f64, cpus: Option<f64>) -> CellJob {
-        CellJob {
-            argv: vec!["./prog".into(), "it's".into()],
-            workdir: "/w d".into(),
-            env: vec![("N".into(), "4".into())],
+    fn probe(memory: Option<u64>, timeout: f64, cpus: Option<f64>) -> ProbeStep {
+        ProbeStep {
+            observe_nodes: false,
+            nodes_dir: None,
             limits: Limits {
                 memory_bytes: memory,
                 cpus,
                 timeout_seconds: timeout,
                 ..Limits::default()
             },
-            backend: "auto".into(),
-            topology: Topology::default(),
             repeat: 3,
-            sandbox: qualify_probe::Sandbox::default(),
-            observe_nodes: false,
-            step: None,
+            backend: BackendChoice::Auto,
+            sandbox: SandboxPolicy::default(),
+            json: true,
+            lease: None,
+            command: vec!["./prog".into(), "it's".into()],
+        }
+    }
+
+    fn job(memory: Option<u64>, timeout: f64, cpus: Option<f64>) -> CellJob {
+        let step = probe(memory, timeout, cpus);
+        CellJob {
+            workdir: "/w d".into(),
+            env: vec![("N".into(), "4".into())],
+            limits: step.limits.clone(),
+            topology: Topology::default(),
+            step: JobStep::Probe(step),
             heartbeats: false,
         }
     }
@@ -344,29 +279,6 @@ mod tests {
     }
 
     #[test]
-    fn the_sandbox_travels_to_the_node_as_probe_flags() {
-        let mut sb = qualify_probe::Sandbox::default();
-        sb.writable.push("/w/out dir".into());
-        sb.hide(qualify_probe::Role::Key, "/k/key.pem");
-        sb.user = Some("nobody".into());
-        let args = sandbox_args(&sb);
-        assert!(
-            args.contains(&"--writable='/w/out dir'".to_string()),
-            "{args:?}"
-        );
-        assert!(
-            args.contains(&"--hide=key=/k/key.pem".to_string()),
-            "{args:?}"
-        );
-        assert!(args.contains(&"--user=nobody".to_string()), "{args:?}");
-        assert!(!args.iter().any(|a| a.contains("home")), "{args:?}");
-        assert_eq!(
-            sandbox_args(&qualify_probe::Sandbox::off()),
-            vec!["--sandbox=off".to_string()]
-        );
-    }
-
-    #[test]
     fn topology_maps_to_sbatch_flags() {
         let mut j = job(None, 10.0, None);
         j.topology = Topology {
@@ -380,35 +292,75 @@ mod tests {
         assert!(args.contains(&"--cpus-per-task=1".to_string()));
     }
 
+    /// The words of the script's command line, unquoted as the shell would.
+    fn command_line(script: &str) -> Vec<String> {
+        let line = script
+            .lines()
+            .find(|l| l.contains(".partial 2>"))
+            .unwrap_or_else(|| panic!("no command line in {script}"));
+        let line = line.split(" > ").next().unwrap_or("");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("for w in {line}; do printf '%s\\0' \"$w\"; done"))
+            .output()
+            .expect("run sh");
+        String::from_utf8_lossy(&out.stdout)
+            .split('\0')
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
     #[test]
-    fn scripts_quote_what_the_shell_would_split() {
+    fn the_script_runs_the_probe_step_the_job_holds_with_its_lease() {
         let files = CellFiles::new(Path::new("/run/b0"), 3);
+        let mut j = job(Some(1 << 20), 5.0, None);
+        if let JobStep::Probe(p) = &mut j.step {
+            p.sandbox.writable.push("/w/out dir".into());
+        }
         let s = cell_script(
             Path::new("/bin/qualify"),
-            &job(Some(1 << 20), 5.0, None),
+            &j,
             &files,
             Some(Path::new("/run/lease")),
         );
         assert!(s.contains("cd '/w d'"), "{s}");
-        assert!(s.contains("'it'\\''s'"), "{s}");
-        assert!(s.contains("--memory=1048576"), "{s}");
         assert!(s.contains("export N=4"), "{s}");
-        assert!(s.contains("--repeat=3"), "{s}");
-        assert!(s.contains("--lease=/run/lease"), "{s}");
-        assert!(s.contains("--sandbox=on --network=loopback"), "{s}");
         assert!(
             s.contains("mv /run/b0/cell-3.json.partial /run/b0/cell-3.json"),
             "{s}"
         );
         assert!(array_script(Path::new("/run/b0")).contains("cell-\"$SLURM_ARRAY_TASK_ID\".sh"));
-        assert!(s.contains("/bin/qualify probe --json"), "{s}");
+        // What the shell hands the binary is the step, with the run's lease.
+        let words = command_line(&s);
+        assert_eq!(words[0], "/bin/qualify");
+        let mut want = probe(Some(1 << 20), 5.0, None);
+        want.sandbox.writable.push("/w/out dir".into());
+        want.sandbox.pass_env = vec!["SLURM_*".into(), "N".into()];
+        want.lease = Some("/run/lease".into());
+        assert_eq!(ProbeStep::parse(&words[1..]), Ok(want));
     }
 
     #[test]
-    fn a_cell_with_a_step_of_its_own_runs_it_with_its_state_dir_and_lease() {
+    fn a_service_cell_runs_its_own_step_with_its_state_dir_and_lease() {
         let files = CellFiles::new(Path::new("/run/b0"), 1);
+        let mut params = Params::new();
+        params.insert("a b", Value::Int(1));
+        let step = ServiceCellStep {
+            cell: CellStep {
+                spec: "/s/qualify.toml".into(),
+                params,
+                backend: BackendChoice::Auto,
+                state_dir: None,
+                lease: None,
+                overrides: Vec::new(),
+                pass_env: Vec::new(),
+            },
+            histories: None,
+            control_noise: None,
+        };
         let mut j = job(Some(1 << 20), 5.0, None);
-        j.step = Some(vec!["service-cell".into(), "--params={\"a b\":1}".into()]);
+        j.step = JobStep::ServiceCell(step.clone());
         let s = cell_script(
             Path::new("/bin/qualify"),
             &j,
@@ -416,20 +368,23 @@ mod tests {
             Some(Path::new("/run/lease")),
         );
         assert!(
-            s.contains("/bin/qualify service-cell '--params={\"a b\":1}' --state-dir=/run/b0/cell-1.nodes --lease=/run/lease > /run/b0/cell-1.json.partial"),
-            "{s}"
-        );
-        assert!(
             !s.contains("--memory"),
             "the step sizes nothing itself: {s}"
         );
+        let words = command_line(&s);
+        let mut want = step;
+        want.cell.state_dir = Some("/run/b0/cell-1.nodes".into());
+        want.cell.lease = Some("/run/lease".into());
+        assert_eq!(ServiceCellStep::parse(&words[1..]), Ok(want));
     }
 
     #[test]
     fn a_cell_observing_every_node_runs_the_coordinator() {
         let files = CellFiles::new(Path::new("/run/b0"), 2);
         let mut j = job(Some(1 << 20), 5.0, None);
-        j.observe_nodes = true;
+        if let JobStep::Probe(p) = &mut j.step {
+            p.observe_nodes = true;
+        }
         let s = cell_script(Path::new("/bin/qualify"), &j, &files, None);
         assert!(
             s.contains("/bin/qualify agent coordinate --nodes-dir=/run/b0/cell-2.nodes --json"),

@@ -21,6 +21,6 @@ pub mod state;
 
 pub use executor::{PingError, SlurmConfig, SlurmError, SlurmExecutor, controller_answers};
 pub use heartbeat::SILENT_NODE;
-pub use job::{CellJob, Resources, Topology};
+pub use job::{CellJob, JobStep, Resources, Topology};
 pub use renew::write_atomically;
 pub use state::{JobState, SlurmVerdict, never_starts, reconcile};

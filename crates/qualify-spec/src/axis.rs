@@ -11,15 +11,14 @@
 use std::collections::BTreeMap;
 use std::ops;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
 
 use crate::check::{Checker, describe};
 use crate::expect::{self, RawExpect};
-use crate::range::{Number, NumericRange, Scale};
 use crate::template::is_placeholder_name;
 use qualify_model::Fault;
-use qualify_model::fault::Verdict;
+use qualify_model::range::{Number, NumericRange, Scale};
 
 /// The most points a swept range (one without `search`) may expand to.
 pub const MAX_SWEEP_POINTS: usize = 1000;
@@ -28,141 +27,10 @@ pub const MAX_SWEEP_POINTS: usize = 1000;
 /// listed for the planner; a unit-step integer range is searched by index, at any size).
 pub const MAX_SEARCH_POINTS: usize = 100_000;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Axis {
-    pub name: String,
-    pub kind: AxisKind,
-    pub domain: Domain,
-    pub search: Option<Search>,
-    /// For `kind = "fault"`: the dependency and the parsed faults.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fault: Option<FaultAxis>,
-}
-
-/// What a `kind = "fault"` axis puts on which dependency.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FaultAxis {
-    /// The `[[dependency]]` the faults are put on.
-    pub dependency: String,
-    /// The faults, in the order of the axis's values (whose texts are their canonical forms).
-    pub faults: Vec<Fault>,
-    /// Per value (same order), the behaviours the claim accepts under it (`expect`); `None`:
-    /// the claim states none (always for `none`, the control).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub expect: Vec<Option<Vec<Verdict>>>,
-}
-
-impl Axis {
-    /// Whether every point is a number (ranges always are), so the axis is ordered.
-    pub fn is_numeric(&self) -> bool {
-        match &self.domain {
-            Domain::Values(values) => values.iter().all(Value::is_numeric),
-            Domain::Range(_) => true,
-        }
-    }
-
-    /// Whether the axis sets each cell's memory ceiling (kind `memory`; values are bytes).
-    pub fn sets_memory_ceiling(&self) -> bool {
-        self.kind == AxisKind::Memory
-    }
-
-    /// The parsed faults of a `kind = "fault"` axis, in value order (empty for other kinds).
-    pub fn faults(&self) -> &[Fault] {
-        self.fault.as_ref().map_or(&[], |f| f.faults.as_slice())
-    }
-
-    /// The fault a cell's value of this axis stands for (`None`: not a fault axis, or not one
-    /// of its values).
-    pub fn fault_of(&self, value: &Value) -> Option<Fault> {
-        let Domain::Values(values) = &self.domain else {
-            return None;
-        };
-        let i = values.iter().position(|v| v == value)?;
-        self.faults().get(i).copied()
-    }
-
-    /// The behaviours the claim accepts under a cell's value of this fault axis (`None`: not
-    /// a fault axis, not one of its values, or no expectation stated).
-    pub fn expected_of(&self, value: &Value) -> Option<&[Verdict]> {
-        let Domain::Values(values) = &self.domain else {
-            return None;
-        };
-        let i = values.iter().position(|v| v == value)?;
-        self.fault.as_ref()?.expect.get(i)?.as_deref()
-    }
-
-    /// The axis as the planner sees it. A unit-step integer range searched for a boundary is
-    /// bisected over integers; every other range is the spec's lattice of points. A fault axis
-    /// runs `none` first: the control of each combination is measured before the faulted cells
-    /// that are compared with it (`qualify_service::Controls`).
-    pub fn plan_axis(&self) -> qualify_plan::Axis {
-        let domain = match &self.domain {
-            Domain::Values(vals) if self.kind == AxisKind::Fault => {
-                let (none, faults): (Vec<_>, Vec<_>) = vals
-                    .iter()
-                    .cloned()
-                    .partition(|v| v.as_text() == Some("none"));
-                qualify_plan::Domain::Values(none.into_iter().chain(faults).collect())
-            }
-            Domain::Values(vals) => qualify_plan::Domain::Values(vals.clone()),
-            Domain::Range(r) => match (r.lo, r.hi, r.step, r.scale, self.search) {
-                (
-                    Number::Int(lo),
-                    Number::Int(hi),
-                    Number::Int(1),
-                    Scale::Linear,
-                    Some(Search::Boundary),
-                ) => qualify_plan::Domain::Range { lo, hi },
-                _ => qualify_plan::Domain::Values(self.points()),
-            },
-        };
-        let axis = qualify_plan::Axis::new(self.name.clone(), self.kind, domain);
-        if self.search == Some(Search::Boundary) {
-            axis.boundary()
-        } else {
-            axis
-        }
-    }
-
-    /// The points a sweep visits: the values as listed (sorted ascending on a search axis), or
-    /// every lattice point of the range. A search range can be huge: use its bounds and
-    /// [`NumericRange::between`] instead.
-    pub fn points(&self) -> Vec<Value> {
-        match &self.domain {
-            Domain::Values(values) => values.clone(),
-            Domain::Range(range) => range.points().map(Value::from).collect(),
-        }
-    }
-}
-
-pub use qualify_model::AxisKind;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Search {
-    /// Gallop and bisect for the largest passing and the smallest failing value.
-    Boundary,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Domain {
-    Values(Vec<Value>),
-    Range(NumericRange),
-}
-
-/// One value of an axis (the shared [`qualify_model::Value`]), rendered into placeholders by its
-/// `Display`.
-pub use qualify_model::Value;
-
-impl From<Number> for Value {
-    fn from(n: Number) -> Value {
-        match n {
-            Number::Int(n) => Value::Int(n),
-            Number::Float(x) => Value::Float(x),
-        }
-    }
-}
+/// The checked axis is the vocabulary's ([`qualify_model::axis`]): the spec checks it, the
+/// planner plans it, the evidence and the analysis read it.
+pub use qualify_model::axis::{Axis, Domain, FaultAxis, Search};
+pub use qualify_model::{AxisKind, Value};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -604,7 +472,7 @@ fn check_range(
         }
     } else if !range.is_unit_integer() {
         // The planner bisects a unit-step integer range by index; any other searched lattice
-        // is listed point by point (`Axis::plan_axis`), so its size is bounded too.
+        // is listed point by point (`qualify_plan::Axis::declared`), so its size is bounded too.
         let count = range.points().take(MAX_SEARCH_POINTS + 1).count();
         if count > MAX_SEARCH_POINTS {
             ck.error_help(

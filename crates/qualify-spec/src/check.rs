@@ -215,7 +215,7 @@ impl<'a> Checker<'a> {
                 return None;
             }
         };
-        match qualify_probe::parse_cpus(&text) {
+        match qualify_model::limits::parse_cpus(&text) {
             Ok(cpus) => Some(cpus),
             Err(message) => {
                 self.error(value.span(), message);

@@ -180,20 +180,11 @@ mod tests {
         )
         .unwrap();
         let params = qualify_plan_params(2);
-        let local = spec.cell_probe(&params, qualify_probe::BackendChoice::Auto);
-        let slurm = spec.slurm_cell_probe(&params, qualify_probe::BackendChoice::Auto);
-        let words = |p: &qualify_probe::ProbeSpec| -> Vec<String> {
-            p.argv
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect()
-        };
+        let local = spec.artifact.argv(&params);
+        let slurm = spec.slurm_argv(&params);
+        assert_eq!(local, ["mpirun", "-n", "2", "/bin/sh", "-c", "./ring 10"]);
         assert_eq!(
-            words(&local),
-            ["mpirun", "-n", "2", "/bin/sh", "-c", "./ring 10"]
-        );
-        assert_eq!(
-            words(&slurm),
+            slurm,
             [
                 "srun",
                 "--mpi=pmix",

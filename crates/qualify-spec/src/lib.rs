@@ -27,7 +27,6 @@ mod load;
 mod overrides;
 mod performance;
 mod perturb;
-mod range;
 mod recovery;
 mod sandbox;
 mod service;
@@ -67,8 +66,8 @@ pub use performance::{
 pub use perturb::Perturb;
 pub use qualify_model::Fault;
 pub use qualify_model::fault::Verdict;
+pub use qualify_model::range::{Number, NumericRange, Points, Scale};
 pub use qualify_model::{BoundKind, Slo, SloMetric, SloPhase};
-pub use range::{Number, NumericRange, Points, Scale};
 pub use recovery::{DEFAULT_READY_WITHIN, Recovery};
 pub use sandbox::{NetworkPolicy, SandboxMode, SandboxSpec};
 pub use service::{PORT_PLACEHOLDER, Ready, ReadyCheck, Service, Stop};
@@ -78,12 +77,3 @@ pub use target::Target;
 pub use template::render;
 pub use waiver::Waiver;
 pub use writes::{HISTORY_PLACEHOLDER, Writes};
-
-#[cfg(test)]
-mod test_support;
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod tests_faults;
-#[cfg(test)]
-mod tests_service;

@@ -1,11 +1,11 @@
 //! `[limits]`: the ceilings and watch windows every cell starts from, with the same meaning and
-//! parsers as `qualify probe`'s flags; [`SpecLimits::to_probe_limits`] turns them into the probe
-//! engine's [`qualify_probe::Limits`].
+//! parsers as `qualify probe`'s flags; [`SpecLimits::to_probe_limits`] turns them into the
+//! vocabulary's [`qualify_model::Limits`] a probe runs under.
 
 use std::str::FromStr;
 use std::time::Duration;
 
-use qualify_probe::Progress;
+use qualify_model::Progress;
 use serde::{Deserialize, Serialize, Serializer};
 use toml::{Spanned, Value};
 
@@ -23,16 +23,16 @@ pub struct SpecLimits {
     pub stall: Option<Duration>,
     pub progress: Option<Progress>,
     /// `[limits] disk`: what the artifact may write to its writable places (unset: the
-    /// sandbox's guard, [`qualify_probe::limits::DEFAULT_DISK`]).
+    /// sandbox's guard, [`qualify_model::limits::DEFAULT_DISK`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk_bytes: Option<u64>,
 }
 
 impl SpecLimits {
     /// The probe limits these stand for; unset fields take the probe's defaults.
-    pub fn to_probe_limits(&self) -> qualify_probe::Limits {
-        let defaults = qualify_probe::Limits::default();
-        qualify_probe::Limits {
+    pub fn to_probe_limits(&self) -> qualify_model::Limits {
+        let defaults = qualify_model::Limits::default();
+        qualify_model::Limits {
             memory_bytes: self.memory_bytes,
             cpus: self.cpus,
             pids: self.pids,
@@ -119,7 +119,7 @@ mod tests {
     fn unset_limits_take_the_probe_defaults() {
         assert_eq!(
             SpecLimits::default().to_probe_limits(),
-            qualify_probe::Limits::default()
+            qualify_model::Limits::default()
         );
         let set = SpecLimits {
             memory_bytes: Some(1 << 30),

@@ -5,87 +5,16 @@
 //! directory (the workdir is always writable, the system always readable); `user`: as root, the
 //! user the artifact runs as (default: the workdir's owner, or `nobody`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
 
 use crate::check::Checker;
 
-pub use qualify_probe::SandboxMode;
-
-/// `[sandbox] network`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NetworkPolicy {
-    None,
-    #[default]
-    Loopback,
-    Host,
-}
-
-/// The checked `[sandbox]` table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SandboxSpec {
-    pub mode: SandboxMode,
-    pub network: NetworkPolicy,
-    /// Absolute (resolved against the spec's directory).
-    pub writable: Vec<PathBuf>,
-    pub readable: Vec<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<String>,
-    /// Paths the run hides besides every home (held-out checks, the signing key, qualify's
-    /// state): set by `qualify run` from its flags, not written in the spec.
-    #[serde(skip)]
-    pub hidden: Vec<(qualify_probe::Role, PathBuf)>,
-    /// Variables of qualify's environment the artifact also gets (`qualify run --pass-env`),
-    /// besides the sandbox's base list and the spec's `env`.
-    #[serde(skip)]
-    pub pass_env: Vec<String>,
-}
-
-impl Default for SandboxSpec {
-    fn default() -> SandboxSpec {
-        SandboxSpec {
-            mode: SandboxMode::On,
-            network: NetworkPolicy::Loopback,
-            writable: Vec::new(),
-            readable: Vec::new(),
-            user: None,
-            hidden: Vec::new(),
-            pass_env: Vec::new(),
-        }
-    }
-}
-
-impl SandboxSpec {
-    /// The probe's sandbox for this policy (every home hidden; the caller hides the held-out
-    /// checks, the key and qualify's state).
-    pub fn to_probe(&self) -> qualify_probe::Sandbox {
-        if self.mode == SandboxMode::Off {
-            return qualify_probe::Sandbox::off();
-        }
-        let mut s = qualify_probe::Sandbox {
-            mode: self.mode,
-            network: match self.network {
-                NetworkPolicy::None => qualify_probe::Network::None,
-                NetworkPolicy::Loopback => qualify_probe::Network::Loopback,
-                NetworkPolicy::Host => qualify_probe::Network::Host,
-            },
-            writable: self.writable.clone(),
-            readable: self.readable.clone(),
-            user: self.user.clone(),
-            pass_env: self.pass_env.clone(),
-            // Nothing a cell writes reaches the workdir or a later cell.
-            private_workdir: qualify_probe::sandbox::PrivateWorkdir::PerProbe,
-            ..qualify_probe::Sandbox::default()
-        };
-        for (role, path) in &self.hidden {
-            s.hide(*role, path);
-        }
-        s
-    }
-}
+pub use qualify_model::enforcement::Mode as SandboxMode;
+/// The checked `[sandbox]` table is the vocabulary's policy (`qualify-probe` sets it up).
+pub use qualify_model::sandbox::{NetworkPolicy, SandboxPolicy as SandboxSpec};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -193,12 +122,13 @@ mod tests {
     fn the_default_is_on_with_loopback() {
         let spec = Spec::parse(BASE, "/p/q.toml").unwrap();
         assert_eq!(spec.sandbox, super::SandboxSpec::default());
-        let probe = spec.command_probe(vec!["true".into()], qualify_probe::BackendChoice::Auto);
-        assert_eq!(probe.sandbox.mode, qualify_probe::SandboxMode::On);
-        assert!(matches!(
-            probe.sandbox.network,
-            qualify_probe::Network::Loopback
-        ));
+        let policy = spec.sandbox_policy();
+        assert_eq!(policy.mode, super::SandboxMode::On);
+        assert_eq!(policy.network, super::NetworkPolicy::Loopback);
+        assert!(
+            policy.private_workdir,
+            "a cell writes through a layer of its own"
+        );
     }
 
     #[test]
@@ -211,17 +141,14 @@ mod tests {
         )
         .unwrap();
         let s = &spec.sandbox;
-        assert_eq!(s.mode, qualify_probe::SandboxMode::Required);
+        assert_eq!(s.mode, super::SandboxMode::Required);
         assert_eq!(s.network, super::NetworkPolicy::None);
         assert_eq!(s.writable, vec![std::path::PathBuf::from("/p/out/")]);
         assert_eq!(s.readable, vec![std::path::PathBuf::from("/opt/data")]);
         assert_eq!(s.user.as_deref(), Some("nobody"));
-        let probe = spec.cell_probe(&Default::default(), qualify_probe::BackendChoice::Auto);
-        assert_eq!(probe.sandbox.writable, s.writable);
-        assert!(matches!(
-            probe.sandbox.network,
-            qualify_probe::Network::None
-        ));
+        let policy = spec.sandbox_policy();
+        assert_eq!(policy.writable, s.writable);
+        assert_eq!(policy.network, super::NetworkPolicy::None);
     }
 
     #[test]

@@ -157,6 +157,16 @@ impl Spec {
         check_with(text, path, &parent(path), false, overrides)
     }
 
+    /// The sandbox the spec's runs are probed in: `[sandbox]` (with the paths the run hides
+    /// and the variables it passes), every cell writing its workdir through a layer of its own
+    /// so nothing it writes reaches the workdir or a later cell. `qualify-probe` adds every
+    /// home directory on the machine it runs on.
+    pub fn sandbox_policy(&self) -> qualify_model::SandboxPolicy {
+        let mut s = self.sandbox.clone();
+        s.private_workdir = s.mode != qualify_model::enforcement::Mode::Off;
+        s
+    }
+
     /// The axis called `name`.
     pub fn axis(&self, name: &str) -> Option<&Axis> {
         self.axes.iter().find(|a| a.name == name)
@@ -215,79 +225,24 @@ impl Spec {
         self.axes.iter().find(|a| a.sets_memory_ceiling())
     }
 
-    /// How to probe a command of the spec's own (the build, the functional check, a tolerance or
-    /// held-out check): in the artifact's workdir, under `[limits]`, with no extra environment.
-    pub fn command_probe(
-        &self,
-        argv: Vec<std::ffi::OsString>,
-        backend: qualify_probe::BackendChoice,
-    ) -> qualify_probe::ProbeSpec {
-        qualify_probe::ProbeSpec {
-            argv,
-            workdir: Some(self.artifact.workdir.clone()),
-            env: Vec::new(),
-            limits: self.limits.to_probe_limits(),
-            backend,
-            control: None,
-            sandbox: self.sandbox.to_probe(),
-            shared_files: Vec::new(),
-            stdio: None,
-        }
+    /// The command line of the cell at `params` run as a Slurm job: the artifact's command
+    /// under `[executor] launcher`, when given, in place of `[artifact] launcher`.
+    pub fn slurm_argv(&self, params: &Params) -> Vec<String> {
+        let argv = self.artifact.argv(params);
+        let Some(launcher) = &self.executor.launcher else {
+            return argv;
+        };
+        let skip = self.artifact.launcher_argv(params).len();
+        crate::template::render(launcher, params)
+            .split_whitespace()
+            .map(str::to_string)
+            .chain(argv.into_iter().skip(skip))
+            .collect()
     }
 
-    /// How to probe the cell whose axis values are `params`: the artifact's command (under its
-    /// launcher) and environment rendered, in its workdir, under the cell's limits.
-    pub fn cell_probe(
-        &self,
-        params: &Params,
-        backend: qualify_probe::BackendChoice,
-    ) -> qualify_probe::ProbeSpec {
-        qualify_probe::ProbeSpec {
-            argv: self
-                .artifact
-                .argv(params)
-                .into_iter()
-                .map(Into::into)
-                .collect(),
-            workdir: Some(self.artifact.workdir.clone()),
-            env: self
-                .artifact
-                .env(params)
-                .into_iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect(),
-            limits: self.limits_for(params),
-            backend,
-            control: None,
-            sandbox: self.sandbox.to_probe(),
-            shared_files: Vec::new(),
-            stdio: None,
-        }
-    }
-
-    /// [`Spec::cell_probe`] for a cell run as a Slurm job: `[executor] launcher`, when given,
-    /// in place of `[artifact] launcher`.
-    pub fn slurm_cell_probe(
-        &self,
-        params: &Params,
-        backend: qualify_probe::BackendChoice,
-    ) -> qualify_probe::ProbeSpec {
-        let mut probe = self.cell_probe(params, backend);
-        if let Some(launcher) = &self.executor.launcher {
-            let skip = self.artifact.launcher_argv(params).len();
-            let mut argv: Vec<std::ffi::OsString> = crate::template::render(launcher, params)
-                .split_whitespace()
-                .map(Into::into)
-                .collect();
-            argv.extend(probe.argv.into_iter().skip(skip));
-            probe.argv = argv;
-        }
-        probe
-    }
-
-    /// The probe limits of the cell whose axis values are `params`: `[limits]` (or the probe's
+    /// The limits of the cell whose axis values are `params`: `[limits]` (or the probe's
     /// defaults), with the memory ceiling taken from the memory axis's value when there is one.
-    pub fn limits_for(&self, params: &Params) -> qualify_probe::Limits {
+    pub fn limits_for(&self, params: &Params) -> qualify_model::Limits {
         let mut limits = self.limits.to_probe_limits();
         if let Some(Value::Int(bytes)) = self.ceiling_axis().and_then(|axis| params.get(&axis.name))
         {

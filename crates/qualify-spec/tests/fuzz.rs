@@ -5,7 +5,7 @@
 //! (`9223372036854775807`, `-1`, `1e308`, `nan`), a quoted value by an extreme duration, size or
 //! template, a line duplicated or dropped, a key with an extreme value inserted, bytes flipped,
 //! cut or inserted (invalid UTF-8 included). The text is then loaded from a file as `qualify
-//! run` loads it; a spec that checks is planned (`Axis::plan_axis`, `Plan::new`) and its plan
+//! run` loads it; a spec that checks is planned (`qualify_plan::Axis::declared`, `Plan::new`) and its plan
 //! executed against a runner that fails above a threshold, each cell's probe, faults,
 //! expectations and load plan built as a run builds them. An error is fine; a panic fails
 //! the case, and proptest shrinks it to a small reproducer.
@@ -26,7 +26,6 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 use qualify_model::{Enforcement, Limits, Outcome, Params, ProbeResult, Strength};
 use qualify_plan::{ExecuteOptions, Plan};
-use qualify_probe::BackendChoice;
 use qualify_spec::Spec;
 use toml::Value;
 
@@ -452,11 +451,7 @@ fn result(outcome: Outcome) -> ProbeResult {
 fn exercise(spec: &Spec, threshold: u64) {
     let limits = spec.limits.to_probe_limits();
     let _ = (limits.timeout(), limits.stall());
-    let axes: Vec<_> = spec
-        .axes
-        .iter()
-        .map(qualify_spec::Axis::plan_axis)
-        .collect();
+    let axes: Vec<_> = spec.axes.iter().map(qualify_plan::Axis::declared).collect();
     let Ok(plan) = Plan::new(axes) else {
         return;
     };
@@ -466,8 +461,15 @@ fn exercise(spec: &Spec, threshold: u64) {
         return;
     }
     let runner = |p: &Params| {
-        let probe = spec.cell_probe(p, BackendChoice::Auto);
-        let _ = (probe.limits.timeout(), probe.limits.stall());
+        // What a cell's probe is made of (`qualify_service::SpecProbes` assembles them).
+        let limits = spec.limits_for(p);
+        let _ = (limits.timeout(), limits.stall());
+        let _ = (
+            spec.artifact.argv(p),
+            spec.artifact.env(p),
+            spec.slurm_argv(p),
+        );
+        let _ = spec.sandbox_policy();
         let _ = spec.faults_for(p);
         let _ = spec.expectations_for(p);
         if let Some(load) = &spec.load

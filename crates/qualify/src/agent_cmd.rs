@@ -13,7 +13,7 @@
 //! The files: `<dir>/<node>.json` (each agent's report), `<dir>/stop` (the coordinator asks the
 //! agents to finish), `<dir>/agents.log` (their launcher's output).
 
-mod coordinate;
+pub mod coordinate;
 mod observe;
 
 use std::process::ExitCode;
@@ -25,11 +25,11 @@ use crate::error::CliError;
 #[derive(Args, Debug)]
 pub struct AgentArgs {
     #[command(subcommand)]
-    command: AgentCommand,
+    pub command: AgentCommand,
 }
 
 #[derive(Subcommand, Debug)]
-enum AgentCommand {
+pub enum AgentCommand {
     /// Watch this node's processes of the job and report them to the cell's directory.
     Observe(observe::ObserveArgs),
     /// Run a multi-node cell: agents on every node, the launcher probed here, one merged result.

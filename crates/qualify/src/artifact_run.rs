@@ -18,29 +18,8 @@ use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 
 use nix::sys::socket::{ControlMessage, MsgFlags, sendmsg};
-use serde::{Deserialize, Serialize};
 
-/// The name qualify's executable is bound under in a held-out check's sandbox.
-pub const NAME: &str = "qualify-artifact";
-/// Where, in a held-out check's private `/tmp`, the executable and the socket are.
-pub const DIR: &str = "/tmp/.qualify";
-/// The variable naming the socket.
-pub const SOCKET_VAR: &str = "QUALIFY_RUN_SOCKET";
-
-/// The request.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Request {
-    pub argv: Vec<String>,
-}
-
-/// The answer.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Answer {
-    Exit(i32),
-    Signal(i32),
-    Error(String),
-}
+use qualify_run::runner::{Answer, DIR, NAME, Request, SOCKET_VAR};
 
 /// Status of `qualify-artifact` when qualify could not run the artifact.
 const CANNOT_RUN: u8 = 125;

@@ -67,7 +67,7 @@ pub fn run(args: GateArgs) -> Result<ExitCode, CliError> {
     let inhand = args
         .artifact
         .as_deref()
-        .map(crate::subjects::InHand::read)
+        .map(qualify_run::subjects::InHand::read)
         .transpose()?;
     let mut verdict = receipt.evaluate(args.claim);
     if let Some(Err(e)) = inhand.as_ref().map(|a| a.subject(&receipt.statement)) {

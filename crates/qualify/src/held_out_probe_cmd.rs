@@ -15,12 +15,11 @@
 //! - `later_cells`: a file written into the workdir (`--workdir`): qualify then looks for it on
 //!   the host, where a later cell would find it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use qualify_probe::selftest::Attempt;
-use serde::{Deserialize, Serialize};
 
 #[derive(Args, Debug)]
 pub struct HeldOutSelfTestArgs {
@@ -38,30 +37,7 @@ pub struct HeldOutSelfTestArgs {
     workdir: PathBuf,
 }
 
-/// What the artifact of the held-out self-test tried.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Attempts {
-    pub environment: Attempt,
-    pub check_process: Attempt,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub check_file: Option<Attempt>,
-    pub qualify_command_line: Attempt,
-    /// Only the write: whether it reached a later cell is decided by qualify on the host.
-    pub later_cells: Attempt,
-}
-
-/// The variables only a held-out check's environment has.
-pub const TELLS: [&str; 4] = [
-    "QUALIFY_ARTIFACT_DIR",
-    "QUALIFY_RUN",
-    "QUALIFY_RUN_SOCKET",
-    "QUALIFY_HOLDOUT",
-];
-
-/// The file the artifact writes into the workdir.
-pub fn later_cell_marker(workdir: &Path, marker: &str) -> PathBuf {
-    workdir.join(format!(".qualify-held-out-self-test-{marker}"))
-}
+use qualify_run::sandbox::{Attempts, TELLS, later_cell_marker};
 
 fn attempt(target: impl Into<String>, got_through: Option<String>, blocked: String) -> Attempt {
     match got_through {

@@ -78,13 +78,10 @@ enum LedgerCommand {
 /// A ledger that cannot be opened or read, or does not hold.
 fn ledger_error(e: LedgerError) -> CliError {
     match e {
-        LedgerError::Broken { .. } => CliError::input(e.to_string(), BROKEN_FIX),
+        LedgerError::Broken { .. } => CliError::input(e.to_string(), qualify_ledger::BROKEN_FIX),
         other => CliError::input_only(other.to_string()),
     }
 }
-
-/// What to do about a ledger that does not hold.
-pub const BROKEN_FIX: &str = "nothing is added to or counted from a ledger someone edited: `qualify ledger verify` shows the row; restore the ledger (and its .anchor file) from a copy, or pass --ledger PATH for another";
 
 fn open_existing(path: &Path) -> Result<Ledger, CliError> {
     exists(path)?;
@@ -329,7 +326,7 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
         }
         LedgerCommand::Controls { artifact } => {
             let controls = open_existing(&args.ledger)?
-                .controls(artifact.as_deref())
+                .regressions(artifact.as_deref())
                 .map_err(ledger_error)?;
             if args.json {
                 json(&controls)?;

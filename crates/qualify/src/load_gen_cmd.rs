@@ -1,5 +1,6 @@
 //! `qualify load-gen` (hidden): one generator process of a split load (`[load] generators =
-//! N`), started by a service cell — here, or on another node — never by hand. It runs share
+//! N`), started by a service cell — here, or on another node — never by hand, with the words
+//! of a `qualify_model::step::LoadGenStep`. It runs share
 //! `--index` of `--of` of the serialized `LoadPlan` in `--plan` against `--target`, its
 //! schedule starting at `--start-at` (Unix seconds; default now), and writes its
 //! `GeneratorReport` (JSON) to `--out`, atomically.
@@ -20,41 +21,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use clap::Args;
 use qualify_load::{Flow, GeneratorReport, LoadPlan, Share};
+use qualify_model::step::LoadGenStep;
 
 use crate::error::{CliError, exit};
 
 /// The farthest in the future `--start-at` may lie (a cell agrees on ~0.5 s ahead).
 pub const MAX_AHEAD: Duration = Duration::from_secs(300);
 
-#[derive(Args, Debug)]
-pub struct LoadGenArgs {
-    /// The cell's load plan (a serialized `LoadPlan`, JSON).
-    #[arg(long, value_name = "PLAN.json")]
-    plan: PathBuf,
-    /// The service's address.
-    #[arg(long, value_name = "HOST:PORT")]
-    target: String,
-    /// This generator's index, from 0.
-    #[arg(long, value_name = "I")]
-    index: u32,
-    /// How many generators share the load.
-    #[arg(long, value_name = "N")]
-    of: u32,
-    /// Where to write the report (`GeneratorReport`, JSON).
-    #[arg(long, value_name = "REPORT.json")]
-    out: PathBuf,
-    /// When the schedule starts (Unix seconds, fractional); default now.
-    #[arg(long, value_name = "UNIX_SECONDS")]
-    start_at: Option<f64>,
-    /// On a cluster: beat `<node>.beat` in this directory (the cell's state directory) while
-    /// running, so a lost node is noticed (`qualify_slurm::heartbeat`).
-    #[arg(long, value_name = "DIR")]
-    heartbeat: Option<PathBuf>,
-}
-
-pub fn run(args: LoadGenArgs) -> Result<ExitCode, CliError> {
+pub fn run(args: LoadGenStep) -> Result<ExitCode, CliError> {
     let text = std::fs::read_to_string(&args.plan).map_err(|e| {
         CliError::unreadable(
             "load plan",

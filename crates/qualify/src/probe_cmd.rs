@@ -134,7 +134,7 @@ impl PerturbArgs {
                 Some(qualify_perturb::Recipe::derive(mode, seed, &known, cpus))
             }
         };
-        let command = crate::perturb::replay_command(spec, &self.perturb_budget);
+        let command = qualify_run::perturb::replay_command(spec, &self.perturb_budget);
         Ok(qualify_perturb::Plan {
             runs: self.runs.unwrap_or(if replay.is_some() {
                 self.replays.max(1)
@@ -216,7 +216,7 @@ pub struct SandboxArgs {
     /// The program's network: loopback (a private namespace with only its own loopback), none,
     /// or host (qualify's).
     #[arg(long, value_name = "NETWORK", default_value = "loopback")]
-    network: qualify_probe::Network,
+    network: qualify_model::NetworkPolicy,
     /// Also writable inside the sandbox (the current directory always is). Repeatable.
     #[arg(long, value_name = "PATH")]
     writable: Vec<std::path::PathBuf>,
@@ -225,7 +225,7 @@ pub struct SandboxArgs {
     readable: Vec<std::path::PathBuf>,
     /// Hide this path from the program as ROLE (holdout, key, state, home): `ROLE=PATH`.
     /// Repeatable; every home directory is hidden already.
-    #[arg(long, value_name = "ROLE=PATH", value_parser = parse_hide)]
+    #[arg(long, value_name = "ROLE=PATH", value_parser = qualify_model::step::parse_hide)]
     hide: Vec<(qualify_probe::Role, std::path::PathBuf)>,
     /// As root: the user the program runs as (default: the current directory's owner, or nobody).
     #[arg(long, value_name = "USER")]
@@ -242,30 +242,25 @@ pub struct SandboxArgs {
 }
 
 impl SandboxArgs {
-    pub fn to_sandbox(&self) -> qualify_probe::Sandbox {
+    /// The policy the flags ask for.
+    pub fn to_policy(&self) -> qualify_model::SandboxPolicy {
         match self.sandbox {
-            qualify_probe::SandboxMode::Off => qualify_probe::Sandbox::off(),
-            mode => {
-                let mut s = qualify_probe::Sandbox {
-                    mode,
-                    network: self.network.clone(),
-                    writable: self.writable.clone(),
-                    readable: self.readable.clone(),
-                    user: self.user.clone(),
-                    pass_env: self.pass_env.clone(),
-                    private_workdir: if self.private_workdir {
-                        qualify_probe::sandbox::PrivateWorkdir::PerProbe
-                    } else {
-                        qualify_probe::sandbox::PrivateWorkdir::No
-                    },
-                    ..qualify_probe::Sandbox::default()
-                };
-                for (role, path) in &self.hide {
-                    s.hide(*role, path.clone());
-                }
-                s
-            }
+            qualify_probe::SandboxMode::Off => qualify_model::SandboxPolicy::off(),
+            mode => qualify_model::SandboxPolicy {
+                mode,
+                network: self.network,
+                writable: self.writable.clone(),
+                readable: self.readable.clone(),
+                user: self.user.clone(),
+                hidden: self.hide.clone(),
+                pass_env: self.pass_env.clone(),
+                private_workdir: self.private_workdir,
+            },
         }
+    }
+
+    pub fn to_sandbox(&self) -> qualify_probe::Sandbox {
+        qualify_probe::Sandbox::from_policy(&self.to_policy())
     }
 }
 
@@ -294,7 +289,7 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
         Ok(spec.not_run("not probed: qualify was stopping"))
     } else if args.perturb.perturb {
         let plan = args.perturb.plan(&spec)?;
-        let r = crate::perturb::campaign(&spec, plan, &cancel, !json)?;
+        let r = qualify_run::perturb::campaign(&spec, plan, &cancel, !json)?;
         let code = perturb_exit(&r);
         print_result(&r, json)?;
         return Ok(code);
@@ -343,28 +338,6 @@ fn perturb_exit(r: &ProbeResult) -> ExitCode {
         Some(_) => ExitCode::SUCCESS,
         None => exit_code(r),
     }
-}
-
-/// A `--hide` value that is not `ROLE=PATH` (clap prints it after the flag and the value).
-#[derive(Debug, thiserror::Error)]
-enum HideError {
-    #[error("`{0}`: expected ROLE=PATH, e.g. key=/etc/qualify/key.pem")]
-    NoRole(String),
-    #[error("`{0}`: the path is empty")]
-    NoPath(String),
-    #[error(transparent)]
-    Role(#[from] qualify_model::ParseError),
-}
-
-/// `ROLE=PATH` of `--hide`.
-fn parse_hide(s: &str) -> Result<(qualify_probe::Role, std::path::PathBuf), HideError> {
-    let (role, path) = s
-        .split_once('=')
-        .ok_or_else(|| HideError::NoRole(s.to_string()))?;
-    if path.is_empty() {
-        return Err(HideError::NoPath(s.to_string()));
-    }
-    Ok((role.parse()?, std::path::PathBuf::from(path)))
 }
 
 fn exit_code(r: &ProbeResult) -> ExitCode {
@@ -434,7 +407,7 @@ pub fn summary(r: &ProbeResult) -> String {
         r.stdout_bytes, r.stderr_bytes
     );
     if let Some(p) = &r.perturb {
-        s.push_str(&crate::perturb::summary(p));
+        s.push_str(&qualify_run::perturb::summary(p));
     }
     let tail = r.stderr_tail.trim_end();
     if r.outcome != Outcome::Ok && !tail.is_empty() {
@@ -453,5 +426,27 @@ fn strength(s: qualify_probe::Strength) -> &'static str {
         qualify_probe::Strength::Kernel => "kernel",
         qualify_probe::Strength::Watchdog => "watchdog",
         qualify_probe::Strength::None => "none",
+    }
+}
+
+impl ProbeArgs {
+    /// The flags as the step a Slurm job writes them with (the command lossily as text).
+    #[cfg(test)]
+    pub fn to_step(&self) -> qualify_model::step::ProbeStep {
+        qualify_model::step::ProbeStep {
+            observe_nodes: false,
+            nodes_dir: None,
+            limits: self.limits.to_limits(),
+            repeat: self.repeat,
+            backend: self.backend,
+            sandbox: self.sandbox.to_policy(),
+            json: self.json,
+            lease: self.lease.clone(),
+            command: self
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+        }
     }
 }

@@ -1,60 +1,28 @@
-//! `qualify run [SPEC]`: the main job, as named stages that read top to bottom in [`run`]:
-//!
-//! 1. [`prepare`] — load the spec; check and load what the flags name (signing key, baseline,
-//!    held-out checks, trace and git history, the ledger and its controls).
-//! 2. [`build`] — the spec's build command, once, as a probe.
-//! 3. [`checks`] — the functional check, then the held-out checks; decides whether the
-//!    operating region is probed.
-//! 4. [`region`] — the ledger's controls first, then the plan (sweeps and boundary searches),
-//!    every cell through one [`cells::CellRunner`] (local or Slurm executor underneath); with
-//!    `[performance]` the plan is round 1 and [`rounds`] re-probes the measured cells in
-//!    shuffled rounds.
-//! 5. [`analysis`] — the receipt's cells, boundaries and the performance analysis.
-//! 6. [`seal`] — fingerprint, the run record, the layered receipt (signed with `--sign`),
-//!    written atomically.
-//! 7. [`record`] — the receipt appended to the ledger.
-//! 8. [`summary`] — the layer table, failure map, boundaries, gap and verdict on stdout.
-//!
-//! A run holds its workdir's lock from the build until the receipt is written (under Slurm,
-//! the build only), and a measuring run the machine's measurement lock for its region
-//! ([`lock`]): concurrent runs wait for each other instead of racing.
+//! `qualify run [SPEC]`: the flags, the terminal and the exit status of the run; the run
+//! itself is `qualify_run::run` (its stages, in order, are documented there). Progress goes to
+//! stderr through an indicatif bar ([`Terminal`], silent with `--json`), the summary or the
+//! receipt to stdout ([`summary`]).
 //!
 //! Exit status: 0 the receipt supports the spec's claim, 1 it does not, 2 spec or setup error,
 //! 130 interrupted (a receipt marked incomplete is still written; nothing is written when the
 //! run was still waiting for a lock).
 
-mod analysis;
-mod build;
-mod cells;
-mod checks;
-mod controls;
-mod environment;
-mod holdout;
-mod host;
-mod junit_counts;
-mod lock;
 mod perf_summary;
-mod prepare;
-mod process_inputs;
-mod record;
-mod region;
-mod rounds;
-mod runner;
-mod sandbox;
-mod seal;
-mod signing;
-mod slurm;
 mod summary;
-mod topology;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
-use qualify_probe::{BackendChoice, CancelToken};
-use qualify_spec::Spec;
+use indicatif::{ProgressBar, ProgressStyle};
+use qualify_probe::BackendChoice;
+use qualify_run::seal::Verdict;
+use qualify_run::{Progress, RunObserver, RunOptions};
+use qualify_spec::ExecutorKind;
 
-use crate::error::CliError;
+use crate::error::{CliError, exit};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -105,7 +73,7 @@ pub struct RunArgs {
     /// Where cells run: local (this machine) or slurm (one job per cell); default: the spec's
     /// [executor] kind, else local.
     #[arg(long, value_name = "KIND", value_enum)]
-    executor: Option<slurm::ExecutorFlag>,
+    executor: Option<ExecutorFlag>,
     /// Sign the receipt with this private key (from `qualify keygen`): it is written as a DSSE
     /// envelope around the in-toto Statement.
     #[arg(long, value_name = "KEY")]
@@ -134,96 +102,107 @@ pub struct RunArgs {
     secret: Vec<String>,
 }
 
-/// What every stage reads: the spec, the flags, the cancellation token, and where to talk.
-pub struct Context<'a> {
-    pub spec: &'a Spec,
-    pub args: &'a RunArgs,
-    pub cancel: &'a CancelToken,
-    /// When the run started (after the spec loaded).
-    pub started: std::time::SystemTime,
-    /// This run, as the locks and the machine's run registry name it.
-    pub holder: lock::Holder,
+/// The `--executor` flag's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExecutorFlag {
+    Local,
+    Slurm,
 }
 
-impl Context<'_> {
-    /// A progress line on stderr (silent with `--json`, whose stdout is the receipt).
-    pub fn say(&self, message: &str) {
-        if !self.args.json {
-            eprintln!("{message}");
+impl RunArgs {
+    fn options(self) -> RunOptions {
+        RunOptions {
+            spec: self.spec,
+            receipt: self.receipt,
+            jobs: self.jobs,
+            keep_going: self.keep_going,
+            backend: self.backend,
+            json: self.json,
+            baseline: self.baseline,
+            ledger: self.ledger,
+            no_ledger: self.no_ledger,
+            holdout: self.holdout,
+            trace: self.trace,
+            trace_format: self.trace_format,
+            since: self.since,
+            executor: self.executor.map(|e| match e {
+                ExecutorFlag::Local => ExecutorKind::Local,
+                ExecutorFlag::Slurm => ExecutorKind::Slurm,
+            }),
+            sign: self.sign,
+            repeat: self.repeat,
+            set: self.set,
+            no_wait: self.no_wait,
+            pass_env: self.pass_env,
+            secret: self.secret,
         }
-    }
-
-    /// qualify has been asked to stop (SIGINT/SIGTERM/SIGHUP).
-    pub fn cancelled(&self) -> bool {
-        self.cancel.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Runs per cell asked by `--repeat`, else `[reproducibility] repeat`.
-    pub fn repeat(&self) -> u64 {
-        self.args.repeat.unwrap_or(self.spec.reproducibility.repeat)
     }
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let cancel = crate::cancel_on_signals();
-    let mut spec = Spec::load_with(&args.spec, &args.set)?;
-    sandbox::hide_run_paths(&mut spec, &args);
-    spec.sandbox.pass_env = args.pass_env.clone();
-    let ctx = Context {
-        spec: &spec,
-        args: &args,
-        cancel: &cancel,
-        started: std::time::SystemTime::now(),
-        holder: lock::Holder::me(&args.spec),
+    let options = args.options();
+    let terminal = Terminal {
+        quiet: options.json,
     };
-    let _registered = lock::register(&ctx.holder);
-    let mut prepared = prepare::prepare(&ctx)?;
-    let sandboxed = sandbox::self_test(&ctx)?;
-    prepared.sandbox = sandboxed.record.clone();
-    let workdir = &spec.artifact.workdir;
-    let workdir_lock = lock::hold(
-        &ctx,
-        &lock::workdir_lock_path(workdir),
-        &format!("the workdir {}", workdir.display()),
-    )?;
-    let built = build::build(&ctx)?;
-    // What the receipt names, read before the first probe of the artifact.
-    let artifact = crate::subjects::artifact_files(&spec);
-    // Slurm jobs may wait in the queue for hours: the workdir is held for the build only.
-    let workdir_lock = match slurm::kind(args.executor, &spec) {
-        qualify_spec::ExecutorKind::Slurm => {
-            drop(workdir_lock);
-            None
+    let sealed = qualify_run::run(&options, &terminal, &cancel)?;
+    summary::print(options.json, &sealed);
+    Ok(match sealed.verdict() {
+        Verdict::Supported => ExitCode::SUCCESS,
+        Verdict::Refused => exit::refused(),
+        Verdict::Interrupted => exit::interrupted(),
+    })
+}
+
+/// The run's progress on stderr: lines, and an indicatif bar per display (nothing with
+/// `--json`, whose stdout is the receipt).
+struct Terminal {
+    quiet: bool,
+}
+
+impl RunObserver for Terminal {
+    fn say(&self, line: &str) {
+        if !self.quiet {
+            eprintln!("{line}");
         }
-        qualify_spec::ExecutorKind::Local => Some(workdir_lock),
-    };
-    let mut checked = checks::run(&ctx, &prepared, built)?;
-    if checked.holdout.checks.is_some() || checked.holdout.required {
-        // Held-out checks ran: try, as their artifact, to read or recognise one.
-        let held = (checked.holdout.checks.is_some()
-            && spec.sandbox.mode != qualify_spec::SandboxMode::Off
-            && !ctx.cancelled())
-        .then(|| sandbox::held_out_self_test(&ctx, prepared.held_out.first_check()));
-        if let (Some(h), Some(serde_json::Value::Object(record))) =
-            (&held, prepared.sandbox.as_mut())
-        {
-            record.insert(
-                "held_out_self_test".into(),
-                match &h.attempts {
-                    Some(a) => serde_json::json!(a),
-                    None => serde_json::json!({ "error": h.error }),
-                },
-            );
-        }
-        checked.holdout.secrecy = Some(sandboxed.secrecy(&spec, held.as_ref(), &prepared.redactor));
     }
-    let probed = region::probe(&ctx, &mut prepared.controls, &checked.next)?;
-    let analysed = analysis::analyse(&ctx, &prepared, &checked, &probed);
-    // Still what ran: a file changed since the start is a setup failure, never a receipt.
-    artifact.unchanged(&spec, &seal::written_by_qualify(&ctx))?;
-    let sealed = seal::seal(&ctx, &prepared, checked, probed, analysed, artifact)?;
-    drop(workdir_lock);
-    record::record(&ctx, &mut prepared, &sealed)?;
-    summary::print(&ctx, &sealed);
-    Ok(sealed.exit_code())
+
+    fn progress(&self, total: usize) -> Arc<dyn Progress> {
+        let bar = if self.quiet {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(total as u64)
+        };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  {wide_msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Arc::new(Bar(bar))
+    }
+}
+
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn set_total(&self, total: usize) {
+        self.0.set_length(total as u64);
+    }
+    fn set_position(&self, done: usize) {
+        self.0.set_position(done as u64);
+    }
+    fn inc(&self) {
+        self.0.inc(1);
+    }
+    fn set_message(&self, message: String) {
+        self.0.set_message(message);
+    }
+    fn println(&self, line: String) {
+        self.0.println(line);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
 }

@@ -2,7 +2,7 @@
 //! way a third party would: the DSSE envelope's payload type, the signature over the PAE with the
 //! given public key, the payload being an in-toto Statement, and with `--artifact` that the
 //! receipt names the artifact in hand: a file must be its program (or the script an interpreter
-//! runs), a directory its workdir (the tree digest, `crate::subjects::tree_digest`) — the spec's
+//! runs), a directory its workdir (the tree digest, `qualify_run::subjects::tree_digest`) — the spec's
 //! subject never stands for the artifact. Prints one line per check; the first failing check is
 //! named. Exit 0 all checks passed, 1 a check failed, 2 the receipt or key cannot be read (a
 //! receipt that is not one JSON document — truncated, a duplicate key, invalid UTF-8 — is
@@ -50,7 +50,7 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode, CliError> {
     let artifact = args
         .artifact
         .as_deref()
-        .map(crate::subjects::InHand::read)
+        .map(qualify_run::subjects::InHand::read)
         .transpose()?;
     check(&args, &key, &text, artifact)
 }
@@ -60,7 +60,7 @@ fn check(
     args: &VerifyArgs,
     key: &qualify_trust::PublicKey,
     text: &str,
-    artifact: Option<crate::subjects::InHand>,
+    artifact: Option<qualify_run::subjects::InHand>,
 ) -> Result<ExitCode, CliError> {
     let fail = |what: &str| {
         say!("FAILED: {what}");

@@ -35,7 +35,12 @@ fn have(program: &str, env: &str) -> bool {
 /// A run in which a cell's load generator was the bottleneck (the machine was too busy: the
 /// cell is `interrupted`, not evidence about the service) is run once more, and said so.
 fn run_example(example: &str, spec: &str) -> (i32, String, Value) {
-    let (code, text, receipt) = run_example_once(example, spec);
+    run_example_with(example, spec, &[])
+}
+
+/// [`run_example`] with `extra` flags for `qualify run`.
+fn run_example_with(example: &str, spec: &str, extra: &[&str]) -> (i32, String, Value) {
+    let (code, text, receipt) = run_example_once(example, spec, extra);
     let saturated = receipt["predicate"]["cells"]
         .as_array()
         .is_some_and(|cells| {
@@ -50,7 +55,7 @@ fn run_example(example: &str, spec: &str) -> (i32, String, Value) {
         return (code, text, receipt);
     }
     eprintln!("{spec}: a load generator was the bottleneck on this busy machine; running it again");
-    run_example_once(example, spec)
+    run_example_once(example, spec, extra)
 }
 
 /// The stdout and stderr of a run's `text` (as [`run_example_once`] writes it).
@@ -61,7 +66,7 @@ fn printed(text: &str) -> (&str, &str) {
     (stdout, stderr.split("\n--- cells ---").next().unwrap_or(""))
 }
 
-fn run_example_once(example: &str, spec: &str) -> (i32, String, Value) {
+fn run_example_once(example: &str, spec: &str, extra: &[&str]) -> (i32, String, Value) {
     let _one_at_a_time = common::cpu_heavy();
     let d = common::test_dir("faults_cli", &spec.replace('.', "-"));
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -76,6 +81,7 @@ fn run_example_once(example: &str, spec: &str) -> (i32, String, Value) {
     let o = Command::new(QUALIFY)
         .current_dir(&d.0)
         .args(["run", spec, "--no-ledger", "--receipt", "r.json"])
+        .args(extra)
         .output()
         .expect("run qualify");
     let text = format!(
@@ -584,6 +590,29 @@ fn a_pool_that_raises_fails_fast_and_the_control_stays_a_control_on_a_noisy_mach
         );
     }
     assert!(matches!(code, 0 | 1), "{text}");
+}
+
+#[test]
+fn with_jobs_2_a_faulted_cell_still_runs_after_its_control_and_is_judged_against_it() {
+    if !have("redis-server", "QUALIFY_REQUIRE_REDIS") {
+        return;
+    }
+    // Two cells side by side would start the faulted one beside its control, before any
+    // noise floor was measured: the control is measured first, once, on any executor.
+    let (_, text, r) = run_example_with("deps", "pool.toml", &["--jobs", "2"]);
+    let control = record(cell(&r, "cache_fault", "none"));
+    assert_eq!(control["behaviour"]["verdict"], "control", "{text}");
+    let own = &control["behaviour"]["noise_floor"];
+    let floor = &record(cell(&r, "cache_fault", "latency(200ms)"))["behaviour"]["noise_floor"];
+    for p in ["control_p99", "control_p50"] {
+        assert!(floor[p].as_f64().is_some(), "{p}: {floor}\n{text}");
+        assert_eq!(
+            floor[p], own[p],
+            "{p}: the faulted cell's {floor}, the control's {own}"
+        );
+    }
+    let cells = r["predicate"]["cells"].as_array().map_or(0, Vec::len);
+    assert_eq!(cells, 2, "the control ran once: {text}");
 }
 
 /// Every descendant of `root` (pid, command line).

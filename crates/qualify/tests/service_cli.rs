@@ -571,7 +571,7 @@ fn a_generator_killed_mid_run_makes_the_cell_interrupted_and_is_named() {
     let is_load_gen = |pid: u32| {
         std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
             c.split(|b| *b == 0).any(|a| a == b"load-gen")
-                && c.split(|b| *b == 0).any(|a| a == b"1")
+                && c.split(|b| *b == 0).any(|a| a == b"--index=1")
         })
     };
     let started = std::time::Instant::now();

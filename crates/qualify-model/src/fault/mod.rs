@@ -22,6 +22,20 @@ pub use record::{
 };
 pub use verdict::Verdict;
 
+/// How much latency varied where no fault acted: ratios (largest ÷ smallest, ≥ 1) of a
+/// percentile across the control cell's phases, or across the seconds before a window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Noise {
+    pub p99: Option<f64>,
+    pub p50: Option<f64>,
+    /// The control's own corrected latency over its measured load (not a ratio): what a
+    /// standing fault's cell, which has no before of its own, is compared with.
+    #[serde(default)]
+    pub latency_p99: Option<f64>,
+    #[serde(default)]
+    pub latency_p50: Option<f64>,
+}
+
 /// When a fault is active: `[start, end)` as offsets from the measured phase's start (the
 /// instant the proxies are armed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

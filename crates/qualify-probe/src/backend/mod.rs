@@ -14,53 +14,15 @@ pub(crate) mod cgroupfs;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
-
-use qualify_model::ParseError;
 
 use crate::ProbeError;
 use crate::limits::Limits;
 use crate::result::{Enforcement, Strength};
 
-/// Which enforcement backend to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BackendChoice {
-    /// The strongest the host allows: cgroup2, then cgroup1, then rlimit (with a warning).
-    #[default]
-    Auto,
-    Cgroup2,
-    Cgroup1,
-    Rlimit,
-}
-
-impl FromStr for BackendChoice {
-    type Err = ParseError;
-    fn from_str(s: &str) -> Result<Self, ParseError> {
-        match s {
-            "auto" => Ok(BackendChoice::Auto),
-            "cgroup2" => Ok(BackendChoice::Cgroup2),
-            "cgroup1" => Ok(BackendChoice::Cgroup1),
-            "rlimit" => Ok(BackendChoice::Rlimit),
-            other => Err(ParseError::new(
-                "backend",
-                other,
-                ["auto", "cgroup2", "cgroup1", "rlimit"],
-            )),
-        }
-    }
-}
-
-impl std::fmt::Display for BackendChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            BackendChoice::Auto => "auto",
-            BackendChoice::Cgroup2 => "cgroup2",
-            BackendChoice::Cgroup1 => "cgroup1",
-            BackendChoice::Rlimit => "rlimit",
-        })
-    }
-}
+/// Which enforcement backend to use: the vocabulary's (a Slurm job and `qualify probe --backend`
+/// name it the same way).
+pub use qualify_model::BackendChoice;
 
 /// Why a cgroup backend cannot contain a probe here (`--backend cgroup2|cgroup1` refuses with
 /// it; `auto` states both in its fallback warning).

@@ -31,14 +31,13 @@ mod seccomp;
 mod unix;
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Arc;
 
 pub use qualify_model::enforcement::{
     HiddenLayer, HiddenPath, Layer, Mode, Role, SandboxEnforcement,
 };
 
-use qualify_model::ParseError;
+use qualify_model::sandbox::{NetworkPolicy, SandboxPolicy};
 
 use crate::netns::Netns;
 
@@ -53,7 +52,8 @@ pub fn simulated_missing(mechanism: &str) -> bool {
         .is_ok_and(|v| v.split(',').any(|m| m.trim() == mechanism))
 }
 
-/// `--network` / `[sandbox] network`.
+/// The network a probed tree gets: a policy's ([`NetworkPolicy`], `--network` / `[sandbox]
+/// network`), or one of the probe's own making (shared by a service cell, or unavailable).
 #[derive(Debug, Clone, Default)]
 pub enum Network {
     /// A private network namespace without any interface up: no network at all.
@@ -79,22 +79,6 @@ impl Network {
             Network::Host => "host",
             Network::Join(_) => "loopback (shared by the service cell)",
             Network::Unavailable(_) => "loopback",
-        }
-    }
-}
-
-impl FromStr for Network {
-    type Err = ParseError;
-    fn from_str(s: &str) -> Result<Network, ParseError> {
-        match s {
-            "none" => Ok(Network::None),
-            "loopback" => Ok(Network::Loopback),
-            "host" => Ok(Network::Host),
-            other => Err(ParseError::new(
-                "network policy",
-                other,
-                ["none", "loopback", "host"],
-            )),
         }
     }
 }
@@ -229,6 +213,62 @@ impl Sandbox {
         let path = std::path::absolute(path.as_ref()).unwrap_or_else(|_| path.as_ref().into());
         if !self.hidden.iter().any(|h| h.path == path) {
             self.hidden.push(Hidden { role, path });
+        }
+    }
+
+    /// The sandbox for `policy`: every home directory hidden besides the paths it names.
+    pub fn from_policy(policy: &SandboxPolicy) -> Sandbox {
+        if policy.mode == Mode::Off {
+            return Sandbox::off();
+        }
+        let mut s = Sandbox {
+            mode: policy.mode,
+            network: match policy.network {
+                NetworkPolicy::None => Network::None,
+                NetworkPolicy::Loopback => Network::Loopback,
+                NetworkPolicy::Host => Network::Host,
+            },
+            writable: policy.writable.clone(),
+            readable: policy.readable.clone(),
+            user: policy.user.clone(),
+            pass_env: policy.pass_env.clone(),
+            private_workdir: if policy.private_workdir {
+                PrivateWorkdir::PerProbe
+            } else {
+                PrivateWorkdir::No
+            },
+            ..Sandbox::default()
+        };
+        for (role, path) in &policy.hidden {
+            s.hide(*role, path);
+        }
+        s
+    }
+
+    /// This sandbox as a policy another machine's probe sets up again (a Slurm job's `qualify
+    /// probe` flags): the homes left out (that probe hides its own machine's), a shared or
+    /// unavailable namespace asked for as `loopback`.
+    pub fn policy(&self) -> SandboxPolicy {
+        SandboxPolicy {
+            mode: self.mode,
+            network: match self.network {
+                Network::None => NetworkPolicy::None,
+                Network::Host => NetworkPolicy::Host,
+                Network::Loopback | Network::Join(_) | Network::Unavailable(_) => {
+                    NetworkPolicy::Loopback
+                }
+            },
+            writable: self.writable.clone(),
+            readable: self.readable.clone(),
+            user: self.user.clone(),
+            hidden: self
+                .hidden
+                .iter()
+                .filter(|h| h.role != Role::Home)
+                .map(|h| (h.role, h.path.clone()))
+                .collect(),
+            pass_env: self.pass_env.clone(),
+            private_workdir: self.private_workdir.wanted(),
         }
     }
 

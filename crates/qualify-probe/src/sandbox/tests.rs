@@ -10,8 +10,11 @@ fn modes_networks_and_roles_parse_and_name_the_choices() {
     assert_eq!(Mode::On.to_string(), "on");
     let e = "sometimes".parse::<Mode>().unwrap_err();
     assert_eq!(e.accepted, ["on", "off", "required"]);
-    assert!(matches!("none".parse::<Network>().unwrap(), Network::None));
-    let e = "wifi".parse::<Network>().unwrap_err();
+    assert_eq!(
+        "none".parse::<NetworkPolicy>().unwrap(),
+        NetworkPolicy::None
+    );
+    let e = "wifi".parse::<NetworkPolicy>().unwrap_err();
     assert_eq!((e.what, e.input.as_str()), ("network policy", "wifi"));
     assert_eq!(e.accepted, ["none", "loopback", "host"]);
     assert_eq!("key".parse::<Role>().unwrap(), Role::Key);

@@ -17,6 +17,7 @@ use qualify_probe::{BackendChoice, CancelToken, ProbeError, ProbeSpec};
 use crate::error::NotReady;
 use qualify_spec::{Dependency, ReadyCheck, Spec};
 
+use crate::SpecProbes;
 use crate::instance::ServiceRun;
 
 /// The cell's parameters plus `{dep_port}`.

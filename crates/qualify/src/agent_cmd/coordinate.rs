@@ -59,6 +59,28 @@ pub struct CoordinateArgs {
     command: Vec<OsString>,
 }
 
+impl CoordinateArgs {
+    /// The flags as the step a Slurm job writes them with (the command lossily as text).
+    #[cfg(test)]
+    pub fn to_step(&self) -> qualify_model::step::ProbeStep {
+        qualify_model::step::ProbeStep {
+            observe_nodes: true,
+            nodes_dir: Some(self.nodes_dir.clone()),
+            limits: self.limits.to_limits(),
+            repeat: self.repeat,
+            backend: self.backend,
+            sandbox: self.sandbox.to_policy(),
+            json: self.json,
+            lease: self.lease.clone(),
+            command: self
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+        }
+    }
+}
+
 /// The allocation's nodes, from the job's environment.
 fn allocation() -> Result<(String, Vec<String>), CliError> {
     let job = std::env::var("SLURM_JOB_ID").map_err(|_| {

@@ -16,12 +16,11 @@ use qualify_model::Value as ParamValue;
 use qualify_probe::Outcome;
 use serde_json::Value;
 
-use super::Context;
-use super::seal::Sealed;
+use qualify_run::seal::Sealed;
 
 /// Print the receipt (`--json`) or the summary and the performance lines.
-pub fn print(ctx: &Context<'_>, sealed: &Sealed) {
-    if ctx.args.json {
+pub fn print(json: bool, sealed: &Sealed) {
+    if json {
         crate::print_stdout(&sealed.text);
         return;
     }
@@ -179,7 +178,7 @@ fn under_perturbation(
             paint("32", "✓")
         };
         let _ = writeln!(s, "  {mark} {}", c.label());
-        for line in crate::perturb::summary(p).lines() {
+        for line in qualify_run::perturb::summary(p).lines() {
             let _ = writeln!(s, "  {line}");
         }
     }

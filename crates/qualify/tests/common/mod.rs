@@ -703,8 +703,10 @@ const VOLATILE: [&str; 10] = [
 /// A phase counts its timed-out requests only when some did (`phases.censored`).
 /// How a service's own processes were watched depends on the host (the kernel's process
 /// events as root, else sampling): `children.watched_by`.
-const VOLATILE_IN: [&str; 4] = [
+const VOLATILE_IN: [&str; 5] = [
     "generator.detail",
+    // A split load's generator that lagged says why, as the in-process one does.
+    "generators.detail",
     "load.stopped_at_seconds",
     "phases.censored",
     "children.watched_by",
