@@ -11,17 +11,20 @@
 //! - [`markdown()`]: GitHub-flavoured Markdown for CI job summaries.
 //! - [`junit()`]: JUnit XML, one `<testcase>` per cell.
 //! - [`extrap_jsonl`]: the measurements as Extra-P JSON Lines.
-//! - [`terminal`]: plain-text tables for `qualify run`'s terminal summary (service cells).
+//! - [`terminal`]: `qualify run`'s terminal summary (layers, failure map, service cells, faults,
+//!   capacity, boundaries, gap, verdict, performance lines) and a `[perturb]` campaign's lines.
 //!
 //! Modules: [`view`] (the row model: every section's rows, built once from the receipt's JSON
-//! and tolerant of missing parts), [`svg`] (plot primitives), `html` (one module per report
-//! section), `markdown`, `junit`, `extrap` (the renderers: they format rows and never read the
-//! JSON), `text` (escaping and number formats).
+//! and tolerant of missing parts), `perf_tables` (the checks and models tables, as rows of
+//! text every renderer formats), [`svg`] (plot primitives), `html` (one module per report
+//! section), `markdown`, `terminal`, `junit`, `extrap` (the renderers: they format rows and
+//! never read the JSON), `text` (escaping and number formats).
 
 mod extrap;
 mod html;
 mod junit;
 mod markdown;
+mod perf_tables;
 pub mod svg;
 pub mod terminal;
 mod text;

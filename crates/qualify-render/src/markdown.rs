@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use crate::perf_tables::{self, Standing};
 use crate::text::{self, md_cell, num};
 use crate::view::{self, Performance, View};
 
@@ -494,31 +495,21 @@ fn checks(m: &mut String, p: &Performance) {
     if p.checks.is_empty() {
         return;
     }
-    m.push_str("\n### Performance checks\n\n| result | kind | axis | metric | limit | observed | 95% interval | detail |\n|---|---|---|---|---|---|---|---|\n");
-    for c in &p.checks {
-        let word = c.result();
-        let mark = match word {
-            "held" | "passed" => "✅",
-            "VIOLATED" | "FAILED" => "❌",
-            "inconclusive" => "⚠️",
-            _ => "⚪",
+    let _ = writeln!(
+        m,
+        "\n### Performance checks\n\n| result | {} |\n|---|{}",
+        perf_tables::CHECK_COLUMNS.join(" | "),
+        "---|".repeat(perf_tables::CHECK_COLUMNS.len())
+    );
+    for c in perf_tables::checks(p) {
+        let mark = match c.standing {
+            Standing::Held => "✅",
+            Standing::Failed => "❌",
+            Standing::Inconclusive => "⚠️",
+            Standing::Undecided => "⚪",
         };
-        let metric = if c.estimator.is_empty() {
-            c.metric.clone()
-        } else {
-            format!("{} ({})", c.metric, c.estimator)
-        };
-        let _ = writeln!(
-            m,
-            "| {mark} {word} | {} | {} | {} | {} | {} | {} | {} |",
-            md_cell(&c.kind),
-            md_cell(&c.axis),
-            md_cell(&metric),
-            md_cell(&c.limit),
-            md_cell(&c.observed),
-            md_cell(&c.interval),
-            md_cell(&c.detail)
-        );
+        let cells: Vec<String> = c.cells().iter().map(|x| md_cell(x)).collect();
+        let _ = writeln!(m, "| {mark} {} | {} |", c.result, cells.join(" | "));
     }
 }
 
@@ -527,40 +518,20 @@ fn models(m: &mut String, p: &Performance) {
         return;
     }
     m.push_str("\n### Scaling models\n\n| axis | metric | fixed | form | exponent (95% CI) | log exponent | error | points | also plausible |\n|---|---|---|---|---|---|---|---|---|\n");
-    for x in &p.models {
-        let fixed = text::fixed(&x.fixed);
-        let others: Vec<&str> = x
-            .plausible
-            .iter()
-            .filter(|f| **f != x.form)
-            .map(String::as_str)
-            .collect();
-        let metric = if x.estimator.is_empty() {
-            x.metric.clone()
-        } else {
-            format!("{} ({})", x.metric, x.estimator)
-        };
+    for x in perf_tables::models(p) {
         let _ = writeln!(
             m,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             md_cell(&x.axis),
-            md_cell(&metric),
-            md_cell(if fixed.is_empty() { "—" } else { &fixed }),
+            md_cell(&x.metric),
+            md_cell(&x.fixed),
             md_cell(&x.form),
-            match x.exponent_ci95 {
-                Some((a, b)) => format!("{} [{}, {}]", num(x.exponent), num(a), num(b)),
-                None => num(x.exponent),
-            },
-            num(x.log_exponent),
-            x.error.map(num).unwrap_or_else(|| "—".into()),
-            x.points
-                .map(|p| p.to_string())
-                .unwrap_or_else(|| "—".into()),
-            match others.len() {
-                0 => "—".to_string(),
-                1..=10 => md_cell(&others.join(", ")),
-                k => md_cell(&format!("{} and {} more", others[..10].join(", "), k - 10)),
-            }
+            x.exponent,
+            x.log_exponent,
+            x.error,
+            x.points,
+            x.also_plausible()
+                .map_or_else(|| "—".to_string(), |o| md_cell(&o))
         );
     }
 }

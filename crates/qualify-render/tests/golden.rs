@@ -1,8 +1,8 @@
 //! Every renderer's output pinned byte for byte: each receipt in `tests/fixtures/` (and a few
 //! receipts derived from them or built here to reach the sections the fixtures leave out: many
 //! failing cells, three varying axes, unknown outcomes, models without a form, raw Amdahl fits,
-//! hostile text, missing and mistyped parts) is rendered to HTML, Markdown, JUnit XML and Extra-P
-//! JSON Lines and compared with `tests/golden/<case>.<format>`. A refactor must not change a
+//! hostile text, missing and mistyped parts) is rendered to HTML, Markdown, JUnit XML, Extra-P
+//! JSON Lines and `qualify run`'s terminal summary and compared with `tests/golden/<case>.<format>`. A refactor must not change a
 //! byte; a deliberate change of the output is re-blessed with
 //! `QUALIFY_BLESS=1 cargo test -p qualify-render --test golden` (review the diff).
 
@@ -390,6 +390,14 @@ fn every_renderer_matches_its_golden_output() {
             ("md", qualify_render::markdown(&receipt)),
             ("junit.xml", qualify_render::junit(&receipt)),
             ("extrap.jsonl", qualify_render::extrap_jsonl(&receipt)),
+            (
+                "terminal.txt",
+                qualify_render::terminal::run_summary(
+                    &qualify_render::view::View::new(&receipt),
+                    "receipt.json",
+                    false,
+                ),
+            ),
         ] {
             if let Err(e) = check(&format!("{case}.{ext}"), &text) {
                 failures.push(e);

@@ -407,7 +407,7 @@ pub fn summary(r: &ProbeResult) -> String {
         r.stdout_bytes, r.stderr_bytes
     );
     if let Some(p) = &r.perturb {
-        s.push_str(&qualify_run::perturb::summary(p));
+        s.push_str(&qualify_render::terminal::campaign(p));
     }
     let tail = r.stderr_tail.trim_end();
     if r.outcome != Outcome::Ok && !tail.is_empty() {

@@ -1,15 +1,13 @@
 //! `qualify run [SPEC]`: the flags, the terminal and the exit status of the run; the run
 //! itself is `qualify_run::run` (its stages, in order, are documented there). Progress goes to
-//! stderr through an indicatif bar ([`Terminal`], silent with `--json`), the summary or the
-//! receipt to stdout ([`summary`]).
+//! stderr through an indicatif bar ([`Terminal`], silent with `--json`), the summary
+//! (`qualify_render::terminal`, drawn from the receipt's view) or the receipt to stdout.
 //!
 //! Exit status: 0 the receipt supports the spec's claim, 1 it does not, 2 spec or setup error,
 //! 130 interrupted (a receipt marked incomplete is still written; nothing is written when the
 //! run was still waiting for a lock).
 
-mod perf_summary;
-mod summary;
-
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -18,7 +16,8 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use qualify_probe::BackendChoice;
-use qualify_run::seal::Verdict;
+use qualify_render::view::View;
+use qualify_run::seal::{Sealed, Verdict};
 use qualify_run::{Progress, RunObserver, RunOptions};
 use qualify_spec::ExecutorKind;
 
@@ -146,12 +145,29 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         quiet: options.json,
     };
     let sealed = qualify_run::run(&options, &terminal, &cancel)?;
-    summary::print(options.json, &sealed);
+    print(options.json, &sealed);
     Ok(match sealed.verdict() {
         Verdict::Supported => ExitCode::SUCCESS,
         Verdict::Refused => exit::refused(),
         Verdict::Interrupted => exit::interrupted(),
     })
+}
+
+/// Print the receipt (`--json`) or the terminal summary `qualify_render::terminal` draws from
+/// the receipt's view (coloured on a terminal unless `NO_COLOR` is set).
+fn print(json: bool, sealed: &Sealed) {
+    if json {
+        crate::print_stdout(&sealed.text);
+        return;
+    }
+    let receipt = serde_json::to_value(&sealed.statement).unwrap_or(serde_json::Value::Null);
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let text = qualify_render::terminal::run_summary(
+        &View::new(&receipt),
+        &sealed.path.display().to_string(),
+        color,
+    );
+    crate::print_stdout(&text);
 }
 
 /// The run's progress on stderr: lines, and an indicatif bar per display (nothing with

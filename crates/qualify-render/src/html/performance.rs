@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use crate::perf_tables::{self, Standing};
 use crate::text::{self, esc, num};
 use crate::view::{Performance, View};
 
@@ -71,42 +72,21 @@ pub(super) fn performance(h: &mut String, v: &View, p: &Performance, order: &[St
     stats_table(h, p, order);
 }
 
-/// Plausible terms a row of the models table names before "and N more".
-const SHOWN: usize = 10;
-
 fn models(h: &mut String, p: &Performance) {
     if !p.models.iter().any(|m| !m.plausible.is_empty()) {
         return;
     }
     h.push_str("<h3>Models and the terms the data cannot rule out</h3>\n<table><tr><th>metric</th><th>along</th><th>fixed</th><th>chosen</th><th>exponent (95% interval)</th><th>also plausible</th></tr>\n");
-    for m in &p.models {
-        let fixed = crate::text::fixed(&m.fixed);
-        let others: Vec<&str> = m
-            .plausible
-            .iter()
-            .filter(|f| **f != m.form)
-            .map(String::as_str)
-            .collect();
+    for m in perf_tables::models(p) {
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            esc(&if m.estimator.is_empty() {
-                m.metric.clone()
-            } else {
-                format!("{} ({})", m.metric, m.estimator)
-            }),
+            esc(&m.metric),
             esc(&m.axis),
-            esc(if fixed.is_empty() { "—" } else { &fixed }),
+            esc(&m.fixed),
             esc(&m.form),
-            match m.exponent_ci95 {
-                Some((a, b)) => format!("{} [{}, {}]", num(m.exponent), num(a), num(b)),
-                None => num(m.exponent),
-            },
-            esc(&match others.len() {
-                0 => "none".to_string(),
-                1..=SHOWN => others.join(", "),
-                k => format!("{} and {} more", others[..SHOWN].join(", "), k - SHOWN),
-            })
+            m.exponent,
+            esc(m.also_plausible().as_deref().unwrap_or("none"))
         );
     }
     h.push_str("</table>\n");
@@ -124,31 +104,29 @@ fn checks(h: &mut String, p: &Performance) {
     if p.checks.is_empty() {
         return;
     }
-    h.push_str("<h3>Checks</h3>\n<table><tr><th>result</th><th>kind</th><th>axis</th><th>metric</th><th>limit</th><th>observed</th><th>95% interval</th><th>detail</th></tr>\n");
-    for c in &p.checks {
-        let word = c.result();
-        let cls = match word {
-            "held" | "passed" => "st-closed",
-            "VIOLATED" | "FAILED" => "st-failed",
-            "inconclusive" => "st-partial",
-            _ => "st-not_run",
+    h.push_str("<h3>Checks</h3>\n<table><tr><th>result</th>");
+    for c in perf_tables::CHECK_COLUMNS {
+        let _ = write!(h, "<th>{c}</th>");
+    }
+    h.push_str("</tr>\n");
+    for c in perf_tables::checks(p) {
+        let cls = match c.standing {
+            Standing::Held => "st-closed",
+            Standing::Failed => "st-failed",
+            Standing::Inconclusive => "st-partial",
+            Standing::Undecided => "st-not_run",
         };
-        let metric = if c.estimator.is_empty() {
-            c.metric.clone()
-        } else {
-            format!("{} ({})", c.metric, c.estimator)
-        };
-        let _ = writeln!(
-            h,
-            "<tr><td class=\"st {cls}\">{word}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            esc(&c.kind),
-            esc(&c.axis),
-            esc(&metric),
-            esc(&c.limit),
-            esc(&c.observed),
-            esc(&c.interval),
-            esc(&c.detail)
-        );
+        let _ = write!(h, "<tr><td class=\"st {cls}\">{}</td>", c.result);
+        for (i, cell) in c.cells().iter().enumerate() {
+            // limit, observed and the interval are figures.
+            let num = if (3..=5).contains(&i) {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            let _ = write!(h, "<td{num}>{}</td>", esc(cell));
+        }
+        h.push_str("</tr>\n");
     }
     h.push_str("</table>\n");
 }

@@ -13,6 +13,8 @@ pub struct DevAxis {
     /// The axis appears in the spec's command template.
     pub in_template: bool,
     pub development: Vec<String>,
+    /// The same values as the model writes them (`0.1234` stays `0.1234`), for the terminal.
+    pub ran: Vec<String>,
     pub examined: Vec<String>,
     pub failed: Vec<String>,
 }
@@ -50,6 +52,18 @@ fn strings(v: Option<&Value>) -> Vec<String> {
     arr(v).iter().map(text::value).collect()
 }
 
+/// A value as `qualify_model::Value` displays it: integers and decimals exact (`2.0` as `2`).
+fn exact(v: &Value) -> String {
+    match v {
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(x)) => x.to_string(),
+            _ => n.to_string(),
+        },
+        other => s(Some(other)),
+    }
+}
+
 /// `None` when the receipt has no development coverage (no trace).
 pub fn read(process_evidence: Option<&Value>) -> Option<Development> {
     let c = process_evidence?
@@ -67,6 +81,7 @@ pub fn read(process_evidence: Option<&Value>) -> Option<Development> {
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
                 development: strings(a.get("development")),
+                ran: arr(a.get("development")).iter().map(exact).collect(),
                 examined: strings(a.get("examined")),
                 failed: strings(a.get("failed")),
             })

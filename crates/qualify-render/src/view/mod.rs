@@ -6,13 +6,15 @@
 //! `json` holds the tolerant readers, `rows` the receipt-level rows (layers, cells, failures,
 //! boundaries, gap, checklist, machine), `performance` the rows of `predicate.performance`,
 //! `faults` the rows of service cells' `result.faults`, `service` the rows of service cells'
-//! `result.load`, `perturb` the rows of cells' `[perturb]` campaigns (`result.perturb`).
+//! `result.load`, `perturb` the rows of cells' `[perturb]` campaigns (`result.perturb`),
+//! `results` the cells' results as the model's own types (for the terminal summary).
 
 pub mod development;
 mod faults;
 mod json;
 mod performance;
 mod perturb;
+mod results;
 mod rows;
 mod service;
 
@@ -24,9 +26,10 @@ pub use performance::{
     Scaling, Stat,
 };
 pub use perturb::PerturbRow;
+pub use results::{ResultCell, param_text};
 pub use rows::{
-    BoundaryRow, CellRow, Checklist, ClaimedRow, FailureRow, FrontierRowView, FrontierView, GapBar,
-    GapRow, LayerRow, Machine, TraceRow, failures,
+    BoundaryRow, CellRow, Checklist, ClaimedRow, ExactBoundary, FailureRow, FrontierRowView,
+    FrontierView, GapBar, GapRow, LayerRow, Machine, TraceRow, failures,
 };
 pub use service::{
     Growth, Percentiles, PhaseRow, Second, ServiceRow, SloRow, duration, metric_value,
@@ -127,6 +130,14 @@ impl<'a> View<'a> {
             .collect()
     }
 
+    /// The gaps the verdict accepted because a waiver names them (`claim.waivers`).
+    pub fn claim_waivers(&self) -> Vec<String> {
+        arr(self.get(&["claim", "waivers"]))
+            .iter()
+            .map(|w| s(Some(w)))
+            .collect()
+    }
+
     pub fn incomplete(&self) -> bool {
         self.get(&["incomplete"])
             .and_then(Value::as_bool)
@@ -206,6 +217,15 @@ impl<'a> View<'a> {
         }
     }
 
+    /// The spec's axes (`tested.axes`) as (name, kind), in its order.
+    pub fn axes(&self) -> Vec<(String, String)> {
+        arr(self.get(&["tested", "axes"]))
+            .iter()
+            .map(|a| (s(a.get("name")), s(a.get("kind"))))
+            .filter(|(n, _)| !n.is_empty())
+            .collect()
+    }
+
     /// The kind (`workload`, `concurrency`, …) of an axis, if recorded.
     pub fn axis_kind(&self, axis: &str) -> Option<String> {
         arr(self.get(&["tested", "axes"]))
@@ -242,6 +262,11 @@ impl<'a> View<'a> {
                 }
             })
             .collect()
+    }
+
+    /// The cells whose results read as `qualify-model`'s `ProbeResult`, in cell order.
+    pub fn results(&self) -> Vec<ResultCell> {
+        results::cells(arr(self.get(&["cells"])), &self.axis_order())
     }
 
     /// One row per way each cell's `[perturb]` campaign failed (or one saying none did).

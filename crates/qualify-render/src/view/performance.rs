@@ -128,6 +128,8 @@ pub struct Prediction {
     pub axis: String,
     pub at: Option<f64>,
     pub metric: String,
+    /// The other axes' values the model was fitted at.
+    pub fixed: Map<String, Value>,
     pub value: Option<f64>,
     pub model: String,
     pub note: String,
@@ -183,6 +185,12 @@ pub struct Performance<'a> {
     pub predictions: Vec<Prediction>,
     /// Problems the performance analysis reported (metrics that failed to parse, …).
     pub errors: Vec<String>,
+    /// The same problems as (the cell's parameters, the message).
+    pub cell_errors: Vec<(Map<String, Value>, String)>,
+    /// Groups no model was fitted to, as (axis, reason).
+    pub unfitted: Vec<(String, String)>,
+    /// The comparison with `--baseline`: (shared cell/metric pairs, significant changes).
+    pub baseline: Option<(usize, usize)>,
     raw_checks: Vec<&'a Value>,
 }
 
@@ -286,6 +294,23 @@ pub(super) fn parse(p: &Value) -> Performance<'_> {
         checks: arr(g("checks")).iter().map(check).collect(),
         predictions: arr(g("predictions")).iter().map(prediction).collect(),
         errors: arr(g("errors")).iter().map(|e| s(Some(e))).collect(),
+        cell_errors: arr(g("errors"))
+            .iter()
+            .filter(|e| e.is_object())
+            .map(|e| (obj(e.get("params")), s(e.get("message"))))
+            .collect(),
+        unfitted: arr(g("unfitted"))
+            .iter()
+            .map(|u| (s(u.get("axis")), s(u.get("reason"))))
+            .collect(),
+        baseline: g("baseline").filter(|b| b.is_object()).map(|b| {
+            let changes = arr(b.get("changes"));
+            let significant = changes
+                .iter()
+                .filter(|c| c.get("significant").and_then(Value::as_bool) == Some(true))
+                .count();
+            (changes.len(), significant)
+        }),
         raw_checks: arr(g("checks")).iter().collect(),
     }
 }
@@ -301,7 +326,11 @@ fn metric(m: &Value) -> Metric {
 
 fn rounds(r: &Value) -> Rounds {
     Rounds {
-        seed: s(r.get("seed")),
+        // A seed is a 64-bit integer: written exactly, never in the compact number form.
+        seed: match r.get("seed").and_then(Value::as_u64) {
+            Some(seed) => seed.to_string(),
+            None => s(r.get("seed")),
+        },
         rounds: r.get("rounds").and_then(Value::as_u64),
         precision: f(r.get("precision")),
         stopped: s(r.get("stopped")),
@@ -442,6 +471,7 @@ fn prediction(x: &Value) -> Prediction {
         axis: s(x.get("axis")),
         at: f(x.get("at")),
         metric: s(x.get("metric")),
+        fixed: obj(x.get("fixed")),
         value: f(x.get("value")),
         model: s(x.get("model")),
         note: s(x.get("note")),

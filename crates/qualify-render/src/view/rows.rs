@@ -68,6 +68,30 @@ pub struct BoundaryRow {
     /// A load axis's capacity in one sentence, with the precision its repeated edge probes
     /// support (`boundaries[].capacity`); `None` for other axes and older receipts.
     pub capacity: Option<String>,
+    /// The same values as JSON writes them (`2.0` stays `2.0`): what `qualify run` prints.
+    pub exact: ExactBoundary,
+}
+
+/// A boundary's values as JSON writes them (text bare, `null` as `—`), for the terminal
+/// summary's line.
+pub struct ExactBoundary {
+    /// `threads=2, mode=fast`, keys as the receipt orders them.
+    pub fixed: String,
+    pub last_pass: String,
+    pub first_fail: String,
+    /// The value the monotonicity check probed (empty when not recorded).
+    pub monotonic_at: String,
+    /// `0` when not recorded.
+    pub probes: u64,
+}
+
+/// A value as JSON writes it, text bare and `null` as `—`.
+fn json_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "—".into(),
+        other => other.to_string(),
+    }
 }
 
 impl BoundaryRow {
@@ -91,6 +115,26 @@ impl BoundaryRow {
                 .get("capacity")
                 .and_then(Value::as_str)
                 .map(str::to_string),
+            exact: ExactBoundary {
+                fixed: b
+                    .get("fixed")
+                    .and_then(Value::as_object)
+                    .map(|m| {
+                        m.iter()
+                            .map(|(k, v)| format!("{k}={}", json_text(v)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default(),
+                last_pass: b.get("last_pass").map(json_text).unwrap_or_default(),
+                first_fail: b.get("first_fail").map(json_text).unwrap_or_default(),
+                monotonic_at: b
+                    .get("monotonic_check")
+                    .and_then(|c| c.get("value"))
+                    .map(json_text)
+                    .unwrap_or_default(),
+                probes: b.get("probes").and_then(Value::as_u64).unwrap_or(0),
+            },
         }
     }
 

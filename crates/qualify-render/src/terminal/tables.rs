@@ -1,4 +1,4 @@
-//! Plain-text tables for the terminal summary of `qualify run` (no colour, aligned columns):
+//! The plain-text tables of the terminal summary (no colour, aligned columns):
 //! the service cells under load, one row per cell sorted by the axes (the same rows, in the
 //! same order, as the Markdown and HTML reports draw), so the per-cell figures are where the
 //! user looks first; and the capacity frontier, one row per combination of the other axes.

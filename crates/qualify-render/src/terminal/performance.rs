@@ -1,39 +1,55 @@
-//! The few lines of performance printed after the layer table: rounds and estimators, models
-//! with their plausible terms, noise, scaling, checks, predictions, censoring, measurement
-//! errors and the baseline comparison.
+//! The few lines of performance printed after the terminal summary: rounds and estimators,
+//! models with their plausible terms, noise, scaling, checks, predictions, censoring,
+//! measurement errors and the baseline comparison — drawn from the view's performance rows.
 
 use std::fmt::Write as _;
 
-use qualify_perf as perf;
+use serde_json::{Map, Value};
 
-/// ` [n=4,mode="fast"]`: values as JSON writes them.
-fn fixed(m: &qualify_plan::Params) -> String {
+use crate::view::{Performance, View};
+
+/// ` [n=4,mode="fast"]`: values as JSON writes them, keys in the receipt's axis order.
+fn fixed(m: &Map<String, Value>, order: &[String]) -> String {
     if m.is_empty() {
         return String::new();
     }
-    let parts: Vec<String> = m
+    let mut keys: Vec<&String> = order.iter().filter(|k| m.contains_key(*k)).collect();
+    keys.extend(m.keys().filter(|k| !order.contains(k)));
+    let parts: Vec<String> = keys
         .iter()
-        .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
+        .map(|k| format!("{k}={}", m[k.as_str()]))
         .collect();
     format!(" [{}]", parts.join(","))
 }
 
-/// A few lines for the run's output: models, scaling, checks, predictions, censoring, errors.
-pub fn summary(p: &perf::Performance) -> String {
+/// `x` with `digits` decimals, or `?` when the receipt does not give it.
+fn figure(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "?".to_string(), |x| format!("{x:.digits$}"))
+}
+
+/// The performance lines, or `None` when the receipt has no `[performance]` analysis.
+pub fn performance(v: &View) -> Option<String> {
+    let p = v.performance()?;
+    Some(lines(&p, &v.axis_order()))
+}
+
+fn lines(p: &Performance, order: &[String]) -> String {
+    let fixed = |m: &Map<String, Value>| fixed(m, order);
     let mut out = String::new();
     let estimators: Vec<String> = p
         .metrics
         .iter()
         .map(|m| format!("{} {}", m.name, m.estimator))
         .collect();
+    let warmup = p.warmup.unwrap_or(0);
     match &p.rounds {
         Some(r) => {
             let _ = writeln!(
                 out,
                 "performance: repeat {}: {} round(s) after {} warmup, seed {} ({}); estimators: {}",
                 p.repeat,
-                r.rounds,
-                p.warmup,
+                r.rounds.unwrap_or(0),
+                warmup,
                 r.seed,
                 r.stopped,
                 estimators.join(", ")
@@ -44,7 +60,7 @@ pub fn summary(p: &perf::Performance) -> String {
                 out,
                 "performance: repeat {} after {} warmup; estimators: {}",
                 p.repeat,
-                p.warmup,
+                warmup,
                 estimators.join(", ")
             );
         }
@@ -53,20 +69,21 @@ pub fn summary(p: &perf::Performance) -> String {
         let others: Vec<&str> = m
             .plausible
             .iter()
-            .filter(|h| h.form != m.fit.form)
-            .map(|h| h.form.as_str())
+            .filter(|h| **h != m.form)
+            .map(String::as_str)
             .collect();
+        let (low, high) = m.exponent_ci95.unzip();
         let _ = writeln!(
             out,
-            "  model    {} along {}{}: {} (exponent {:.2}, 95% CI [{:.2}, {:.2}], cv error {:.1}%{})",
+            "  model    {} along {}{}: {} (exponent {:.2}, 95% CI [{}, {}], cv error {}%{})",
             m.metric,
             m.axis,
             fixed(&m.fixed),
-            m.fit.form,
-            m.fit.exponent,
-            m.exponent_ci95[0],
-            m.exponent_ci95[1],
-            m.fit.error * 100.0,
+            m.form,
+            m.exponent,
+            figure(low, 2),
+            figure(high, 2),
+            figure(m.error.map(|e| e * 100.0), 1),
             match others.len() {
                 0 => String::new(),
                 1..=5 => format!("; also plausible: {}", others.join(", ")),
@@ -100,13 +117,13 @@ pub fn summary(p: &perf::Performance) -> String {
     }
     // One line per axis and reason: a single-valued axis leaves every group unfitted alike.
     let mut reasons: Vec<(&str, &str, usize)> = Vec::new();
-    for u in &p.unfitted {
+    for (axis, reason) in &p.unfitted {
         match reasons
             .iter_mut()
-            .find(|(a, r, _)| *a == u.axis && *r == u.reason)
+            .find(|(a, r, _)| a == axis && r == reason)
         {
             Some(entry) => entry.2 += 1,
-            None => reasons.push((&u.axis, &u.reason, 1)),
+            None => reasons.push((axis, reason, 1)),
         }
     }
     for (axis, reason, count) in reasons {
@@ -119,20 +136,20 @@ pub fn summary(p: &perf::Performance) -> String {
         let effs: Vec<String> = s
             .points
             .iter()
-            .map(|pt| format!("{}:{:.2}", pt.p, pt.efficiency))
+            .map(|pt| format!("{}:{}", pt.p, figure(pt.efficiency, 2)))
             .collect();
-        let usl = s.usl.as_ref().map_or(String::new(), |u| {
+        let usl = s.usl_sigma.map_or(String::new(), |sigma| {
             format!(
-                ", USL σ={:.3} κ={:.4}{}",
-                u.sigma,
-                u.kappa,
-                u.peak_concurrency
+                ", USL σ={:.3} κ={}{}",
+                sigma,
+                figure(s.usl_kappa, 4),
+                s.usl_peak
                     .map_or(String::new(), |p| format!(" peak≈{p:.0}"))
             )
         });
-        let amdahl = s.amdahl.as_ref().map_or(String::new(), |a| {
-            format!(", Amdahl serial {:.3}", a.serial_fraction)
-        });
+        let amdahl = s
+            .amdahl_serial
+            .map_or(String::new(), |f| format!(", Amdahl serial {f:.3}"));
         let _ = writeln!(
             out,
             "  scaling  {} along {}{}: efficiency {}{amdahl}{usl}",
@@ -142,55 +159,47 @@ pub fn summary(p: &perf::Performance) -> String {
             effs.join(" ")
         );
     }
-    for c in &p.checks {
-        let verdict = match c.verdict {
-            perf::Verdict::Held => "held",
-            perf::Verdict::Violated => "VIOLATED",
-            perf::Verdict::Inconclusive => "inconclusive",
-        };
-        let _ = writeln!(out, "  check    {} {verdict}: {}", c.kind, c.detail);
+    for c in crate::perf_tables::checks(p) {
+        let _ = writeln!(out, "  check    {} {}: {}", c.kind, c.result, c.detail);
     }
     for pr in &p.predictions {
         let _ = writeln!(
             out,
-            "  predict  {} at {}={}{}: {:.4} ({}; {})",
+            "  predict  {} at {}={}{}: {} ({}; {})",
             pr.metric,
             pr.axis,
-            pr.at,
+            pr.at.map_or_else(|| "?".to_string(), |x| x.to_string()),
             fixed(&pr.fixed),
-            pr.value,
+            figure(pr.value, 4),
             pr.model,
             pr.note
         );
     }
-    let censored: Vec<&perf::analyze::CellStats> =
-        p.stats.iter().filter(|s| s.stats.censored > 0).collect();
-    if !censored.is_empty() {
-        let runs: usize = censored
+    if p.stats.iter().any(|s| s.censored > 0) {
+        let runs: u64 = p
+            .stats
             .iter()
             .filter(|s| s.metric == "wall")
-            .map(|s| s.stats.censored)
+            .map(|s| s.censored)
             .sum();
         let _ = writeln!(
             out,
             "  censored {runs} run(s) did not finish (timeout/killed): reported as ≥ their time, left out of models"
         );
     }
-    if let Some(first) = p.errors.first() {
+    if let Some((params, message)) = p.cell_errors.first() {
         let _ = writeln!(
             out,
             "  errors   {} measurement error(s); first{}: {}",
-            p.errors.len(),
-            fixed(&first.params),
-            first.message
+            p.cell_errors.len(),
+            fixed(params),
+            message
         );
     }
-    if let Some(b) = &p.baseline {
-        let significant = b.changes.iter().filter(|c| c.significant).count();
+    if let Some((changes, significant)) = p.baseline {
         let _ = writeln!(
             out,
-            "  baseline {} shared cell/metric pair(s), {significant} significant change(s)",
-            b.changes.len()
+            "  baseline {changes} shared cell/metric pair(s), {significant} significant change(s)"
         );
     }
     out
