@@ -18,7 +18,9 @@
 //! port is a free loopback port ([`instance::free_port`]) and its address is loopback
 //! ([`ServiceCell::run`]); a network namespace is shared by the service, its dependencies and
 //! their proxies ([`network`]). On a cluster ([`Cluster`]) the service's address is its node's
-//! and `node = "own"` dependencies run on nodes of their own ([`harness::remote`]).
+//! and `node = "own"` dependencies run on nodes of their own ([`harness::remote`]); the steps a
+//! cell starts on a cluster or for a split load (the cell's job, a dependency host, a load
+//! generator) are [`steps`].
 
 pub mod cell;
 pub mod cluster;
@@ -34,6 +36,7 @@ pub mod phases;
 pub mod probes;
 pub mod ready;
 pub mod setup;
+pub mod steps;
 pub mod verdict;
 pub mod writes;
 

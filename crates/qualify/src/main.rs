@@ -1,11 +1,11 @@
 //! `qualify`: the command-line front end. Thin by design: argument parsing, signal handling,
 //! output formatting and exit codes; the work lives in the library crates. One module per
-//! subcommand (`*_cmd`); `run_cmd` is the main job, a pipeline of named stages. Every subcommand
-//! returns `Result<ExitCode, CliError>` and errors are printed here, once ([`error`]).
+//! subcommand (`*_cmd`; `step_cmd` for the hidden steps qualify starts itself); `run_cmd` draws
+//! `qualify_run::run`. Every subcommand returns `Result<ExitCode, CliError>` and errors are
+//! printed here, once ([`error`]).
 
 mod agent_cmd;
 mod artifact_run;
-mod cluster_cmd;
 mod error;
 mod gate_cmd;
 mod gate_signature;
@@ -13,12 +13,10 @@ mod held_out_probe_cmd;
 mod init_cmd;
 mod keygen_cmd;
 mod ledger_cmd;
-mod load_gen_cmd;
-
 mod probe_cmd;
 mod report_cmd;
 mod run_cmd;
-
+mod step_cmd;
 mod verify_cmd;
 
 use std::process::ExitCode;
@@ -135,16 +133,16 @@ fn main() -> ExitCode {
         Command::Agent(args) => agent_cmd::run(args),
         Command::ServiceCell(w) => w
             .read("service-cell", qualify_model::step::ServiceCellStep::parse)
-            .and_then(cluster_cmd::service_cell),
+            .and_then(step_cmd::service_cell),
         Command::DependencyHost(w) => w
             .read(
                 "dependency-host",
                 qualify_model::step::DependencyHostStep::parse,
             )
-            .and_then(cluster_cmd::dependency_host),
+            .and_then(step_cmd::dependency_host),
         Command::LoadGen(w) => w
             .read("load-gen", qualify_model::step::LoadGenStep::parse)
-            .and_then(load_gen_cmd::run),
+            .and_then(step_cmd::load_gen),
         Command::HeldOutSelfTest(args) => Ok(held_out_probe_cmd::run(args)),
     };
     done.unwrap_or_else(|e| error::report(&e))

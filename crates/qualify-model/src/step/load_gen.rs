@@ -1,6 +1,7 @@
 //! `qualify load-gen`: one generator process of a split load (`[load] generators = N`),
 //! started by a service cell here (`qualify-service`'s `generators.rs`) or on another node as
-//! a job step, and read by the binary's hidden `load-gen` subcommand (its doc is the contract:
+//! a job step, read by the binary's hidden `load-gen` subcommand and run by
+//! `qualify_service::steps::load_gen` (its doc is the contract:
 //! exit statuses, signals, the report).
 
 use std::path::PathBuf;
