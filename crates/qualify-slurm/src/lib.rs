@@ -10,12 +10,14 @@
 //! `executor` (the submitting/polling thread and [`SlurmExecutor`]), [`lease`] (how a job
 //! notices that the qualify that submitted it is gone), [`heartbeat`] (the nodes of a
 //! multi-node service cell beating in its state directory; a silent node ends the cell
-//! `interrupted`).
+//! `interrupted`), [`multinode`] (a cell spanning nodes inside its job: the per-node agents and
+//! the coordinator that merges their reports into one result).
 
 mod executor;
 pub mod heartbeat;
 pub mod job;
 pub mod lease;
+pub mod multinode;
 mod renew;
 pub mod state;
 

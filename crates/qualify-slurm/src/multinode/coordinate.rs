@@ -1,126 +1,72 @@
-//! `qualify agent coordinate`: a multi-node cell inside its Slurm allocation. Per run: start
-//! one agent per node (`srun --overlap`, one task per node), wait until each has reported (or
-//! a bound passes), probe the launcher here as `qualify probe` would, read the agents' reports
-//! every tick, and when `qualify_nodes::live` says stop — every rank stuck, a node silent,
-//! ranks abandoned, a memory kill the launcher did not end on — cancel the ranks' job steps and
-//! the launcher. Then ask the agents to finish, and print `qualify_nodes::finish`'s one result
-//! (`--json`, the `qualify probe --json` contract; exit 0 ok, 1 otherwise, 130 interrupted).
+//! The coordinator of a multi-node cell inside its Slurm allocation. Per run: start one agent
+//! per node (`srun --overlap`, one task per node), wait until each has reported (or a bound
+//! passes), probe the launcher here as `qualify probe` would, read the agents' reports every
+//! tick, and when `qualify_nodes::live` says stop — every rank stuck, a node silent, ranks
+//! abandoned, a memory kill the launcher did not end on — cancel the ranks' job steps and the
+//! launcher. Then ask the agents to finish, and return `qualify_nodes::finish`'s one result
+//! (the binary prints it with the `qualify probe --json` contract).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use clap::Args;
 use qualify_nodes::{AgentReport, NodeView, Settings, Stop};
-use qualify_probe::{BackendChoice, Outcome, ProbeResult, ProbeSpec, parse_duration};
+use qualify_probe::{CancelToken, Outcome, ProbeResult, ProbeSpec};
 
-use crate::error::{CliError, exit};
+use super::MultinodeError as Error;
 
 /// How often the coordinator reads the reports.
 const TICK: Duration = Duration::from_millis(100);
 
-#[derive(Args, Debug)]
-#[command(mut_arg("memory", |a| a.help(
-    "Memory ceiling per node (the agents enforce it on each node's processes of the job; the launcher's tree here is probed under it too)"
-)))]
-pub struct CoordinateArgs {
-    /// The cell's directory for the agents' reports (shared by every node).
-    #[arg(long, value_name = "DIR")]
-    nodes_dir: PathBuf,
-    /// The ceilings: `--memory` per node (its help says so), the rest for the launcher's tree.
-    #[command(flatten)]
-    limits: crate::probe_cmd::LimitArgs,
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=qualify_model::limits::MAX_REPEAT))]
-    repeat: u64,
-    #[arg(long, value_name = "BACKEND", default_value = "auto")]
-    backend: BackendChoice,
+/// A multi-node cell as its job script asks for it.
+pub struct Coordinator {
+    /// The cell's directory for the agents' reports (shared by every node); run `i` uses
+    /// `run-<i>/` in it.
+    pub nodes_dir: PathBuf,
+    /// The launcher and its command, probed here under the cell's ceilings and sandbox.
+    pub spec: ProbeSpec,
+    pub repeat: u64,
+    /// The stall window the agents judge their node by.
+    pub stall: Duration,
+    /// The cell's timeout (the agents give up after every run's worth of it and two minutes).
+    pub timeout: Duration,
+    /// The memory ceiling per node (the agents enforce it on each node's processes of the job).
+    pub memory: Option<u64>,
     /// A node whose agent's report has not changed for this long stopped answering.
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
-    node_timeout: Duration,
+    pub node_timeout: Duration,
     /// How long to wait for every agent's first report before the launcher starts anyway.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
-    agents_start: Duration,
-    /// Print one JSON object on stdout (the `qualify probe --json` contract).
-    #[arg(long)]
-    json: bool,
-    /// The launcher's sandbox here (the ranks on the nodes run under their job steps).
-    #[command(flatten)]
-    sandbox: crate::probe_cmd::SandboxArgs,
-    /// Stop the cell (`interrupted`) when this lease file stops changing for 10 s, says `ended`
-    /// or disappears (as `qualify probe --lease`).
-    #[arg(long, value_name = "FILE")]
-    lease: Option<PathBuf>,
-    /// The launcher and command, after `--`.
-    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
-    command: Vec<OsString>,
-}
-
-impl CoordinateArgs {
-    /// The flags as the step a Slurm job writes them with (the command lossily as text).
-    #[cfg(test)]
-    pub fn to_step(&self) -> qualify_model::step::ProbeStep {
-        qualify_model::step::ProbeStep {
-            observe_nodes: true,
-            nodes_dir: Some(self.nodes_dir.clone()),
-            limits: self.limits.to_limits(),
-            repeat: self.repeat,
-            backend: self.backend,
-            sandbox: self.sandbox.to_policy(),
-            json: self.json,
-            lease: self.lease.clone(),
-            command: self
-                .command
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
-        }
-    }
+    pub agents_start: Duration,
+    /// The run's lease: the cell ends `interrupted` once it lapses.
+    pub lease: Option<PathBuf>,
 }
 
 /// The allocation's nodes, from the job's environment.
-fn allocation() -> Result<(String, Vec<String>), CliError> {
-    let job = std::env::var("SLURM_JOB_ID").map_err(|_| {
-        CliError::input(
-            "qualify agent coordinate runs inside a Slurm allocation, but SLURM_JOB_ID is not set",
-            "it is started by the job script qualify's Slurm executor writes",
-        )
-    })?;
+fn allocation() -> Result<(String, Vec<String>), Error> {
+    let job = std::env::var("SLURM_JOB_ID").map_err(|_| Error::NoAllocation)?;
     let list = std::env::var("SLURM_JOB_NODELIST")
         .or_else(|_| std::env::var("SLURM_NODELIST"))
         .unwrap_or_default();
     let nodes = qualify_nodes::hostlist::expand(&list);
     if nodes.is_empty() {
-        return Err(CliError::input_only(format!(
-            "the allocation of job {job} names no nodes (SLURM_JOB_NODELIST={list:?})"
-        )));
+        return Err(Error::NoNodes { job, list });
     }
     Ok((job, nodes))
 }
 
 /// The agents' job step: `srun --overlap`, one task per node, output to `agents.log`.
-fn start_agents(
-    dir: &Path,
-    nodes: usize,
-    args: &CoordinateArgs,
-    job: &str,
-) -> Result<Child, CliError> {
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::input_only(format!("cannot find the qualify binary: {e}")))?;
-    let log = std::fs::File::create(dir.join("agents.log")).map_err(|e| {
-        CliError::unreadable(
-            "agents log",
-            &dir.join("agents.log"),
-            &e,
-            "check the run directory",
-        )
-    })?;
-    let log2 = log
-        .try_clone()
-        .map_err(|e| CliError::input_only(format!("cannot share the agents' log: {e}")))?;
+fn start_agents(dir: &Path, nodes: usize, c: &Coordinator, job: &str) -> Result<Child, Error> {
+    let exe = std::env::current_exe().map_err(Error::NoBinary)?;
+    let log =
+        std::fs::File::create(dir.join("agents.log")).map_err(|source| Error::Unreadable {
+            what: "agents log",
+            path: dir.join("agents.log"),
+            source,
+            fix: "check the run directory",
+        })?;
+    let log2 = log.try_clone().map_err(Error::SharedLog)?;
     let mut cmd = Command::new("srun");
     cmd.arg("--overlap")
         .arg(format!("--nodes={nodes}"))
@@ -132,26 +78,21 @@ fn start_agents(
         .arg(exe)
         .args(["agent", "observe", "--dir"])
         .arg(dir)
-        .arg(format!("--stall={}ms", args.limits.stall.as_millis()))
+        .arg(format!("--stall={}ms", c.stall.as_millis()))
         .arg(format!("--select=SLURM_JOB_ID={job}"))
         .arg("--present=SLURM_STEP_ID")
         .arg("--exclude-own=SLURM_STEP_ID")
         .arg(format!(
             "--max-time={}s",
-            (args.limits.timeout.as_secs_f64() * args.repeat as f64 + 120.0).ceil() as u64
+            (c.timeout.as_secs_f64() * c.repeat as f64 + 120.0).ceil() as u64
         ));
-    if let Some(m) = args.limits.memory {
+    if let Some(m) = c.memory {
         cmd.arg(format!("--memory={m}"));
     }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::from(log))
         .stderr(Stdio::from(log2));
-    cmd.spawn().map_err(|e| {
-        CliError::input(
-            format!("cannot start the per-node agents with srun: {e}"),
-            "srun must be on PATH inside the allocation",
-        )
-    })
+    cmd.spawn().map_err(Error::Srun)
 }
 
 /// Reports as the coordinator follows them.
@@ -271,18 +212,21 @@ fn cancel_steps(steps: &BTreeSet<String>) {
 }
 
 fn run_once(
-    args: &CoordinateArgs,
-    spec: &ProbeSpec,
+    c: &Coordinator,
     job: &str,
     nodes: &[String],
     dir: &Path,
-    cancel: &qualify_probe::CancelToken,
-) -> Result<ProbeResult, CliError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::unreadable("nodes directory", dir, &e, "check the run directory"))?;
+    cancel: &CancelToken,
+) -> Result<ProbeResult, Error> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Unreadable {
+        what: "nodes directory",
+        path: dir.to_path_buf(),
+        source,
+        fix: "check the run directory",
+    })?;
     let t0 = Instant::now();
     let secs = || t0.elapsed().as_secs_f64();
-    let agents = start_agents(dir, nodes.len(), args, job)?;
+    let agents = start_agents(dir, nodes.len(), c, job)?;
     let agents_pid = agents.id() as i32;
     let mut follow = Follow {
         nodes: nodes.to_vec(),
@@ -292,7 +236,7 @@ fn run_once(
     };
     // Every agent's first report before the launcher starts (bounded).
     while follow.reports.len() < nodes.len()
-        && t0.elapsed() < args.agents_start
+        && t0.elapsed() < c.agents_start
         && !cancel.load(Ordering::SeqCst)
     {
         follow.read(dir, secs());
@@ -313,12 +257,12 @@ fn run_once(
         }
     }
     let settings = Settings {
-        node_timeout: args.node_timeout.as_secs_f64(),
-        stall: args.limits.stall.as_secs_f64(),
+        node_timeout: c.node_timeout.as_secs_f64(),
+        stall: c.stall.as_secs_f64(),
     };
-    let probe_cancel: qualify_probe::CancelToken = Arc::new(AtomicBool::new(false));
+    let probe_cancel: CancelToken = Arc::new(AtomicBool::new(false));
     let launched = {
-        let spec = spec.clone();
+        let spec = c.spec.clone();
         let probe_cancel = probe_cancel.clone();
         std::thread::Builder::new()
             .name("qualify-launcher-probe".into())
@@ -328,9 +272,7 @@ fn run_once(
         Ok(t) => t,
         Err(e) => {
             stop_agents(dir, agents);
-            return Err(CliError::input_only(format!(
-                "cannot start the launcher's probe: {e}"
-            )));
+            return Err(Error::LauncherThread(e));
         }
     };
     let mut stop: Option<(Stop, f64)> = None;
@@ -355,9 +297,7 @@ fn run_once(
             break;
         }
     }
-    let launcher = launched
-        .join()
-        .map_err(|_| CliError::input_only("the launcher's probe thread panicked"));
+    let launcher = launched.join().map_err(|_| Error::LauncherPanicked);
     follow.read(dir, secs());
     // The agents finish whatever became of the launcher (a command not found is a setup error).
     let agents_srun_cpu = stop_agents(dir, agents);
@@ -387,49 +327,26 @@ fn run_once(
     }))
 }
 
-pub fn run(args: CoordinateArgs) -> Result<ExitCode, CliError> {
-    let cancel = crate::cancel_on_signals();
-    if let Some(lease) = &args.lease {
-        qualify_slurm::lease::watch(lease.clone(), cancel.clone());
+/// Run the cell `repeat` times (stopping at an interrupted run); its one result.
+pub fn coordinate(c: &Coordinator, cancel: &CancelToken) -> Result<ProbeResult, Error> {
+    if let Some(lease) = &c.lease {
+        crate::lease::watch(lease.clone(), cancel.clone());
     }
     let (job, nodes) = allocation()?;
-    let spec = ProbeSpec {
-        argv: args.command.clone(),
-        workdir: None,
-        env: Vec::new(),
-        limits: args.limits.to_limits(),
-        backend: args.backend,
-        control: None,
-        sandbox: args.sandbox.to_sandbox(),
-        shared_files: Vec::new(),
-        stdio: None,
-    };
     let mut runs = Vec::new();
-    for i in 0..args.repeat {
-        let dir = args.nodes_dir.join(format!("run-{}", i + 1));
-        let r = run_once(&args, &spec, &job, &nodes, &dir, &cancel)?;
+    for i in 0..c.repeat {
+        let dir = c.nodes_dir.join(format!("run-{}", i + 1));
+        let r = run_once(c, &job, &nodes, &dir, cancel)?;
         let stop = r.outcome == Outcome::Interrupted;
         runs.push(r);
         if stop {
             break;
         }
     }
-    let result = if runs.len() == 1 {
+    if runs.len() == 1 {
         runs.pop()
     } else {
         ProbeResult::combine(runs)
     }
-    .ok_or_else(|| CliError::input_only("no run of the cell happened"))?;
-    let text = if args.json {
-        serde_json::to_string(&result)
-            .map_err(|e| CliError::output(format!("cannot encode result as JSON: {e}"), None))?
-    } else {
-        crate::probe_cmd::summary(&result)
-    };
-    crate::print_stdout(&text);
-    Ok(match result.outcome {
-        Outcome::Ok => ExitCode::SUCCESS,
-        Outcome::Interrupted => exit::interrupted(),
-        _ => exit::refused(),
-    })
+    .ok_or(Error::NoRun)
 }

@@ -1,4 +1,4 @@
-//! `qualify agent observe`: one node's agent. Selects the job's processes on this node by their
+//! One node's agent of a multi-node cell (`qualify agent observe`). Selects the job's processes on this node by their
 //! environment (`--select SLURM_JOB_ID=…`, a job step that is not its own), follows them with
 //! `qualify_probe::NodeWatch` every sampling interval, kills the largest at the per-node memory
 //! ceiling (a watchdog: the processes are the scheduler's, the agent can only signal them), and
@@ -8,19 +8,15 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clap::Args;
 use qualify_nodes::{AgentReport, MemoryKill, NodeStatus, RankSeen};
 use qualify_probe::observe::SeenProcess;
-use qualify_probe::{
-    Limits, Membership, NodeState, NodeWatch, Observation, Selector, parse_duration, parse_size,
-};
+use qualify_probe::{CancelToken, Limits, Membership, NodeState, NodeWatch, Observation, Selector};
 
-use crate::error::CliError;
+use super::MultinodeError as Error;
 
 /// Environment variables kept per process: the scheduler's placement of each task.
 const KEEP_ENV: [&str; 5] = [
@@ -31,49 +27,28 @@ const KEEP_ENV: [&str; 5] = [
     "SLURMD_NODENAME",
 ];
 
-#[derive(Args, Debug)]
-pub struct ObserveArgs {
+/// One node's agent, as the coordinator starts it.
+pub struct Agent {
     /// The cell's directory for reports (shared with the coordinator).
-    #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    pub dir: PathBuf,
     /// Stall window: how long nothing but CPU must stay still before the node is stuck.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
-    stall: Duration,
+    pub stall: Duration,
     /// Per-node memory ceiling for the job's processes on this node (watchdog).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    memory: Option<u64>,
-    /// Select processes whose environment holds NAME=VALUE (repeatable).
-    #[arg(long, value_name = "NAME=VALUE")]
-    select: Vec<String>,
-    /// Select only processes that have NAME in their environment (repeatable).
-    #[arg(long, value_name = "NAME")]
-    present: Vec<String>,
+    pub memory: Option<u64>,
+    /// Select processes whose environment holds NAME=VALUE.
+    pub select: Vec<(String, String)>,
+    /// Select only processes that have NAME in their environment.
+    pub present: Vec<String>,
     /// Leave out processes whose NAME equals this agent's own value of NAME (its job step).
-    #[arg(long, value_name = "NAME")]
-    exclude_own: Vec<String>,
+    pub exclude_own: Vec<String>,
     /// Command names never observed (the scheduler's daemons).
-    #[arg(long, value_name = "COMM", default_value = "slurmstepd")]
-    skip_comm: Vec<String>,
+    pub skip_comm: Vec<String>,
     /// The environment variable naming this node (else the host name).
-    #[arg(long, value_name = "NAME", default_value = "SLURMD_NODENAME")]
-    node_from: String,
+    pub node_from: String,
     /// How often the report is rewritten when nothing changes.
-    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = parse_duration)]
-    heartbeat: Duration,
+    pub heartbeat: Duration,
     /// Give up after this long even if nobody asks (a bound, not a plan).
-    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration)]
-    max_time: Duration,
-}
-
-fn pair(text: &str, flag: &str) -> Result<(String, String), CliError> {
-    text.split_once('=')
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .ok_or_else(|| {
-            CliError::input(
-                format!("{flag} {text:?} is not NAME=VALUE"),
-                format!("write e.g. {flag} SLURM_JOB_ID=123"),
-            )
-        })
+    pub max_time: Duration,
 }
 
 fn node_name(var: &str) -> String {
@@ -206,12 +181,9 @@ fn kill_largest(o: &Observation, ceiling: u64, ranks: &Ranks, unix: f64) -> Opti
     })
 }
 
-pub fn run(args: ObserveArgs) -> Result<ExitCode, CliError> {
-    let cancel = crate::cancel_on_signals();
-    let mut require = Vec::new();
-    for s in &args.select {
-        require.push(pair(s, "--select")?);
-    }
+/// Watch this node until the coordinator asks the agent to finish, `cancel` is set or
+/// `max_time` passes; the report stays current in `<dir>/<node>.json`.
+pub fn observe(args: &Agent, cancel: &CancelToken) -> Result<(), Error> {
     let mut exclude = Vec::new();
     for name in &args.exclude_own {
         if let Ok(v) = std::env::var(name) {
@@ -219,14 +191,17 @@ pub fn run(args: ObserveArgs) -> Result<ExitCode, CliError> {
         }
     }
     let selector = Selector {
-        require,
+        require: args.select.clone(),
         present: args.present.clone(),
         exclude,
         skip_comms: args.skip_comm.clone(),
         same_network_namespace: true,
     };
-    std::fs::create_dir_all(&args.dir).map_err(|e| {
-        CliError::unreadable("report directory", &args.dir, &e, "give a writable --dir")
+    std::fs::create_dir_all(&args.dir).map_err(|source| Error::Unreadable {
+        what: "report directory",
+        path: args.dir.clone(),
+        source,
+        fix: "give a writable --dir",
     })?;
     let node = node_name(&args.node_from);
     let path = super::report_path(&args.dir, &node);
@@ -278,9 +253,7 @@ pub fn run(args: ObserveArgs) -> Result<ExitCode, CliError> {
                     std::thread::sleep(beat);
                 }
             })
-            .map_err(|e| {
-                CliError::input_only(format!("cannot start the agent's heartbeat thread: {e}"))
-            })?
+            .map_err(Error::HeartbeatThread)?
     };
     let mut ranks = Ranks {
         seen: BTreeMap::new(),
@@ -335,5 +308,5 @@ pub fn run(args: ObserveArgs) -> Result<ExitCode, CliError> {
         r.cpu_seconds = super::cpu_with_children();
         publish(&path, &r);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
