@@ -1198,3 +1198,22 @@ fn the_capacity_frontier_is_drawn_in_every_renderer_and_escaped() {
             .is_none()
     );
 }
+
+#[test]
+fn the_gate_lists_each_waiver_with_whether_it_applied_and_tolerates_missing_parts() {
+    let r = json!({"predicate": {"waivers": [
+        {"gap": "cores", "reason": "a bigger box later", "applied": true},
+        {"gap": "nodes", "reason": "one node is the target", "applied": false, "note": "no such gap"},
+        {"reason": 3},
+        "not a waiver"
+    ]}});
+    let lines = qualify_render::terminal::waivers(&qualify_render::view::View::new(&r));
+    assert_eq!(
+        lines,
+        "  waiver cores: a bigger box later (applied)\n  waiver nodes: one node is the target (NOT applied: no such gap)\n  waiver ?:  (NOT applied)\n  waiver ?:  (NOT applied)\n"
+    );
+    assert_eq!(
+        qualify_render::terminal::waivers(&qualify_render::view::View::new(&json!({}))),
+        ""
+    );
+}

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use qualify_evidence::receipt_file::{Receipt, ReceiptError, Signing};
 use qualify_evidence::{ClaimLevel, GateVerdict};
+use qualify_render::view::View;
 use qualify_trust::PublicKey;
 use serde_json::{Value, json};
 
@@ -53,25 +54,9 @@ pub fn notes(receipt: &Receipt) -> String {
         "  signature: {}\n",
         signature_text(&receipt.signing)
     ));
-    let waivers = receipt
-        .statement
-        .pointer("/predicate/waivers")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for w in &waivers {
-        let gap = w.get("gap").and_then(Value::as_str).unwrap_or("?");
-        let reason = w.get("reason").and_then(Value::as_str).unwrap_or("");
-        let applied = w.get("applied").and_then(Value::as_bool).unwrap_or(false);
-        let note = w.get("note").and_then(Value::as_str);
-        match (applied, note) {
-            (true, _) => s.push_str(&format!("  waiver {gap}: {reason} (applied)\n")),
-            (false, Some(n)) => {
-                s.push_str(&format!("  waiver {gap}: {reason} (NOT applied: {n})\n"))
-            }
-            (false, None) => s.push_str(&format!("  waiver {gap}: {reason} (NOT applied)\n")),
-        }
-    }
+    s.push_str(&qualify_render::terminal::waivers(&View::new(
+        &receipt.statement,
+    )));
     s
 }
 

@@ -6,6 +6,8 @@
 //! load shapes and split loads, the capacity and its frontier, the boundaries, the gap, the
 //! verdict, and a few lines of performance.
 //!
+//! [`waivers`] are the lines `qualify gate` adds under its verdict.
+//!
 //! `cells` draws the per-cell sections, `performance` the performance lines, `perturb` one
 //! campaign (also `qualify probe --perturb`'s), `tables` the aligned tables (service cells,
 //! frontier).
@@ -137,6 +139,21 @@ pub fn summary(v: &View, receipt: &str, color: bool) -> String {
         let _ = writeln!(s, "  waived: {w}");
     }
     let _ = writeln!(s, "receipt: {receipt}");
+    s
+}
+
+/// The receipt's waivers as `qualify gate` lists them under its verdict: each with the gap
+/// it names, its reason, and whether it was applied (with why not, when the receipt says).
+pub fn waivers(v: &View) -> String {
+    let mut s = String::new();
+    for w in v.waivers() {
+        let (gap, reason) = (&w.gap, &w.reason);
+        let _ = match (w.applied, &w.note) {
+            (true, _) => writeln!(s, "  waiver {gap}: {reason} (applied)"),
+            (false, Some(n)) => writeln!(s, "  waiver {gap}: {reason} (NOT applied: {n})"),
+            (false, None) => writeln!(s, "  waiver {gap}: {reason} (NOT applied)"),
+        };
+    }
     s
 }
 

@@ -29,7 +29,7 @@ pub use perturb::PerturbRow;
 pub use results::{ResultCell, param_text};
 pub use rows::{
     BoundaryRow, CellRow, Checklist, ClaimedRow, ExactBoundary, FailureRow, FrontierRowView,
-    FrontierView, GapBar, GapRow, LayerRow, Machine, TraceRow, failures,
+    FrontierView, GapBar, GapRow, LayerRow, Machine, TraceRow, WaiverRow, failures,
 };
 pub use service::{
     Growth, Percentiles, PhaseRow, Second, ServiceRow, SloRow, duration, metric_value,
@@ -135,6 +135,14 @@ impl<'a> View<'a> {
         arr(self.get(&["claim", "waivers"]))
             .iter()
             .map(|w| s(Some(w)))
+            .collect()
+    }
+
+    /// The spec's waivers and whether each was applied (`predicate.waivers`).
+    pub fn waivers(&self) -> Vec<WaiverRow> {
+        arr(self.get(&["waivers"]))
+            .iter()
+            .map(WaiverRow::from_value)
             .collect()
     }
 

@@ -466,3 +466,26 @@ impl FrontierRowView {
         )
     }
 }
+
+/// A waiver the spec declared and what became of it (`predicate.waivers[]`).
+pub struct WaiverRow {
+    /// The gap it names (`?` when not recorded).
+    pub gap: String,
+    pub reason: String,
+    /// It accepted at least one gap of the run.
+    pub applied: bool,
+    /// Why it was not applied, when the receipt says.
+    pub note: Option<String>,
+}
+
+impl WaiverRow {
+    pub(super) fn from_value(w: &Value) -> WaiverRow {
+        let text = |k: &str| w.get(k).and_then(Value::as_str);
+        WaiverRow {
+            gap: text("gap").unwrap_or("?").to_string(),
+            reason: text("reason").unwrap_or("").to_string(),
+            applied: w.get("applied").and_then(Value::as_bool).unwrap_or(false),
+            note: text("note").map(str::to_string),
+        }
+    }
+}
