@@ -140,6 +140,26 @@ pub struct ObserveArgs {
     max_time: Duration,
 }
 
+impl ObserveArgs {
+    /// The flags as the step the coordinator writes them with.
+    #[cfg(test)]
+    pub fn to_step(&self) -> qualify_model::step::AgentStep {
+        qualify_model::step::AgentStep {
+            dir: self.dir.clone(),
+            stall: self.stall,
+            memory: self.memory,
+            select: self
+                .select
+                .iter()
+                .filter_map(|s| pair(s, "--select").ok())
+                .collect(),
+            present: self.present.clone(),
+            exclude_own: self.exclude_own.clone(),
+            max_time: self.max_time,
+        }
+    }
+}
+
 fn pair(text: &str, flag: &str) -> Result<(String, String), CliError> {
     text.split_once('=')
         .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -249,4 +249,30 @@ mod tests {
         };
         assert_eq!(bare, Ok(flags));
     }
+
+    #[test]
+    fn the_agent_flags_read_every_agent_step_a_coordinator_writes_as_the_step_reads_itself() {
+        use qualify_model::step::AgentStep;
+        let mut step = AgentStep {
+            dir: "/shared/run dir/cell-2.nodes/run-1".into(),
+            stall: std::time::Duration::from_millis(1500),
+            memory: Some(96 << 20),
+            select: vec![("SLURM_JOB_ID".into(), "12".into())],
+            present: vec!["SLURM_STEP_ID".into()],
+            exclude_own: vec!["SLURM_STEP_ID".into()],
+            max_time: std::time::Duration::from_secs(150),
+        };
+        for memory in [Some(96 << 20), None] {
+            step.memory = memory;
+            let argv = std::iter::once("qualify".to_string()).chain(step.to_argv());
+            match Cli::try_parse_from(argv).map(|c| c.command) {
+                Ok(Command::Agent(agent_cmd::AgentArgs {
+                    command: agent_cmd::AgentCommand::Observe(args),
+                })) => assert_eq!(args.to_step(), step),
+                Ok(_) => panic!("{:?} is another subcommand", step.to_argv()),
+                Err(e) => panic!("{:?}: {e}", step.to_argv()),
+            }
+            assert_eq!(AgentStep::parse(&step.to_argv()), Ok(step.clone()));
+        }
+    }
 }

@@ -2,15 +2,17 @@
 //! split load's generator ([`LoadGenStep`], `qualify load-gen`), a service cell as a Slurm job
 //! ([`ServiceCellStep`], `qualify service-cell`) and its dependency on a node of its own
 //! ([`DependencyHostStep`], `qualify dependency-host`), and a cell's probe inside a job
-//! ([`ProbeStep`], `qualify probe` or `qualify agent coordinate`). The side that starts a
+//! ([`ProbeStep`], `qualify probe` or `qualify agent coordinate`) and its agent on every node
+//! ([`AgentStep`], `qualify agent observe`). The side that starts a
 //! process writes the step with `to_argv()` (the words after the binary's path); the side that
-//! runs it reads the same type back (`parse`, or the binary's own flags for the public
-//! `qualify probe`, tested to agree): a flag renamed on one side fails to build or a round
+//! runs it reads the same type back (`parse`, or the binary's own flags for `qualify probe` and
+//! `qualify agent`, tested to agree): a flag renamed on one side fails to build or a round
 //! trip, never a job on a node.
 //!
 //! Flags are written `--name=value` (one word each, so a job script can quote words
 //! whole); durations travel in whole milliseconds, a start instant in microseconds.
 
+mod agent;
 mod argv;
 mod load_gen;
 mod probe;
@@ -18,6 +20,7 @@ mod service;
 
 use std::path::PathBuf;
 
+pub use agent::AgentStep;
 pub use load_gen::LoadGenStep;
 pub use probe::{CountError, HideError, ProbeStep, parse_hide, sandbox_flags};
 pub use service::{CellStep, DependencyHostStep, ServiceCellStep};

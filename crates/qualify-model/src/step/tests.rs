@@ -234,3 +234,40 @@ fn what_a_step_does_not_hold_is_refused_by_name() {
     );
     assert_eq!(PathBuf::from("/a"), super::path("/a"));
 }
+
+#[test]
+fn a_node_agent_reads_back_as_written_and_a_selection_needs_a_value() {
+    let mut step = AgentStep {
+        dir: "/shared/run dir/cell-2.nodes/run-1".into(),
+        stall: std::time::Duration::from_millis(1500),
+        memory: Some(96 << 20),
+        select: vec![("SLURM_JOB_ID".into(), "12".into())],
+        present: vec!["SLURM_STEP_ID".into()],
+        exclude_own: vec!["SLURM_STEP_ID".into()],
+        max_time: std::time::Duration::from_secs(150),
+    };
+    assert_eq!(&step.to_argv()[..2], ["agent", "observe"]);
+    assert_eq!(AgentStep::parse(&step.to_argv()), Ok(step.clone()));
+    step.memory = None;
+    step.select.push(("A".into(), "b=c".into()));
+    step.present.clear();
+    assert_eq!(AgentStep::parse(&step.to_argv()), Ok(step.clone()));
+    let e = AgentStep::parse(&words(&[
+        "agent",
+        "observe",
+        "--dir=d",
+        "--stall=1s",
+        "--max-time=1s",
+        "--select=SLURM_JOB_ID",
+    ]))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("--select \"SLURM_JOB_ID\": not NAME=VALUE"),
+        "{e}"
+    );
+    let e = AgentStep::parse(&words(&["agent", "observe", "--stall=1s"]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--dir is required"), "{e}");
+}

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use qualify_model::step::AgentStep;
 use qualify_nodes::{AgentReport, NodeView, Settings, Stop};
 use qualify_probe::{CancelToken, Outcome, ProbeResult, ProbeSpec};
 
@@ -56,7 +57,8 @@ fn allocation() -> Result<(String, Vec<String>), Error> {
     Ok((job, nodes))
 }
 
-/// The agents' job step: `srun --overlap`, one task per node, output to `agents.log`.
+/// The agents' job step: `srun --overlap`, one task per node (each `qualify agent observe`,
+/// an [`AgentStep`]), output to `agents.log`.
 fn start_agents(dir: &Path, nodes: usize, c: &Coordinator, job: &str) -> Result<Child, Error> {
     let exe = std::env::current_exe().map_err(Error::NoBinary)?;
     let log =
@@ -67,6 +69,17 @@ fn start_agents(dir: &Path, nodes: usize, c: &Coordinator, job: &str) -> Result<
             fix: "check the run directory",
         })?;
     let log2 = log.try_clone().map_err(Error::SharedLog)?;
+    let agent = AgentStep {
+        dir: dir.to_path_buf(),
+        stall: c.stall,
+        memory: c.memory,
+        select: vec![("SLURM_JOB_ID".into(), job.to_string())],
+        present: vec!["SLURM_STEP_ID".into()],
+        exclude_own: vec!["SLURM_STEP_ID".into()],
+        max_time: Duration::from_secs(
+            (c.timeout.as_secs_f64() * c.repeat as f64 + 120.0).ceil() as u64
+        ),
+    };
     let mut cmd = Command::new("srun");
     cmd.arg("--overlap")
         .arg(format!("--nodes={nodes}"))
@@ -76,19 +89,7 @@ fn start_agents(dir: &Path, nodes: usize, c: &Coordinator, job: &str) -> Result<
         .arg("--quiet")
         .arg("--job-name=qualify-agents")
         .arg(exe)
-        .args(["agent", "observe", "--dir"])
-        .arg(dir)
-        .arg(format!("--stall={}ms", c.stall.as_millis()))
-        .arg(format!("--select=SLURM_JOB_ID={job}"))
-        .arg("--present=SLURM_STEP_ID")
-        .arg("--exclude-own=SLURM_STEP_ID")
-        .arg(format!(
-            "--max-time={}s",
-            (c.timeout.as_secs_f64() * c.repeat as f64 + 120.0).ceil() as u64
-        ));
-    if let Some(m) = c.memory {
-        cmd.arg(format!("--memory={m}"));
-    }
+        .args(agent.to_argv());
     cmd.stdin(Stdio::null())
         .stdout(Stdio::from(log))
         .stderr(Stdio::from(log2));
