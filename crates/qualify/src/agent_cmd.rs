@@ -222,7 +222,7 @@ fn coordinate(args: CoordinateArgs) -> Result<ExitCode, CliError> {
         serde_json::to_string(&result)
             .map_err(|e| CliError::output(format!("cannot encode result as JSON: {e}"), None))?
     } else {
-        probe_cmd::summary(&result)
+        qualify_render::terminal::probe(&result)
     };
     crate::print_stdout(&text);
     Ok(match result.outcome {

@@ -6,21 +6,24 @@
 //! load shapes and split loads, the capacity and its frontier, the boundaries, the gap, the
 //! verdict, and a few lines of performance.
 //!
-//! [`waivers`] are the lines `qualify gate` adds under its verdict.
+//! [`waivers`] are the lines `qualify gate` adds under its verdict, [`probe`] `qualify probe`'s
+//! summary of one result.
 //!
 //! `cells` draws the per-cell sections, `performance` the performance lines, `perturb` one
-//! campaign (also `qualify probe --perturb`'s), `tables` the aligned tables (service cells,
+//! campaign (also `qualify probe --perturb`'s), `probe` one probe's result, `tables` the aligned tables (service cells,
 //! frontier).
 
 mod cells;
 mod performance;
 mod perturb;
+mod probe;
 mod tables;
 
 use std::fmt::Write;
 
 pub use performance::performance;
 pub use perturb::campaign;
+pub use probe::probe;
 pub use tables::{frontier_table, service_table};
 
 use crate::view::View;
