@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use qualify_evidence as ev;
-use qualify_perf as perf;
 use qualify_spec::Domain;
 
 use super::Context;
@@ -25,7 +24,6 @@ pub struct Sealed {
     pub text: String,
     pub path: PathBuf,
     pub verdict: ev::GateVerdict,
-    pub performance: Option<perf::Performance>,
 }
 
 /// What a sealed run says of its claim.
@@ -78,7 +76,6 @@ pub fn seal(
         text,
         path,
         verdict,
-        performance: analysed.performance,
     })
 }
 
