@@ -1,6 +1,8 @@
-//! Running a [`Plan`]: the [`CellRunner`] seam to the probe engine, the options of one execution
-//! ([`ExecuteOptions`]: jobs, CPU demand, progress, cancellation, search slack) and its record
-//! ([`Execution`]: every executed cell in start order, and one [`Boundary`] per search).
+//! Running a [`Plan`]: [`Plan::execute`] calls a function of a cell's parameters for each cell
+//! (how a cell runs is the caller's: `qualify-run`'s `Cells` on its executor, closures in
+//! tests), with the options of one execution ([`ExecuteOptions`]: jobs, CPU demand, progress,
+//! cancellation, search slack), and returns its record ([`Execution`]: every executed cell in
+//! start order, and one [`Boundary`] per search).
 //!
 //! One coordinator (the calling thread) owns all state; each cell runs on its own scoped thread
 //! and reports back over a channel. Sweep cells and the first probe of every search are queued
@@ -33,22 +35,6 @@ pub type CellResult = ProbeResult;
 /// Whether a cell passed.
 pub fn passed(result: &CellResult) -> bool {
     result.outcome == Outcome::Ok
-}
-
-/// Runs one cell. Called from several threads at once when `jobs > 1`, hence `Sync` at the call
-/// site. A runner that honours a cancellation token should return `interrupted` when it fires;
-/// such a result is recorded but never taken as evidence about the artifact.
-pub trait CellRunner {
-    fn run(&self, params: &Params) -> CellResult;
-}
-
-impl<F> CellRunner for F
-where
-    F: Fn(&Params) -> CellResult,
-{
-    fn run(&self, params: &Params) -> CellResult {
-        self(params)
-    }
 }
 
 /// Why a cell ran.
@@ -311,12 +297,14 @@ pub fn axis_demand(axis: impl Into<String>) -> impl Fn(&Params) -> usize {
 }
 
 impl Plan {
-    /// Run the plan's cells through `runner` and return what happened. See the module docs for
-    /// scheduling; a panic in `runner` stops issuing cells and is resumed here once the running
-    /// cells have finished.
-    pub fn execute<R>(&self, runner: &R, opts: &ExecuteOptions<'_>) -> Execution
+    /// Run each of the plan's cells by `run_cell` and return what happened. See the module docs
+    /// for scheduling. `run_cell` is called from several threads at once when `jobs > 1`; one
+    /// that honours a cancellation token should return `interrupted` when it fires (such a
+    /// result is recorded but never taken as evidence about the artifact). A panic in it stops
+    /// issuing cells and is resumed here once the running cells have finished.
+    pub fn execute<F>(&self, run_cell: &F, opts: &ExecuteOptions<'_>) -> Execution
     where
-        R: CellRunner + Sync + ?Sized,
+        F: Fn(&Params) -> CellResult + Sync + ?Sized,
     {
         let mut co = Coordinator::new(self, opts);
         let mut cancelled = false;
@@ -333,7 +321,7 @@ impl Plan {
                     let params = co.slots[index].params.clone();
                     let tx = tx.clone();
                     scope.spawn(move || {
-                        let result = panic::catch_unwind(AssertUnwindSafe(|| runner.run(&params)));
+                        let result = panic::catch_unwind(AssertUnwindSafe(|| run_cell(&params)));
                         // The coordinator outlives every cell thread; a failed send cannot happen.
                         let _ = tx.send((index, result));
                     });

@@ -1,6 +1,6 @@
 //! Stage 5: what the receipt says about the region: its cells (the controls first, marked), the
 //! boundary searches' results, whether the run is incomplete, and — with `[performance]` — the
-//! analysis `qualify-perf` makes of every cell's measurements ([`super::cells::measure`]):
+//! analysis `qualify-perf` makes of every cell's measurements ([`crate::measure::measure`]):
 //! statistics, models, scaling, checks, predictions at the target and the `--baseline`
 //! comparison.
 
@@ -148,7 +148,7 @@ fn performance(
                 .iter()
                 .filter(|c| c.result.outcome != Outcome::Interrupted)
                 .map(|c| {
-                    let (samples, errors) = super::cells::measure(spec, &c.result);
+                    let (samples, errors) = crate::measure::measure(spec, &c.result);
                     perf::CellInput {
                         params: c.params.clone(),
                         samples,

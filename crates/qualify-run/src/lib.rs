@@ -7,9 +7,10 @@
 //! 3. [`checks`] — the functional check, then the held-out checks; decides whether the
 //!    operating region is probed.
 //! 4. [`region`] — the ledger's regressions first, then the plan (sweeps and boundary
-//!    searches), every cell through [`cells::Cells`] on one [`executor::Executor`] (this
-//!    machine or Slurm, chosen once); with `[performance]` the plan is round 1 and [`rounds`]
-//!    re-probes the measured cells in shuffled rounds.
+//!    searches), every cell through [`cells::Cells`] (controls first, warmups, repeats, the
+//!    setup error) on one [`executor::Executor`] — where a cell runs: this machine or Slurm,
+//!    chosen once; with `[performance]` the plan is round 1 and [`rounds`] re-probes the
+//!    measured cells in shuffled rounds; [`measure`] reads what each cell measured.
 //! 5. [`analysis`] — the receipt's cells, boundaries and the performance analysis.
 //! 6. [`seal`] — fingerprint, the run record, the layered receipt (signed with `sign`),
 //!    written atomically.
@@ -27,11 +28,12 @@ pub mod cells;
 pub mod checks;
 pub mod environment;
 pub mod error;
-
+pub mod executor;
 pub mod holdout;
 pub mod host;
 pub mod junit_counts;
 pub mod lock;
+pub mod measure;
 pub mod perturb;
 pub mod prepare;
 pub mod process_inputs;

@@ -1,6 +1,7 @@
-//! The Slurm executor of `qualify run`: choosing the executor (`--executor` over `[executor] kind`), starting
-//! the [`qualify_slurm::SlurmExecutor`] with the spec's partition/account/qos/sbatch options and
-//! pending limit, and turning a cell's probe spec into a [`CellJob`]. The run directory is
+//! Slurm's side of `qualify run`, for the Slurm executor (`executor.rs`): which executor is in
+//! force (`--executor` over `[executor] kind`), starting the [`qualify_slurm::SlurmExecutor`]
+//! with the spec's partition/account/qos/sbatch options and pending limit, and turning a cell
+//! into a [`CellJob`] (a command's probe spec, or a service cell). The run directory is
 //! `.qualify/slurm/<run name>` under the current directory (it must be shared with the compute
 //! nodes, as the `qualify` binary's path must be). A faulted service cell's job gets its
 //! control's variation (`--control-noise`), measured first (`qualify_service::Controls`).

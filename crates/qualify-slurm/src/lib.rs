@@ -1,5 +1,5 @@
 //! `qualify-slurm` runs cells as Slurm jobs. A [`SlurmExecutor`] takes [`CellJob`]s from many
-//! threads (one per cell: the plan executor's `CellRunner` seam, unchanged), batches
+//! threads (one per cell in flight: `qualify-run`'s Slurm `Executor` calls it), batches
 //! the cells that need the same resources into one job array per batch (one `sbatch` call),
 //! polls the whole run with one `squeue` call per interval, reads each cell's `qualify probe
 //! --json` result from the shared run directory, and reconciles Slurm's own verdict
