@@ -159,8 +159,8 @@ impl<'a> Cells<'a> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
+    use std::sync::{Arc, Mutex};
 
     use qualify_plan::Value;
 
@@ -245,6 +245,132 @@ mod tests {
             cells.regression(&cell(2));
             assert_eq!(runs_asked(&executor), vec![3, 3], "{dispatch:?}");
         }
+    }
+
+    const SERVICE: &str = r#"[artifact]
+name = "svc"
+command = "./svc {port} {workers}"
+
+[claim]
+level = "trial"
+
+[service]
+ready = { tcp = true }
+
+[load]
+rate = 10
+duration = "4s"
+
+[[load.request]]
+path = "/"
+
+[[dependency]]
+name = "cache"
+start = ["redis-server", "--port", "{dep_port}"]
+env = { REDIS = "127.0.0.1:{proxy_port}" }
+
+[faults]
+window = ["1s", "2s"]
+
+[[axis]]
+name = "cache_fault"
+kind = "fault"
+dependency = "cache"
+values = ["none", "down"]
+
+[[axis]]
+name = "workers"
+kind = "concurrency"
+values = [1, 2]
+"#;
+
+    fn service_cell(fault: &str, workers: i64) -> Params {
+        [
+            ("cache_fault", Value::Text(fault.into())),
+            ("workers", Value::Int(workers)),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    #[test]
+    fn on_every_executor_a_faulted_cell_runs_after_its_control_which_runs_once() {
+        let spec = Spec::parse(SERVICE, "qualify.toml")
+            .unwrap_or_else(|e| panic!("test spec does not parse: {e}"));
+        for dispatch in [Dispatch::Here, Dispatch::Batch] {
+            let executor = Scripted::new(dispatch, ok);
+            let cancel = Arc::new(AtomicBool::new(false));
+            let controls = Controls::new();
+            let cells = Cells::new(&spec, BackendChoice::Auto, 1, &cancel, &executor, &controls);
+            cells.plan_cell(&service_cell("down", 1));
+            cells.plan_cell(&service_cell("none", 1));
+            cells.regression(&service_cell("none", 1));
+            let ran: Vec<Params> = executor.calls().into_iter().map(|(p, _)| p).collect();
+            assert_eq!(
+                ran,
+                vec![
+                    service_cell("none", 1),
+                    service_cell("down", 1),
+                    service_cell("none", 1)
+                ],
+                "{dispatch:?}: the control first, the plan's control is that measurement, a \
+                 regression runs anew"
+            );
+        }
+    }
+
+    /// The cells whose scripted run ended, and the faulted cells that started before their
+    /// control ended (for the one test that runs cells side by side).
+    static ENDED: Mutex<Vec<Params>> = Mutex::new(Vec::new());
+    static EARLY: Mutex<Vec<Params>> = Mutex::new(Vec::new());
+
+    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A service run of 20 ms that notes a faulted cell starting before its control ended.
+    fn watched(params: &Params, _: usize) -> ProbeResult {
+        if params.get("cache_fault") == Some(&Value::Text("down".into())) {
+            let control: Params = params
+                .iter()
+                .map(|(k, v)| match k {
+                    "cache_fault" => (k, Value::Text("none".into())),
+                    _ => (k, v.clone()),
+                })
+                .collect();
+            if !lock(&ENDED).contains(&control) {
+                lock(&EARLY).push(params.clone());
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        lock(&ENDED).push(params.clone());
+        run(Outcome::Ok, 1.0)
+    }
+
+    #[test]
+    fn with_cells_side_by_side_no_faulted_cell_starts_before_its_control_ended() {
+        let spec = Spec::parse(SERVICE, "qualify.toml")
+            .unwrap_or_else(|e| panic!("test spec does not parse: {e}"));
+        let axes = spec.axes.iter().map(qualify_plan::Axis::declared).collect();
+        let plan = qualify_plan::Plan::new(axes).unwrap_or_else(|e| panic!("{e}"));
+        let executor = Scripted::new(Dispatch::Here, watched);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let controls = Controls::new();
+        let cells = Cells::new(&spec, BackendChoice::Auto, 1, &cancel, &executor, &controls);
+        let opts = qualify_plan::ExecuteOptions::new().jobs(4).cores(4);
+        let execution = plan.execute(&|p: &Params| cells.plan_cell(p), &opts);
+        assert_eq!(execution.cells.len(), 4);
+        assert_eq!(
+            executor.calls().len(),
+            4,
+            "each cell once, its control among them"
+        );
+        assert_eq!(lock(&ENDED).len(), 4);
+        let early = lock(&EARLY).clone();
+        assert!(
+            early.is_empty(),
+            "started before their control ended: {early:?}"
+        );
     }
 
     #[test]

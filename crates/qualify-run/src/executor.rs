@@ -54,7 +54,12 @@ pub trait Executor: Sync {
     fn finish(&self, params: &Params, result: ProbeResult) -> Result<ProbeResult, Error>;
 }
 
-/// The run's executor: `--executor`, else the spec's `[executor] kind`. Under Slurm this
+/// Which executor a run uses: `--executor`, else the spec's `[executor] kind`.
+pub fn kind(chosen: Option<ExecutorKind>, spec: &Spec) -> ExecutorKind {
+    chosen.unwrap_or(spec.executor.kind)
+}
+
+/// The run's executor, of [`kind`]. Under Slurm this
 /// checks that a controller answers and starts the thread that owns all Slurm traffic (an
 /// error is a setup error). `controls` are the run's service controls, which both executors
 /// read and fill.
@@ -64,7 +69,7 @@ pub fn choose<'a>(
 ) -> Result<Box<dyn Executor + 'a>, Error> {
     let spec = ctx.spec;
     let histories = crate::seal::receipt_dir(ctx).join("histories");
-    Ok(match crate::slurm::kind(ctx.args.executor, spec) {
+    Ok(match kind(ctx.args.executor, spec) {
         ExecutorKind::Local => Box::new(Local {
             spec,
             backend: ctx.args.backend,

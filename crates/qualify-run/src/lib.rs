@@ -203,7 +203,7 @@ pub fn run(
     // What the receipt names, read before the first probe of the artifact.
     let artifact = subjects::artifact_files(&spec);
     // Slurm jobs may wait in the queue for hours: the workdir is held for the build only.
-    let workdir_lock = match slurm::kind(args.executor, &spec) {
+    let workdir_lock = match executor::kind(args.executor, &spec) {
         ExecutorKind::Slurm => {
             drop(workdir_lock);
             None

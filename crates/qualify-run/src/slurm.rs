@@ -1,10 +1,10 @@
-//! Slurm's side of `qualify run`, for the Slurm executor (`executor.rs`): which executor is in
-//! force (`--executor` over `[executor] kind`), starting the [`qualify_slurm::SlurmExecutor`]
-//! with the spec's partition/account/qos/sbatch options and pending limit, and turning a cell
-//! into a [`CellJob`] (a command's probe spec, or a service cell). The run directory is
-//! `.qualify/slurm/<run name>` under the current directory (it must be shared with the compute
-//! nodes, as the `qualify` binary's path must be). A faulted service cell's job gets its
-//! control's variation (`--control-noise`), measured first (`qualify_service::Controls`).
+//! Slurm's side of `qualify run`, for the Slurm executor (`executor.rs`): starting the
+//! [`qualify_slurm::SlurmExecutor`] with the spec's partition/account/qos/sbatch options and
+//! pending limit, and turning a cell into a [`CellJob`] (a command's probe spec, or a service
+//! cell). The run directory is `.qualify/slurm/<run name>` under the current directory (it
+//! must be shared with the compute nodes, as the `qualify` binary's path must be). A faulted
+//! service cell's job gets its control's variation (`--control-noise`), measured first
+//! (`qualify_service::Controls`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,14 +14,9 @@ use qualify_probe::{CancelToken, ProbeResult, ProbeSpec};
 use qualify_service::SpecProbes;
 use qualify_service::controls::Noise;
 use qualify_slurm::{CellJob, JobStep, SlurmConfig, SlurmExecutor, Topology};
-use qualify_spec::{ExecutorKind, Spec};
+use qualify_spec::Spec;
 
 use crate::error::Error;
-
-/// The executor in force: the run's choice, else the spec's `[executor] kind`.
-pub fn kind(chosen: Option<ExecutorKind>, spec: &Spec) -> ExecutorKind {
-    chosen.unwrap_or(spec.executor.kind)
-}
 
 /// Start the Slurm executor for `spec` (errors are setup errors: exit 2).
 pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, Error> {
