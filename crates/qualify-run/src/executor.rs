@@ -15,7 +15,7 @@ use qualify_plan::Params;
 use qualify_probe::{BackendChoice, CancelToken, Outcome, ProbeResult};
 use qualify_service::controls as ctl;
 use qualify_service::{Controls, ServiceCell, SpecProbes};
-use qualify_slurm::SlurmExecutor;
+use qualify_slurm::SlurmQueue;
 use qualify_spec::{ExecutorKind, Spec};
 
 use crate::Context;
@@ -79,7 +79,7 @@ pub fn choose<'a>(
             load_gen: std::env::current_exe().ok(),
         }),
         ExecutorKind::Slurm => Box::new(Slurm {
-            jobs: crate::slurm::start(spec, ctx.cancel)?,
+            queue: crate::slurm::start(spec, ctx.cancel)?,
             spec,
             spec_path: std::path::absolute(&ctx.args.spec)
                 .unwrap_or_else(|_| ctx.args.spec.clone()),
@@ -179,9 +179,9 @@ fn repeated<E>(
 }
 
 /// Cells as Slurm jobs, one per cell (`runs` runs inside it), through the run's one
-/// [`SlurmExecutor`] (which batches them into job arrays).
+/// [`SlurmQueue`] (which batches them into job arrays).
 pub struct Slurm<'a> {
-    jobs: SlurmExecutor,
+    queue: SlurmQueue,
     spec: &'a Spec,
     /// The spec's file (absolute): a service cell's job reads it on its node.
     spec_path: PathBuf,
@@ -204,7 +204,7 @@ impl Slurm<'_> {
             self.controls.noise_for(self.spec, params)
         };
         let r = crate::slurm::run_service_cell(
-            &self.jobs,
+            &self.queue,
             self.spec,
             &self.spec_path,
             params,
@@ -234,9 +234,9 @@ impl Executor for Slurm<'_> {
             let probe = self.spec.slurm_cell_probe(params, self.backend);
             let topology = crate::topology::of(self.spec, params);
             let observe = crate::topology::observe_nodes(self.spec);
-            crate::slurm::run_cell(&self.jobs, &probe, topology, runs, observe)
+            crate::slurm::run_cell(&self.queue, &probe, topology, runs, observe)
         };
-        match self.jobs.setup_error() {
+        match self.queue.setup_error() {
             Some(e) => Err(Error::input_only(format!(
                 "a cell could not be submitted to Slurm: {e}"
             ))),
