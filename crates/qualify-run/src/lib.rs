@@ -179,6 +179,20 @@ pub fn run(
     cancel: &CancelToken,
 ) -> Result<seal::Sealed, Error> {
     let mut spec = Spec::load_with(&args.spec, &args.set)?;
+    if spec.perturb.is_some() && executor::kind(args.executor, &spec) == ExecutorKind::Slurm {
+        // The spec refuses `[perturb]` with `[executor] kind = "slurm"`; the flag must not
+        // skip it silently either.
+        return Err(Error::Input {
+            message: format!(
+                "--executor slurm with [perturb] in {}: perturbation runs on this machine (its scheduler-level perturbation acts on the cell's threads from here)",
+                args.spec.display()
+            ),
+            fix: Some(
+                "run the perturbed qualification with --executor local, or without [perturb]"
+                    .into(),
+            ),
+        });
+    }
     sandbox::hide_run_paths(&mut spec, args);
     spec.sandbox.pass_env = args.pass_env.clone();
     let ctx = Context {
