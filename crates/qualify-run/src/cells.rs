@@ -136,7 +136,7 @@ impl<'a> Cells<'a> {
     /// `[performance] warmup` discarded runs where one warms what the measured run uses: a
     /// command's cell on this machine. A service cell warms up inside each run (`[load]
     /// warmup`, on a fresh service each time); a Slurm job may land on any node.
-    fn warmups(&self) -> u64 {
+    pub(crate) fn warmups(&self) -> u64 {
         match &self.spec.performance {
             Some(p) if self.spec.service.is_none() && self.dispatch() == Dispatch::Here => p.warmup,
             _ => 0,

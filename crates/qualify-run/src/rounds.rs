@@ -147,7 +147,7 @@ pub fn schedule_rounds(
         budget_seconds: p.budget.filter(|_| auto).map(|b| b.as_secs_f64()),
         stopped,
         wall_seconds: started.elapsed().as_secs_f64(),
-        schedule: schedule(p.warmup, dispatch),
+        schedule: schedule(p.warmup, cells.warmups(), spec.service.is_some(), dispatch),
         machine: None,
     })
 }
@@ -288,10 +288,20 @@ fn humantime(d: Duration) -> String {
 }
 
 /// How the rounds were executed, for the receipt.
-fn schedule(warmup: u64, dispatch: Dispatch) -> String {
-    let first = format!(
-        "round 1: the plan's own order (sweeps, then boundary searches), each cell after {warmup} warmup run(s)"
-    );
+/// `declared` is `[performance] warmup`, `applied` what the cells really ran (none for a
+/// service cell, which warms up inside each run, nor for a Slurm job): the receipt states the
+/// runs that happened.
+fn schedule(declared: u64, applied: u64, service: bool, dispatch: Dispatch) -> String {
+    let warmup = if service {
+        "each service cell warmed up inside its own run ([load] warmup), no warmup run".to_string()
+    } else if applied == declared {
+        format!("each cell after {applied} warmup run(s)")
+    } else {
+        format!(
+            "each cell after {applied} warmup run(s) ([performance] warmup = {declared} applies to cells on this machine only: a Slurm job may land on any node)"
+        )
+    };
+    let first = format!("round 1: the plan's own order (sweeps, then boundary searches), {warmup}");
     match dispatch {
         Dispatch::Batch => format!(
             "{first}; rounds 2 and later: one Slurm job per cell, submitted together in a fresh shuffle (seed + round) and grouped into one job array per round; a round starts when every job of the previous one ended; Slurm decides where and in which order a round's jobs run"
@@ -458,6 +468,22 @@ mod tests {
         assert_eq!(
             rounds.schedule,
             "round 1: the plan's own order (sweeps, then boundary searches), each cell after 0 warmup run(s); rounds 2 and later: one Slurm job per cell, submitted together in a fresh shuffle (seed + round) and grouped into one job array per round; a round starts when every job of the previous one ended; Slurm decides where and in which order a round's jobs run"
+        );
+    }
+
+    #[test]
+    fn on_slurm_the_schedule_states_the_warmups_that_ran_not_the_declared_ones() {
+        let spec = spec("repeat = 2\nseed = 7\nwarmup = 2\n");
+        let executor = Scripted::new(Dispatch::Batch, steady);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut cells = round_one(Outcome::Ok, 1.0);
+        let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
+        assert!(
+            rounds.schedule.contains(
+                "each cell after 0 warmup run(s) ([performance] warmup = 2 applies to cells on this machine only"
+            ),
+            "{}",
+            rounds.schedule
         );
     }
 
