@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::record::{AxisDecl, AxisDomain, Cell, ParamValue, RunRecord, param_text};
+use crate::record::{AxisDecl, AxisDomain, Boundary, Cell, ParamValue, RunRecord, param_text};
 use qualify_model::{AxisKind, Bound, Harder};
 
 /// One axis's claimed region and what was found beyond it (the receipt's `claimed_region`).
@@ -210,16 +210,13 @@ fn finding(
         }
     };
     if bound.harder == Harder::Larger {
-        for b in record.boundaries.iter().filter(|b| {
-            b.get("axis").and_then(Value::as_str) == Some(axis.name.as_str())
-                && fixed_inside(b, record, bounds)
-        }) {
-            if let (Some(first), Some(outcome)) = (
-                b.get("first_fail")
-                    .and_then(|v| serde_json::from_value::<ParamValue>(v.clone()).ok()),
-                b.get("outcome").and_then(Value::as_str),
-            ) {
-                consider(&first, outcome, "boundary");
+        for b in record
+            .boundaries
+            .iter()
+            .filter(|b| b.axis == axis.name && fixed_inside(b, record, bounds))
+        {
+            if let (Some(first), Some(outcome)) = (&b.first_fail, b.outcome) {
+                consider(first, outcome.as_str(), "boundary");
             }
         }
     }
@@ -249,12 +246,9 @@ fn finding(
 }
 
 /// A boundary search's other axes (`fixed`) lie inside the claim.
-fn fixed_inside(b: &Value, record: &RunRecord, bounds: &[Option<Bound>]) -> bool {
-    let Some(fixed) = b.get("fixed").and_then(Value::as_object) else {
-        return true;
-    };
+fn fixed_inside(b: &Boundary, record: &RunRecord, bounds: &[Option<Bound>]) -> bool {
     record.axes.iter().zip(bounds).all(|(a, bound)| {
-        match (bound, fixed.get(&a.name).and_then(Value::as_f64)) {
+        match (bound, b.fixed.get(&a.name).and_then(ParamValue::as_f64)) {
             (Some(bound), Some(v)) => bound.claims(v),
             _ => true,
         }
@@ -298,33 +292,26 @@ pub fn unexamined(axis: &AxisDecl, bound: Option<&Bound>, completed: &[&Cell]) -
     crate::region::examine_axis(&claimed, completed).unexamined
 }
 
-/// A boundary search's result with its headroom: `headroom` = how far beyond the target its
-/// first failure lies (≤ 1: inside the claimed region), or `headroom_at_least` when it found
-/// no failure; unchanged when the target names no value for its axis.
-pub fn with_headroom(boundary: &Value, record: &RunRecord) -> Value {
-    let mut b = boundary.clone();
-    let Some(axis) = boundary.get("axis").and_then(Value::as_str) else {
-        return b;
-    };
-    let Some(decl) = record.axes.iter().find(|a| a.name == axis) else {
-        return b;
+/// A boundary search's result (`json`, as the receipt writes `boundary`) with its headroom:
+/// `headroom` = how far beyond the target its first failure lies (≤ 1: inside the claimed
+/// region), or `headroom_at_least` when it found no failure; unchanged when the target names
+/// no value for its axis.
+pub fn with_headroom(mut json: Value, boundary: &Boundary, record: &RunRecord) -> Value {
+    let Some(decl) = record.axes.iter().find(|a| a.name == boundary.axis) else {
+        return json;
     };
     let Some(bound) = record
         .target
-        .bound_for(axis, decl.kind)
+        .bound_for(&boundary.axis, decl.kind)
         .filter(|b| b.harder == Harder::Larger)
     else {
-        return b;
+        return json;
     };
-    let value = |key: &str| {
-        boundary
-            .get(key)
-            .and_then(Value::as_f64)
-            .filter(|v| *v > 0.0)
-    };
+    let value =
+        |v: &Option<ParamValue>| v.as_ref().and_then(ParamValue::as_f64).filter(|v| *v > 0.0);
     let round = |x: f64| (x * 1000.0).round() / 1000.0;
-    if let Some(obj) = b.as_object_mut() {
-        match (value("first_fail"), value("last_pass")) {
+    if let Some(obj) = json.as_object_mut() {
+        match (value(&boundary.first_fail), value(&boundary.last_pass)) {
             (Some(first), _) => {
                 obj.insert(
                     "headroom".into(),
@@ -340,5 +327,5 @@ pub fn with_headroom(boundary: &Value, record: &RunRecord) -> Value {
             _ => {}
         }
     }
-    b
+    json
 }

@@ -22,7 +22,7 @@ use crate::error::Error;
 /// The region as the receipt states it.
 pub struct Analysed {
     pub cells: Vec<ev::Cell>,
-    pub boundaries: Vec<serde_json::Value>,
+    pub boundaries: Vec<plan::Boundary>,
     pub performance: Option<perf::Performance>,
     /// The run was interrupted: whatever did not finish is not closed.
     pub incomplete: bool,
@@ -45,14 +45,7 @@ pub fn analyse(
             )
         })
     }));
-    let boundaries = execution
-        .map(|x| {
-            x.boundaries
-                .iter()
-                .filter_map(|b| serde_json::to_value(b).ok())
-                .collect()
-        })
-        .unwrap_or_default();
+    let boundaries = execution.map(|x| x.boundaries.clone()).unwrap_or_default();
     let incomplete = ctx.cancelled()
         || checked.next == Next::SkipInterrupted
         || execution.is_some_and(|x| !x.complete || x.cancelled);

@@ -187,10 +187,7 @@ fn record(
         cells: analysed.cells.clone(),
         planned_cells: Some(region.planned),
         boundaries: analysed.boundaries.clone(),
-        performance: analysed
-            .performance
-            .as_ref()
-            .and_then(|p| serde_json::to_value(p).ok()),
+        performance: analysed.performance.clone(),
         incomplete: analysed.incomplete,
         sandbox: prepared.sandbox.clone(),
         started: ctx.started,

@@ -261,6 +261,28 @@ fn only_the_binary_maps_errors_to_exit_codes() {
     );
 }
 
+/// The run record (`qualify_evidence::RunRecord` and the types it holds, `record.rs`) is typed
+/// end to end: no field is untyped JSON a layer would have to walk with `.get("…")`.
+#[test]
+fn the_run_record_holds_no_json_value() {
+    let path = root().join("crates/qualify-evidence/src/record.rs");
+    let text = std::fs::read_to_string(&path).expect("read record.rs");
+    let found: Vec<String> = non_test_code(&text)
+        .into_iter()
+        .filter(|(_, line)| {
+            line.contains("serde_json::Value")
+                || line.contains("serde_json::Map")
+                || (line.contains("use serde_json") && line.contains("Value"))
+        })
+        .map(|(n, line)| format!("{}:{n}: {}", path.display(), line.trim()))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "the run record holds JSON (give it the type its producer writes):\n{}",
+        found.join("\n")
+    );
+}
+
 /// The first fenced block after the `## Overview diagram` heading of ARCHITECTURE.md.
 fn overview_diagram(text: &str) -> &str {
     let after = text

@@ -36,10 +36,10 @@ fn searched(target_n: f64, first_fail: i64) -> RunRecord {
     }
     r.cells = cells;
     r.planned_cells = Some(0);
-    r.boundaries = vec![json!({
+    r.boundaries = vec![boundary(json!({
         "axis": "n", "fixed": {}, "last_pass": last_pass, "first_fail": first_fail,
         "outcome": "oom_killed", "probes": 8, "monotonic": true
-    })];
+    }))];
     r
 }
 

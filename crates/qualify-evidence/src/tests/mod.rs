@@ -180,3 +180,47 @@ pub fn big_target() -> Target {
         ..Target::default()
     }
 }
+
+/// A boundary search's result from the keys a test cares about; the rest as a complete search
+/// with one run per edge point and no cells named.
+pub fn boundary(v: Value) -> Boundary {
+    let mut full = json!({
+        "axis": "n", "fixed": {}, "last_pass": null, "first_fail": null, "outcome": null,
+        "probes": 0, "monotonic": null, "monotonic_check": null, "complete": true, "cells": [],
+    });
+    merge(&mut full, v);
+    serde_json::from_value(full).unwrap_or_else(|e| panic!("not a boundary: {e}"))
+}
+
+/// A performance analysis from the parts a test cares about; every list it leaves out empty,
+/// every statistic it leaves out unmeasured.
+pub fn performance(v: Value) -> Performance {
+    let mut full = json!({
+        "repeat": 5, "warmup": 0, "regression": 0.1, "metrics": [], "stats": [], "models": [],
+        "unfitted": [], "scaling": [], "checks": [], "predictions": [], "errors": [],
+    });
+    merge(&mut full, v);
+    if let Some(stats) = full["stats"].as_array_mut() {
+        for s in stats {
+            let mut one = json!({
+                "params": {}, "metric": "cpu", "n": 0, "censored": 0, "ci95": null,
+                "median": null, "mad": null, "min": null, "max": null, "outliers": [], "values": [],
+            });
+            merge(&mut one, s.take());
+            *s = one;
+        }
+    }
+    if let Some(r) = full.get_mut("rounds").filter(|r| r.is_object()) {
+        let mut one =
+            json!({"seed": 0, "rounds": 1, "stopped": "", "wall_seconds": 0.0, "schedule": ""});
+        merge(&mut one, r.take());
+        *r = one;
+    }
+    serde_json::from_value(full).unwrap_or_else(|e| panic!("not a performance analysis: {e}"))
+}
+
+fn merge(into: &mut Value, from: Value) {
+    if let (Some(into), Value::Object(from)) = (into.as_object_mut(), from) {
+        into.extend(from);
+    }
+}

@@ -117,10 +117,10 @@ fn checklist_answers_from_what_ran() {
         Outcome::OomKilled,
     );
     r.cells[3].result.flags = vec![Flag::LeakedProcesses];
-    r.boundaries = vec![json!({
+    r.boundaries = vec![boundary(json!({
         "axis": "n", "fixed": {"threads": 2}, "last_pass": 512, "first_fail": 1024,
         "outcome": "oom_killed", "probes": 5, "monotonic": true,
-    })];
+    }))];
     let s = build(&r);
     let c = &s.predicate.checklist;
     assert!(c.claim.starts_with("trial: "), "{}", c.claim);
