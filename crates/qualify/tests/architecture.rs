@@ -143,6 +143,13 @@ fn the_crate_graph_keeps_the_stated_layers() {
             ));
         }
         forbid(&mut broken, "qualify", "nothing depends on the binary");
+        if krate == "qualify-spec" {
+            for d in deps.iter().filter(|d| *d != "qualify-model") {
+                broken.push(format!(
+                    "qualify-spec depends on {d}: the spec is configuration, it depends only on the vocabulary (conversion to engine types happens in qualify-service and qualify-run)"
+                ));
+            }
+        }
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
     // Every crate is classified or named here, so a new crate gets a place on purpose.

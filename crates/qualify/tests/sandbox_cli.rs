@@ -480,3 +480,69 @@ fn a_bad_hide_value_is_a_usage_error_naming_the_form() {
         );
     }
 }
+
+/// Host unix sockets come and go (a Slurm node's step sockets, a desktop's): one listed while a
+/// cell's sandbox was planned may be gone by the time its mount hides it. That must neither stop
+/// the cell (a setup error once stopped a whole run) nor create a file where the socket was (the
+/// host's filesystem is not the sandbox's to write). A thread binds and removes sockets under
+/// a directory of the test as fast as it can, bounded in time, while cells start beside it.
+#[test]
+fn host_sockets_that_come_and_go_never_stop_a_cell_nor_leave_a_file() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let d = common::test_dir("sandbox_cli", "churn");
+    let dir = d.0.join("sockets");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let refused = Arc::new(AtomicU64::new(0));
+    let bound = Arc::new(AtomicU64::new(0));
+    let churn = {
+        let (dir, stop, refused, bound) =
+            (dir.clone(), stop.clone(), refused.clone(), bound.clone());
+        std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
+                let path = dir.join(format!("s{}.sock", i % 16));
+                i += 1;
+                match std::os::unix::net::UnixListener::bind(&path) {
+                    Ok(l) => {
+                        bound.fetch_add(1, Ordering::Relaxed);
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                        drop(l);
+                    }
+                    // Something else is at the path: a file the sandbox created.
+                    Err(_) => {
+                        refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                let _ = std::fs::remove_file(&path);
+            }
+        })
+    };
+    let mut failures = Vec::new();
+    for n in 0..20 {
+        let out = Command::new(QUALIFY)
+            .args(["probe", "--json", "--", "/bin/true"])
+            .current_dir(&d.0)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        if out.status.code() != Some(0) {
+            failures.push(format!(
+                "cell {n}: exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    churn.join().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(bound.load(Ordering::Relaxed) > 100, "the churn ran");
+    assert_eq!(
+        refused.load(Ordering::Relaxed),
+        0,
+        "a socket's path was taken by something else: the sandbox created a file on the host"
+    );
+}

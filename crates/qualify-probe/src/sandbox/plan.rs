@@ -1372,6 +1372,17 @@ unsafe fn bind(source: i32, target: &CStr, file: bool, idmap: Option<i32>) -> Re
     // SAFETY: raw syscalls on prepared C strings and local structs.
     unsafe {
         ensure(target, file)?;
+        bind_onto(source, target, idmap)
+    }
+}
+
+/// Bind the opened `source` over `target`, which must exist (nothing is created).
+///
+/// # Safety
+/// Raw system calls only; `source` is an open descriptor.
+unsafe fn bind_onto(source: i32, target: &CStr, idmap: Option<i32>) -> Result<(), i32> {
+    // SAFETY: raw syscalls on prepared C strings and local structs.
+    unsafe {
         let recursive = if idmap.is_some() { 0 } else { AT_RECURSIVE };
         let tree = libc::syscall(
             libc::SYS_open_tree,
@@ -1455,13 +1466,13 @@ unsafe fn run_step(step: &MountStep, slots: &mut [i32; MAX_SLOTS]) -> Result<(),
                 file,
                 idmap,
             } => bind(slots[*slot], target, *file, *idmap),
+            // Never created: a socket gone since it was listed (even between a check and the
+            // mount, as a Slurm step's socket may go) leaves nothing to hide.
             MountStep::BindIfPresent { slot, target } => {
-                let mut st: libc::stat = std::mem::zeroed();
-                if libc::lstat(target.as_ptr(), &mut st) != 0 {
-                    // Gone since it was listed: nothing left to hide.
-                    return Ok(());
+                match bind_onto(slots[*slot], target, None) {
+                    Err(libc::ENOENT) => Ok(()),
+                    r => r,
                 }
-                bind(slots[*slot], target, true, None)
             }
             MountStep::Devpts { target } => {
                 ensure(target, false)?;
