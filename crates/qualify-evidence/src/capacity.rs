@@ -10,7 +10,7 @@ use qualify_model::{Outcome, SloPhase, SloResult};
 use serde_json::Value;
 
 use crate::load::{format_metric, rate};
-use crate::record::{AxisKind, Boundary, Cell, ParamValue, RunRecord, param_text, sorted_by_name};
+use crate::record::{AxisKind, Boundary, Cell, ParamValue, RunRecord, sorted_by_name};
 
 /// `json` (boundary `b` as the receipt writes it) with `capacity` (the sentence) when it
 /// searched a `load` axis of service cells.
@@ -120,7 +120,7 @@ pub(crate) fn what_failed(cells: &[&Cell]) -> String {
 pub(crate) fn value_text(v: &ParamValue) -> String {
     match v.as_f64() {
         Some(x) => rate(x),
-        None => param_text(v),
+        None => v.receipt_text(),
     }
 }
 

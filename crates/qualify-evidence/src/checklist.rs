@@ -12,9 +12,7 @@ use crate::claim::ClaimLevel;
 use crate::claimed::ClaimedAxis;
 use crate::faults::{self, FaultRecord};
 use crate::gap::Gap;
-use crate::record::{
-    Boundary, Cell, FunctionalRun, RunRecord, opt_param_text, param_text, sorted_by_name,
-};
+use crate::record::{Boundary, Cell, FunctionalRun, RunRecord, opt_param_text, sorted_by_name};
 use crate::region::{DimensionCoverage, Tested};
 
 /// Answers to the admission questions.
@@ -225,7 +223,7 @@ fn boundary_text(b: &Boundary) -> String {
     } else {
         let parts: Vec<String> = fixed
             .iter()
-            .map(|(k, v)| format!("{k}={}", param_text(v)))
+            .map(|(k, v)| format!("{k}={}", v.receipt_text()))
             .collect();
         format!(" with {}", parts.join(", "))
     };

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::record::{AxisDecl, AxisDomain, Boundary, Cell, ParamValue, RunRecord, param_text};
+use crate::record::{Axis, AxisDomain, Boundary, Cell, ParamValue, RunRecord};
 use qualify_model::{AxisKind, Bound, Harder};
 
 /// One axis's claimed region and what was found beyond it (the receipt's `claimed_region`).
@@ -62,7 +62,7 @@ impl HeadroomFinding {
                 source,
             } if *ratio <= 1.0 => format!(
                 "a failure inside the claimed region along {axis}: {outcome} at {axis}={} ({source}), {ratio:.2}× the target",
-                param_text(first_fail)
+                first_fail.receipt_text()
             ),
             HeadroomFinding::Failure {
                 ratio,
@@ -71,14 +71,14 @@ impl HeadroomFinding {
                 source,
             } => format!(
                 "first failure beyond the target along {axis}: {outcome} at {axis}={} ({source}), {ratio:.2}× the target",
-                param_text(first_fail)
+                first_fail.receipt_text()
             ),
             HeadroomFinding::NoFailure {
                 at_least,
                 last_pass,
             } => format!(
                 "no failure along {axis} up to {axis}={} ({at_least:.2}× the target)",
-                param_text(last_pass)
+                last_pass.receipt_text()
             ),
         }
     }
@@ -150,7 +150,7 @@ fn beyond_only_on(cell: &Cell, axis: &str, record: &RunRecord, bounds: &[Option<
     })
 }
 
-fn claims_text(axis: &AxisDecl, bound: Option<&Bound>) -> String {
+fn claims_text(axis: &Axis, bound: Option<&Bound>) -> String {
     match bound {
         Some(b) => {
             let op = match b.harder {
@@ -160,7 +160,7 @@ fn claims_text(axis: &AxisDecl, bound: Option<&Bound>) -> String {
             format!(
                 "{} {op} {} ({})",
                 axis.name,
-                param_text(&number(b.value)),
+                number(b.value).receipt_text(),
                 b.source
             )
         }
@@ -185,7 +185,7 @@ fn number(x: f64) -> ParamValue {
 /// alone), else how far beyond the target every cell passed.
 fn finding(
     record: &RunRecord,
-    axis: &AxisDecl,
+    axis: &Axis,
     bound: &Bound,
     bounds: &[Option<Bound>],
     beyond: &[&Cell],
@@ -256,9 +256,9 @@ fn fixed_inside(b: &Boundary, record: &RunRecord, bounds: &[Option<Bound>]) -> b
 }
 
 /// What of the claimed part of `axis`'s declared domain no completed cell reached, in words.
-pub fn unexamined(axis: &AxisDecl, bound: Option<&Bound>, completed: &[&Cell]) -> Option<String> {
-    let domain = match (bound, &axis.domain) {
-        (None, d) => d.clone(),
+pub fn unexamined(axis: &Axis, bound: Option<&Bound>, completed: &[&Cell]) -> Option<String> {
+    let domain = match (bound, AxisDomain::of(axis)) {
+        (None, d) => d,
         (Some(b), AxisDomain::Values(list)) => AxisDomain::Values(
             list.iter()
                 .filter(|v| v.as_f64().is_none_or(|x| b.claims(x)))
@@ -284,12 +284,7 @@ pub fn unexamined(axis: &AxisDecl, bound: Option<&Bound>, completed: &[&Cell]) -
             }
         }
     };
-    let claimed = AxisDecl {
-        name: axis.name.clone(),
-        kind: axis.kind,
-        domain,
-    };
-    crate::region::examine_axis(&claimed, completed).unexamined
+    crate::region::examine_axis(&axis.name, axis.kind, domain, completed).unexamined
 }
 
 /// A boundary search's result (`json`, as the receipt writes `boundary`) with its headroom:

@@ -44,7 +44,7 @@ pub use receipt::{
 };
 pub use receipt_file::{Receipt, ReceiptError, check, parse};
 pub use record::{
-    ArtifactRecord, AxisDecl, AxisDomain, AxisKind, Boundary, Cell, DevRecord, Dimension,
+    ArtifactRecord, Axis, AxisDecl, AxisDomain, AxisKind, Boundary, Cell, DevRecord, Dimension,
     FileDigest, FunctionalRecord, FunctionalRun, GitSummary, HeldOutSelfTestRecord, Interpreter,
     JunitCounts, Machine, Params, ProcessRecord, ReproducibilityDecl, RunRecord, SandboxRecord,
     Target, TreeDigest, Waiver,

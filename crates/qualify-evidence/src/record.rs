@@ -33,7 +33,7 @@ pub struct RunRecord {
     pub machine: Machine,
     /// The axes the spec declared, in declaration order (examined ranges are computed from the
     /// cells that actually completed, never taken from the declaration).
-    pub axes: Vec<AxisDecl>,
+    pub axes: Vec<Axis>,
     /// Dimensions the spec declares material (axes' kinds, ceilings, explicit declarations).
     /// Target facts add more: cores > 1 makes concurrency material, nodes > 1 topology, a target
     /// memory makes memory material, a target workload makes workload material.
@@ -142,17 +142,15 @@ impl Machine {
     }
 }
 
+pub use qualify_model::axis::Domain;
 pub use qualify_model::{AxisKind, Dimension};
 
-/// One declared axis.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AxisDecl {
-    pub name: String,
-    pub kind: AxisKind,
-    pub domain: AxisDomain,
-}
+/// One declared axis: the spec's own.
+pub use qualify_model::axis::Axis;
+/// The name the binary's terminal summary still uses for [`Axis`].
+pub use qualify_model::axis::Axis as AxisDecl;
 
-/// The values an axis was declared over.
+/// The values an axis was declared over, as the receipt states them (`tested.axes[].declared`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AxisDomain {
@@ -162,12 +160,21 @@ pub enum AxisDomain {
     Range { min: ParamValue, max: ParamValue },
 }
 
-/// A `[[waiver]]`: one target gap accepted by name, with a reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Waiver {
-    pub gap: String,
-    pub reason: String,
+impl AxisDomain {
+    /// The declared domain of `axis`: its values, or its range's ends.
+    pub fn of(axis: &Axis) -> AxisDomain {
+        match &axis.domain {
+            Domain::Values(values) => AxisDomain::Values(values.clone()),
+            Domain::Range(r) => AxisDomain::Range {
+                min: r.lo.into(),
+                max: r.hi.into(),
+            },
+        }
+    }
 }
+
+/// A `[[waiver]]`: one target gap accepted by name, with a reason (the spec's own).
+pub use qualify_model::Waiver;
 
 /// The sandbox the artifact ran in, as `predicate.sandbox` keeps it: its mode, the run's
 /// self-test (or why it could not run) and, when held-out checks ran, the held-out self-test.
@@ -328,11 +335,7 @@ impl Cell {
         if self.params.is_empty() {
             return "(no parameters)".to_string();
         }
-        self.params
-            .iter()
-            .map(|(k, v)| format!("{k}={}", param_text(v)))
-            .collect::<Vec<_>>()
-            .join(", ")
+        self.params.receipt_text()
     }
 }
 
@@ -366,18 +369,9 @@ fn trim_tail(text: &mut String, keep: usize) {
 /// shared vocabulary's, so the planner's cells go into a receipt unconverted.
 pub use qualify_model::{Params, Value as ParamValue};
 
-/// A parameter value as a person reads it, the way the receipt's JSON writes it: text without
-/// quotes, numbers as JSON numbers (`2.0` stays `2.0`).
-pub(crate) fn param_text(v: &ParamValue) -> String {
-    match v {
-        ParamValue::Text(s) => s.clone(),
-        other => serde_json::to_string(other).unwrap_or_default(),
-    }
-}
-
 /// A parameter value that may be absent (`null`, as the receipt's JSON writes it).
 pub(crate) fn opt_param_text(v: Option<&ParamValue>) -> String {
-    v.map_or_else(|| "null".to_string(), param_text)
+    v.map_or_else(|| "null".to_string(), ParamValue::receipt_text)
 }
 
 /// `params` ordered by axis name: the order a boundary's `fixed` has in the receipt, whose

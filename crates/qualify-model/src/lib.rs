@@ -2,7 +2,7 @@
 //! planner, the probe, the analysis and the evidence speak of one thing each instead of
 //! converting between copies: [`ClaimLevel`], [`AxisKind`] and [`Dimension`]; axis values and
 //! cell parameters ([`Value`], [`Params`]); a boundary search's result ([`boundary::Boundary`]); what the sandbox's self-tests found
-//! ([`selftest`]); a metric's direction ([`Better`]) and location
+//! ([`selftest`]); what a claim expects of performance ([`performance`]); a metric's direction ([`Better`]) and location
 //! estimator ([`Estimator`]); how often a cell is measured ([`Repeat`]); how a run ended
 //! ([`Outcome`], with the one table renderers draw outcomes with) and the probe's verdict that
 //! carries it ([`ProbeResult`]: [`Flag`], [`TimeoutKind`], [`Limits`], [`Enforcement`], and what
@@ -32,6 +32,7 @@ pub mod load;
 mod messages_tests;
 pub mod outcome;
 mod parse;
+pub mod performance;
 pub mod perturb;
 pub mod range;
 mod repeat;
@@ -48,7 +49,7 @@ pub use axis::{AxisKind, Dimension};
 pub use backend::BackendChoice;
 pub use better::Better;
 pub use children::{ChildEnd, ChildWatch, Children};
-pub use claim::{ClaimLevel, Headroom};
+pub use claim::{ClaimLevel, Headroom, Waiver};
 pub use digest::sha256_hex;
 pub use enforcement::{Enforcement, SandboxEnforcement, Strength};
 pub use estimator::Estimator;

@@ -34,7 +34,7 @@ fn num(x: f64) -> String {
 fn fixed_text(params: &Params) -> String {
     let parts: Vec<String> = sorted_by_name(params)
         .iter()
-        .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
+        .map(|(k, v)| format!("{k}={}", v.json_text()))
         .collect();
     if parts.is_empty() {
         String::new()

@@ -100,14 +100,14 @@ pub fn rich_record() -> RunRecord {
         },
     ];
     r.dependencies = vec!["db".to_string(), "cache".to_string()];
-    r.axes.push(AxisDecl {
-        name: "db_fault".to_string(),
-        kind: AxisKind::Fault,
-        domain: AxisDomain::Values(vec![
+    r.axes.push(axis(
+        "db_fault".to_string(),
+        AxisKind::Fault,
+        AxisDomain::Values(vec![
             ParamValue::Text("none".to_string()),
             ParamValue::Text("latency(200ms)".to_string()),
         ]),
-    });
+    ));
     r.functional = functional_with(
         Outcome::Ok,
         Some(JunitCounts {

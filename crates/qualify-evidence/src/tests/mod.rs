@@ -14,6 +14,7 @@ mod trust;
 
 use std::time::{Duration, SystemTime};
 
+use qualify_model::range::{Number, NumericRange, Scale};
 use qualify_model::{Enforcement, Limits, Outcome, ProbeResult, Strength};
 use serde_json::{Value, json};
 
@@ -135,19 +136,19 @@ pub fn record() -> RunRecord {
             backend: "cgroup2".to_string(),
         },
         axes: vec![
-            AxisDecl {
-                name: "threads".to_string(),
-                kind: AxisKind::Concurrency,
-                domain: AxisDomain::Values(vec![ParamValue::Int(1), ParamValue::Int(2)]),
-            },
-            AxisDecl {
-                name: "n".to_string(),
-                kind: AxisKind::Workload,
-                domain: AxisDomain::Range {
+            axis(
+                "threads".to_string(),
+                AxisKind::Concurrency,
+                AxisDomain::Values(vec![ParamValue::Int(1), ParamValue::Int(2)]),
+            ),
+            axis(
+                "n",
+                AxisKind::Workload,
+                AxisDomain::Range {
                     min: ParamValue::Int(256),
                     max: ParamValue::Int(1024),
                 },
-            },
+            ),
         ],
         material: Vec::new(),
         waivers: Vec::new(),
@@ -222,5 +223,34 @@ pub fn performance(v: Value) -> Performance {
 fn merge(into: &mut Value, from: Value) {
     if let (Some(into), Value::Object(from)) = (into.as_object_mut(), from) {
         into.extend(from);
+    }
+}
+
+/// The spec's form of a declared domain: a list as listed, a range over every integer (step 1).
+pub fn domain(declared: AxisDomain) -> Domain {
+    let number = |v: ParamValue| match v {
+        ParamValue::Int(n) => Number::Int(n),
+        ParamValue::Float(x) => Number::Float(x),
+        ParamValue::Text(t) => panic!("not a number: {t}"),
+    };
+    match declared {
+        AxisDomain::Values(values) => Domain::Values(values),
+        AxisDomain::Range { min, max } => Domain::Range(NumericRange {
+            lo: number(min),
+            hi: number(max),
+            step: Number::Int(1),
+            scale: Scale::Linear,
+        }),
+    }
+}
+
+/// A swept axis declared over `declared`.
+pub fn axis(name: impl Into<String>, kind: AxisKind, declared: AxisDomain) -> Axis {
+    Axis {
+        name: name.into(),
+        kind,
+        domain: domain(declared),
+        search: None,
+        fault: None,
     }
 }
