@@ -1,6 +1,10 @@
-//! The input of this crate: [`RunRecord`], everything one `qualify run` observed, filled in by the
-//! glue code (spec, planner, executor). This crate reads no spec and plans nothing; it only judges
-//! what the record says was run. Also owns output trimming for probe results kept in a receipt.
+//! The input of this crate: [`RunRecord`], everything one `qualify run` observed, filled in by
+//! `qualify-run` (spec, planner, executor). It holds only inputs, each typed as its producer
+//! wrote it (the spec's axes and waivers, the planner's [`Boundary`], `qualify-perf`'s
+//! [`Performance`], the sandbox's self-tests, the process and reproducibility inputs): no JSON
+//! value and no type of the code that assesses it (`tests/architecture.rs` checks the first).
+//! This crate reads no spec and plans nothing; it only judges what the record says was run. Also
+//! owns output trimming for probe results kept in a receipt.
 
 use std::time::SystemTime;
 

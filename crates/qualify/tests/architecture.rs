@@ -269,9 +269,10 @@ fn only_the_binary_maps_errors_to_exit_codes() {
 }
 
 /// The run record (`qualify_evidence::RunRecord` and the types it holds, `record.rs`) is typed
-/// end to end: no field is untyped JSON a layer would have to walk with `.get("…")`.
+/// end to end and holds only inputs: no field is untyped JSON a layer would have to walk with
+/// `.get("…")`, and no type comes from the layers that assess it.
 #[test]
-fn the_run_record_holds_no_json_value() {
+fn the_run_record_holds_no_json_value_and_no_layer_type() {
     let path = root().join("crates/qualify-evidence/src/record.rs");
     let text = std::fs::read_to_string(&path).expect("read record.rs");
     let found: Vec<String> = non_test_code(&text)
@@ -280,12 +281,14 @@ fn the_run_record_holds_no_json_value() {
             line.contains("serde_json::Value")
                 || line.contains("serde_json::Map")
                 || (line.contains("use serde_json") && line.contains("Value"))
+                || line.contains("layers::")
         })
         .map(|(n, line)| format!("{}:{n}: {}", path.display(), line.trim()))
         .collect();
     assert!(
         found.is_empty(),
-        "the run record holds JSON (give it the type its producer writes):\n{}",
+        "the run record holds JSON or a layer's type (give it the type its producer writes, \
+         defined with the record):\n{}",
         found.join("\n")
     );
 }
