@@ -20,11 +20,12 @@ mod search;
 #[cfg(test)]
 mod tests;
 
-pub use axis::{Axis, AxisKind, DEFAULT_LOAD_EDGE_RUNS, Domain, SearchMode, range_sweep_points};
+pub use axis::{Axis, AxisKind, DEFAULT_LOAD_EDGE_RUNS, Domain, range_sweep_points};
 pub use execute::{
     Boundary, CellResult, CellRole, DemandFn, EdgeRuns, ExecuteOptions, ExecutedCell, Execution,
     Expectation, MonotonicCheck, ProgressEvent, ProgressFn, axis_demand, passed,
 };
 pub use plan::{MAX_CELLS, Plan, PlanError, SearchSpec};
+pub use qualify_model::axis::Search;
 pub use qualify_model::{Params, Value};
 pub use search::{DEFAULT_EDGE_BUDGET, DEFAULT_SEARCH_SLACK, MONOTONICITY_ASSUMPTION};

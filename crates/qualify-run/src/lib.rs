@@ -231,16 +231,13 @@ pub fn run(
             && spec.sandbox.mode != qualify_spec::SandboxMode::Off
             && !ctx.cancelled())
         .then(|| sandbox::held_out_self_test(&ctx, prepared.held_out.first_check()));
-        if let (Some(h), Some(serde_json::Value::Object(record))) =
-            (&held, prepared.sandbox.as_mut())
-        {
-            record.insert(
-                "held_out_self_test".into(),
-                match &h.attempts {
-                    Some(a) => serde_json::json!(a),
-                    None => serde_json::json!({ "error": h.error }),
+        if let (Some(h), Some(record)) = (&held, prepared.sandbox.as_mut()) {
+            record.held_out_self_test = Some(match &h.attempts {
+                Some(a) => qualify_evidence::HeldOutSelfTestRecord::Attempts(Box::new(a.clone())),
+                None => qualify_evidence::HeldOutSelfTestRecord::Error {
+                    error: h.error.clone(),
                 },
-            );
+            });
         }
         checked.holdout.secrecy = Some(sandboxed.secrecy(&spec, held.as_ref(), &prepared.redactor));
     }

@@ -323,6 +323,31 @@ fn a_cell_runs_only_through_the_one_executor_seam() {
     assert_eq!(trait_defined("let x = 1;"), None);
 }
 
+/// The run record (`qualify_evidence::RunRecord` and the types it holds, `record.rs`) is typed
+/// end to end and holds only inputs: no field is untyped JSON a layer would have to walk with
+/// `.get("…")`, and no type comes from the layers that assess it.
+#[test]
+fn the_run_record_holds_no_json_value_and_no_layer_type() {
+    let path = root().join("crates/qualify-evidence/src/record.rs");
+    let text = std::fs::read_to_string(&path).expect("read record.rs");
+    let found: Vec<String> = non_test_code(&text)
+        .into_iter()
+        .filter(|(_, line)| {
+            line.contains("serde_json::Value")
+                || line.contains("serde_json::Map")
+                || (line.contains("use serde_json") && line.contains("Value"))
+                || line.contains("layers::")
+        })
+        .map(|(n, line)| format!("{}:{n}: {}", path.display(), line.trim()))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "the run record holds JSON or a layer's type (give it the type its producer writes, \
+         defined with the record):\n{}",
+        found.join("\n")
+    );
+}
+
 /// The first fenced block after the `## Overview diagram` heading of ARCHITECTURE.md.
 fn overview_diagram(text: &str) -> &str {
     let after = text
