@@ -10,38 +10,33 @@ use qualify_model::{Outcome, SloPhase, SloResult};
 use serde_json::Value;
 
 use crate::load::{format_metric, rate};
-use crate::record::{AxisKind, Cell, ParamValue, RunRecord, param_text};
+use crate::record::{AxisKind, Boundary, Cell, ParamValue, RunRecord, sorted_by_name};
 
-/// `b` with `capacity` (the sentence) when it searched a `load` axis of service cells.
-pub fn with_capacity(mut b: Value, record: &RunRecord) -> Value {
-    if let Some(text) = sentence(&b, record)
-        && let Some(o) = b.as_object_mut()
+/// `json` (boundary `b` as the receipt writes it) with `capacity` (the sentence) when it
+/// searched a `load` axis of service cells.
+pub fn with_capacity(mut json: Value, b: &Boundary, record: &RunRecord) -> Value {
+    if let Some(text) = sentence(b, record)
+        && let Some(o) = json.as_object_mut()
     {
         o.insert("capacity".to_string(), Value::String(text));
     }
-    b
+    json
 }
 
 /// The cells of boundary `b` at `value` of its axis (its fixed axes as they were).
-pub(crate) fn cells_at<'a>(b: &Value, record: &'a RunRecord, value: &Value) -> Vec<&'a Cell> {
-    let axis = b.get("axis").and_then(Value::as_str).unwrap_or("");
-    let fixed = b.get("fixed").and_then(Value::as_object);
-    let Ok(value) = serde_json::from_value::<ParamValue>(value.clone()) else {
-        return Vec::new();
-    };
+pub(crate) fn cells_at<'a>(
+    b: &Boundary,
+    record: &'a RunRecord,
+    value: &ParamValue,
+) -> Vec<&'a Cell> {
     record
         .cells
         .iter()
-        .filter(|c| c.params.get(axis).is_some_and(|v| same(v, &value)))
+        .filter(|c| c.params.get(&b.axis).is_some_and(|v| same(v, value)))
         .filter(|c| {
-            fixed.is_none_or(|f| {
-                f.iter().all(|(k, v)| {
-                    serde_json::from_value::<ParamValue>(v.clone())
-                        .ok()
-                        .zip(c.params.get(k))
-                        .is_some_and(|(v, mine)| same(mine, &v))
-                })
-            })
+            b.fixed
+                .iter()
+                .all(|(k, v)| c.params.get(k).is_some_and(|mine| same(mine, v)))
         })
         .collect()
 }
@@ -121,70 +116,41 @@ pub(crate) fn what_failed(cells: &[&Cell]) -> String {
     }
 }
 
-/// One edge point's runs, as the boundary records them.
-struct Runs {
-    value: Value,
-    passed: u64,
-    failed: u64,
-}
-
-fn edge(b: &Value) -> Vec<Runs> {
-    b.get("edge")
-        .and_then(Value::as_array)
-        .map(|points| {
-            points
-                .iter()
-                .filter_map(|p| {
-                    Some(Runs {
-                        value: p.get("value")?.clone(),
-                        passed: p.get("passed")?.as_u64()?,
-                        failed: p.get("failed")?.as_u64()?,
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-pub(crate) fn value_text(v: &Value) -> String {
-    serde_json::from_value::<ParamValue>(v.clone())
-        .map(|p| match p.as_f64() {
-            Some(x) => rate(x),
-            None => param_text(&p),
-        })
-        .unwrap_or_else(|_| v.to_string())
+/// An axis value as a capacity reads it: a number as a rate (`1.2k`), text as written.
+pub(crate) fn value_text(v: &ParamValue) -> String {
+    match v.as_f64() {
+        Some(x) => rate(x),
+        None => v.receipt_text(),
+    }
 }
 
 /// The sentence for boundary `b`, or `None` when it searched no load axis of service cells.
-pub fn sentence(b: &Value, record: &RunRecord) -> Option<String> {
-    let axis = b.get("axis")?.as_str()?;
-    let decl = record.axes.iter().find(|a| a.name == axis)?;
+pub fn sentence(b: &Boundary, record: &RunRecord) -> Option<String> {
+    let decl = record.axes.iter().find(|a| a.name == b.axis)?;
     if decl.kind != AxisKind::Load {
         return None;
     }
-    let last = b.get("last_pass").filter(|v| !v.is_null());
-    let first = b.get("first_fail").filter(|v| !v.is_null());
+    let last = b.last_pass.as_ref();
+    let first = b.first_fail.as_ref();
     let pass_cells = last.map(|v| cells_at(b, record, v)).unwrap_or_default();
     let fail_cells = first.map(|v| cells_at(b, record, v)).unwrap_or_default();
     let any: Vec<&Cell> = pass_cells.iter().chain(&fail_cells).copied().collect();
     let slos = any.iter().find_map(|c| load(c).map(|l| l.slo.clone()))?;
     let unit = unit(&any);
     let holds = objectives(&slos);
-    let fixed = b
-        .get("fixed")
-        .and_then(Value::as_object)
-        .filter(|f| !f.is_empty())
-        .map(|f| {
-            let parts: Vec<String> = f
-                .iter()
-                .map(|(k, v)| format!("{k}={}", value_text(v)))
-                .collect();
-            format!("[{}] ", parts.join(", "))
-        })
-        .unwrap_or_default();
-    let edge_runs = b.get("edge_runs").and_then(Value::as_u64).unwrap_or(1);
-    let points = edge(b);
-    let runs_of = |v: Option<&Value>| -> String {
+    let fixed = sorted_by_name(&b.fixed);
+    let fixed = if fixed.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = fixed
+            .iter()
+            .map(|(k, v)| format!("{k}={}", value_text(v)))
+            .collect();
+        format!("[{}] ", parts.join(", "))
+    };
+    let edge_runs = b.edge_runs;
+    let points = &b.edge;
+    let runs_of = |v: Option<&ParamValue>| -> String {
         let Some(v) = v else { return String::new() };
         match points.iter().find(|p| &p.value == v) {
             Some(p) if p.passed + p.failed > 1 => {
@@ -234,7 +200,7 @@ pub fn sentence(b: &Value, record: &RunRecord) -> Option<String> {
         })
         .collect();
     if edge_runs > 1 {
-        let confirmed = b.get("edge_confirmed").and_then(Value::as_bool);
+        let confirmed = b.edge_confirmed;
         if !mixed.is_empty()
             && let (Some(l), Some(f)) = (last, first)
         {

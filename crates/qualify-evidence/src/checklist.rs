@@ -5,7 +5,6 @@
 
 use qualify_model::{Flag, Outcome, Strength, format_bytes};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use std::collections::BTreeMap;
 
@@ -13,7 +12,7 @@ use crate::claim::ClaimLevel;
 use crate::claimed::ClaimedAxis;
 use crate::faults::{self, FaultRecord};
 use crate::gap::Gap;
-use crate::record::{Cell, FunctionalRun, RunRecord, value_text};
+use crate::record::{Boundary, Cell, FunctionalRun, RunRecord, opt_param_text, sorted_by_name};
 use crate::region::{DimensionCoverage, Tested};
 
 /// Answers to the admission questions.
@@ -217,25 +216,24 @@ fn examined(record: &RunRecord, tested: &Tested, claimed: &[ClaimedAxis]) -> Vec
     out
 }
 
-fn boundary_text(b: &Value) -> String {
-    let field = |k: &str| b.get(k).map(value_text).unwrap_or_else(|| "?".to_string());
-    let fixed = match b.get("fixed") {
-        Some(Value::Object(m)) if !m.is_empty() => {
-            let parts: Vec<String> = m
-                .iter()
-                .map(|(k, v)| format!("{k}={}", value_text(v)))
-                .collect();
-            format!(" with {}", parts.join(", "))
-        }
-        _ => String::new(),
+fn boundary_text(b: &Boundary) -> String {
+    let fixed = sorted_by_name(&b.fixed);
+    let fixed = if fixed.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = fixed
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.receipt_text()))
+            .collect();
+        format!(" with {}", parts.join(", "))
     };
     format!(
         "{}{fixed}: last pass {}, first fail {} ({}), {} probe(s)",
-        field("axis"),
-        field("last_pass"),
-        field("first_fail"),
-        field("outcome"),
-        field("probes")
+        b.axis,
+        opt_param_text(b.last_pass.as_ref()),
+        opt_param_text(b.first_fail.as_ref()),
+        b.outcome.map_or("null", |o| o.as_str()),
+        b.probes
     )
 }
 
@@ -247,14 +245,11 @@ fn assumptions(record: &RunRecord, tested: &Tested, gaps: &[Gap]) -> Vec<String>
         );
     }
     for b in &record.boundaries {
-        let axis = b
-            .get("axis")
-            .map(value_text)
-            .unwrap_or_else(|| "?".to_string());
-        let check = match b.get("monotonic") {
-            Some(Value::Bool(true)) => "held in the extra probe beyond the boundary",
-            Some(Value::Bool(false)) => "VIOLATED in the extra probe beyond the boundary",
-            _ => "not checked",
+        let axis = &b.axis;
+        let check = match b.monotonic {
+            Some(true) => "held in the extra probe beyond the boundary",
+            Some(false) => "VIOLATED in the extra probe beyond the boundary",
+            None => "not checked",
         };
         out.push(format!(
             "failure is monotonic in `{axis}` (boundary search); {check}"
@@ -612,7 +607,7 @@ impl FaultSentences {
 }
 
 /// The development agent and the tools it called, from the trace.
-fn agent_tools(t: &crate::layers::process::DevRecord) -> String {
+fn agent_tools(t: &crate::record::DevRecord) -> String {
     let agents: Vec<String> = t
         .agents
         .iter()

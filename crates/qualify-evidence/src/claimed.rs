@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::record::{AxisDecl, AxisDomain, Cell, ParamValue, RunRecord, param_text};
+use crate::record::{Axis, AxisDomain, Boundary, Cell, ParamValue, RunRecord};
 use qualify_model::{AxisKind, Bound, Harder};
 
 /// One axis's claimed region and what was found beyond it (the receipt's `claimed_region`).
@@ -62,7 +62,7 @@ impl HeadroomFinding {
                 source,
             } if *ratio <= 1.0 => format!(
                 "a failure inside the claimed region along {axis}: {outcome} at {axis}={} ({source}), {ratio:.2}× the target",
-                param_text(first_fail)
+                first_fail.receipt_text()
             ),
             HeadroomFinding::Failure {
                 ratio,
@@ -71,14 +71,14 @@ impl HeadroomFinding {
                 source,
             } => format!(
                 "first failure beyond the target along {axis}: {outcome} at {axis}={} ({source}), {ratio:.2}× the target",
-                param_text(first_fail)
+                first_fail.receipt_text()
             ),
             HeadroomFinding::NoFailure {
                 at_least,
                 last_pass,
             } => format!(
                 "no failure along {axis} up to {axis}={} ({at_least:.2}× the target)",
-                param_text(last_pass)
+                last_pass.receipt_text()
             ),
         }
     }
@@ -150,7 +150,7 @@ fn beyond_only_on(cell: &Cell, axis: &str, record: &RunRecord, bounds: &[Option<
     })
 }
 
-fn claims_text(axis: &AxisDecl, bound: Option<&Bound>) -> String {
+fn claims_text(axis: &Axis, bound: Option<&Bound>) -> String {
     match bound {
         Some(b) => {
             let op = match b.harder {
@@ -160,7 +160,7 @@ fn claims_text(axis: &AxisDecl, bound: Option<&Bound>) -> String {
             format!(
                 "{} {op} {} ({})",
                 axis.name,
-                param_text(&number(b.value)),
+                number(b.value).receipt_text(),
                 b.source
             )
         }
@@ -185,7 +185,7 @@ fn number(x: f64) -> ParamValue {
 /// alone), else how far beyond the target every cell passed.
 fn finding(
     record: &RunRecord,
-    axis: &AxisDecl,
+    axis: &Axis,
     bound: &Bound,
     bounds: &[Option<Bound>],
     beyond: &[&Cell],
@@ -210,16 +210,13 @@ fn finding(
         }
     };
     if bound.harder == Harder::Larger {
-        for b in record.boundaries.iter().filter(|b| {
-            b.get("axis").and_then(Value::as_str) == Some(axis.name.as_str())
-                && fixed_inside(b, record, bounds)
-        }) {
-            if let (Some(first), Some(outcome)) = (
-                b.get("first_fail")
-                    .and_then(|v| serde_json::from_value::<ParamValue>(v.clone()).ok()),
-                b.get("outcome").and_then(Value::as_str),
-            ) {
-                consider(&first, outcome, "boundary");
+        for b in record
+            .boundaries
+            .iter()
+            .filter(|b| b.axis == axis.name && fixed_inside(b, record, bounds))
+        {
+            if let (Some(first), Some(outcome)) = (&b.first_fail, b.outcome) {
+                consider(first, outcome.as_str(), "boundary");
             }
         }
     }
@@ -249,12 +246,9 @@ fn finding(
 }
 
 /// A boundary search's other axes (`fixed`) lie inside the claim.
-fn fixed_inside(b: &Value, record: &RunRecord, bounds: &[Option<Bound>]) -> bool {
-    let Some(fixed) = b.get("fixed").and_then(Value::as_object) else {
-        return true;
-    };
+fn fixed_inside(b: &Boundary, record: &RunRecord, bounds: &[Option<Bound>]) -> bool {
     record.axes.iter().zip(bounds).all(|(a, bound)| {
-        match (bound, fixed.get(&a.name).and_then(Value::as_f64)) {
+        match (bound, b.fixed.get(&a.name).and_then(ParamValue::as_f64)) {
             (Some(bound), Some(v)) => bound.claims(v),
             _ => true,
         }
@@ -262,9 +256,9 @@ fn fixed_inside(b: &Value, record: &RunRecord, bounds: &[Option<Bound>]) -> bool
 }
 
 /// What of the claimed part of `axis`'s declared domain no completed cell reached, in words.
-pub fn unexamined(axis: &AxisDecl, bound: Option<&Bound>, completed: &[&Cell]) -> Option<String> {
-    let domain = match (bound, &axis.domain) {
-        (None, d) => d.clone(),
+pub fn unexamined(axis: &Axis, bound: Option<&Bound>, completed: &[&Cell]) -> Option<String> {
+    let domain = match (bound, AxisDomain::of(axis)) {
+        (None, d) => d,
         (Some(b), AxisDomain::Values(list)) => AxisDomain::Values(
             list.iter()
                 .filter(|v| v.as_f64().is_none_or(|x| b.claims(x)))
@@ -290,41 +284,29 @@ pub fn unexamined(axis: &AxisDecl, bound: Option<&Bound>, completed: &[&Cell]) -
             }
         }
     };
-    let claimed = AxisDecl {
-        name: axis.name.clone(),
-        kind: axis.kind,
-        domain,
-    };
-    crate::region::examine_axis(&claimed, completed).unexamined
+    crate::region::examine_axis(&axis.name, axis.kind, domain, completed).unexamined
 }
 
-/// A boundary search's result with its headroom: `headroom` = how far beyond the target its
-/// first failure lies (≤ 1: inside the claimed region), or `headroom_at_least` when it found
-/// no failure; unchanged when the target names no value for its axis.
-pub fn with_headroom(boundary: &Value, record: &RunRecord) -> Value {
-    let mut b = boundary.clone();
-    let Some(axis) = boundary.get("axis").and_then(Value::as_str) else {
-        return b;
-    };
-    let Some(decl) = record.axes.iter().find(|a| a.name == axis) else {
-        return b;
+/// A boundary search's result (`json`, as the receipt writes `boundary`) with its headroom:
+/// `headroom` = how far beyond the target its first failure lies (≤ 1: inside the claimed
+/// region), or `headroom_at_least` when it found no failure; unchanged when the target names
+/// no value for its axis.
+pub fn with_headroom(mut json: Value, boundary: &Boundary, record: &RunRecord) -> Value {
+    let Some(decl) = record.axes.iter().find(|a| a.name == boundary.axis) else {
+        return json;
     };
     let Some(bound) = record
         .target
-        .bound_for(axis, decl.kind)
+        .bound_for(&boundary.axis, decl.kind)
         .filter(|b| b.harder == Harder::Larger)
     else {
-        return b;
+        return json;
     };
-    let value = |key: &str| {
-        boundary
-            .get(key)
-            .and_then(Value::as_f64)
-            .filter(|v| *v > 0.0)
-    };
+    let value =
+        |v: &Option<ParamValue>| v.as_ref().and_then(ParamValue::as_f64).filter(|v| *v > 0.0);
     let round = |x: f64| (x * 1000.0).round() / 1000.0;
-    if let Some(obj) = b.as_object_mut() {
-        match (value("first_fail"), value("last_pass")) {
+    if let Some(obj) = json.as_object_mut() {
+        match (value(&boundary.first_fail), value(&boundary.last_pass)) {
             (Some(first), _) => {
                 obj.insert(
                     "headroom".into(),
@@ -340,5 +322,5 @@ pub fn with_headroom(boundary: &Value, record: &RunRecord) -> Value {
             _ => {}
         }
     }
-    b
+    json
 }

@@ -16,7 +16,7 @@ pub use qualify_model::fault::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::record::{AxisKind, Cell, RunRecord, param_text};
+use crate::record::{AxisKind, Cell, RunRecord};
 
 /// The fault records of a probe result (empty when it has none).
 pub fn read(result: &ProbeResult) -> &[FaultRecord] {
@@ -198,7 +198,7 @@ pub(crate) fn label_without_faults(cell: &Cell, record: &RunRecord) -> String {
     cell.params
         .iter()
         .filter(|(k, _)| !fault_axes.iter().any(|a| a == k))
-        .map(|(k, v)| format!("{k}={}", param_text(v)))
+        .map(|(k, v)| format!("{k}={}", v.receipt_text()))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::capacity::{cells_at, objectives, unit, value_text, what_failed};
-use crate::record::{AxisKind, Cell, RunRecord};
+use crate::record::{AxisKind, Boundary, Cell, ParamValue, RunRecord};
 
 /// The capacity of each combination of the other axes, along one searched load axis.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,7 +68,11 @@ impl FrontierRow {
         let parts: Vec<String> = self
             .conditions
             .iter()
-            .map(|(k, v)| format!("{k}={}", value_text(v)))
+            .map(|(k, v)| {
+                let text = serde_json::from_value::<ParamValue>(v.clone())
+                    .map_or_else(|_| v.to_string(), |p| value_text(&p));
+                format!("{k}={text}")
+            })
             .collect();
         parts.join(", ")
     }
@@ -76,37 +80,30 @@ impl FrontierRow {
 
 /// The frontier of the first searched load axis that has two or more combinations of the other
 /// axes (`None` otherwise: one capacity is the capacity sentence alone).
-pub fn frontier(boundaries: &[Value], record: &RunRecord) -> Option<Frontier> {
+pub fn frontier(boundaries: &[Boundary], record: &RunRecord) -> Option<Frontier> {
     let load_axes: Vec<&str> = record
         .axes
         .iter()
         .filter(|a| a.kind == AxisKind::Load)
         .map(|a| a.name.as_str())
         .collect();
-    let axis = load_axes.into_iter().find(|axis| {
-        boundaries
-            .iter()
-            .filter(|b| b.get("axis").and_then(Value::as_str) == Some(axis))
-            .count()
-            >= 2
-    })?;
-    let searched: Vec<&Value> = boundaries
-        .iter()
-        .filter(|b| b.get("axis").and_then(Value::as_str) == Some(axis))
-        .collect();
+    let axis = load_axes
+        .into_iter()
+        .find(|axis| boundaries.iter().filter(|b| b.axis == *axis).count() >= 2)?;
+    let searched: Vec<&Boundary> = boundaries.iter().filter(|b| b.axis == axis).collect();
     let mut all_cells: Vec<&Cell> = Vec::new();
     let mut rows = Vec::new();
     for b in &searched {
-        let last = b.get("last_pass").filter(|v| !v.is_null());
-        let first = b.get("first_fail").filter(|v| !v.is_null());
+        let last = b.last_pass.as_ref();
+        let first = b.first_fail.as_ref();
         let pass_cells = last.map(|v| cells_at(b, record, v)).unwrap_or_default();
         let fail_cells = first.map(|v| cells_at(b, record, v)).unwrap_or_default();
         all_cells.extend(pass_cells.iter().chain(&fail_cells).copied());
         let conditions: BTreeMap<String, Value> = b
-            .get("fixed")
-            .and_then(Value::as_object)
-            .map(|f| f.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-            .unwrap_or_default();
+            .fixed
+            .iter()
+            .filter_map(|(k, v)| Some((k.to_string(), serde_json::to_value(v).ok()?)))
+            .collect();
         let behaviour = fail_cells.iter().find_map(|c| {
             c.result
                 .faults
@@ -116,14 +113,14 @@ pub fn frontier(boundaries: &[Value], record: &RunRecord) -> Option<Frontier> {
         });
         rows.push(FrontierRow {
             conditions,
-            holds_up_to: last.and_then(Value::as_f64),
-            fails_from: first.and_then(Value::as_f64),
-            confirmed: b.get("edge_confirmed").and_then(Value::as_bool),
-            beyond: b.get("outcome").and_then(Value::as_str).map(str::to_string),
+            holds_up_to: last.and_then(ParamValue::as_f64),
+            fails_from: first.and_then(ParamValue::as_f64),
+            confirmed: b.edge_confirmed,
+            beyond: b.outcome.map(|o| o.as_str().to_string()),
             beyond_detail: (!fail_cells.is_empty()).then(|| what_failed(&fail_cells)),
             behaviour,
-            probes: b.get("probes").and_then(Value::as_u64).unwrap_or(0),
-            complete: b.get("complete").and_then(Value::as_bool).unwrap_or(false),
+            probes: b.probes as u64,
+            complete: b.complete,
         });
     }
     let slos = all_cells

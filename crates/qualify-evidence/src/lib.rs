@@ -35,7 +35,7 @@ pub use claim::ClaimLevel;
 pub use faults::FaultRecord;
 pub use gap::{Gap, WaiverUse};
 pub use holdout::{Channel as SecrecyChannel, HoldoutCheck, HoldoutRun, Secrecy};
-pub use layers::process::{DevRecord, DevelopmentCoverage, GitSummary, ProcessRecord};
+pub use layers::process::DevelopmentCoverage;
 pub use layers::{Layer, LayerName, LayerStatus, Layers};
 pub use policy::{Evidence, GateVerdict, evaluate, required_layers};
 pub use receipt::{
@@ -44,9 +44,10 @@ pub use receipt::{
 };
 pub use receipt_file::{Receipt, ReceiptError, check, parse};
 pub use record::{
-    ArtifactRecord, AxisDecl, AxisDomain, AxisKind, Cell, Dimension, FileDigest, FunctionalRecord,
-    FunctionalRun, Interpreter, JunitCounts, Machine, Params, RunRecord, Target, TreeDigest,
-    Waiver,
+    ArtifactRecord, Axis, AxisDecl, AxisDomain, AxisKind, Boundary, Cell, DevRecord, Dimension,
+    FileDigest, FunctionalRecord, FunctionalRun, GitSummary, HeldOutSelfTestRecord, Interpreter,
+    JunitCounts, Machine, Params, ProcessRecord, ReproducibilityDecl, RunRecord, SandboxRecord,
+    Target, TreeDigest, Waiver,
 };
 
 #[cfg(test)]

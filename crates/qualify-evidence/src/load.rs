@@ -12,7 +12,7 @@ use qualify_model::load::{ErrorClass, Growth, LoadReport, ServiceLoad};
 use qualify_model::{Outcome, ProbeResult, SloResult};
 
 use crate::faults;
-use crate::record::{AxisKind, Cell, RunRecord, param_text};
+use crate::record::{AxisKind, Cell, RunRecord};
 
 /// A service cell's load (`None`: not a service cell).
 pub fn read(result: &ProbeResult) -> Option<&ServiceLoad> {
@@ -156,7 +156,7 @@ pub fn capacity_sentences(record: &RunRecord, cells: &[&Cell]) -> CapacitySenten
                 .params
                 .iter()
                 .filter(|(k, _)| !excluded.iter().any(|a| a == k))
-                .map(|(k, v)| format!("{k}={}", param_text(v)))
+                .map(|(k, v)| format!("{k}={}", v.receipt_text()))
                 .collect::<Vec<_>>()
                 .join(", ");
             Some(ServiceCell {

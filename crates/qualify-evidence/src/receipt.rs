@@ -164,9 +164,13 @@ pub fn build(record: &RunRecord) -> Statement {
     let boundaries: Vec<Value> = record
         .boundaries
         .iter()
-        .map(|b| crate::capacity::with_capacity(claimed::with_headroom(b, record), record))
+        .filter_map(|b| {
+            let json = serde_json::to_value(b).ok()?;
+            let json = claimed::with_headroom(json, b, record);
+            Some(crate::capacity::with_capacity(json, b, record))
+        })
         .collect();
-    let frontier = crate::frontier::frontier(&boundaries, record);
+    let frontier = crate::frontier::frontier(&record.boundaries, record);
     let mut predicate = Predicate {
         claim: GateVerdict {
             level: record.claim,
@@ -196,8 +200,14 @@ pub fn build(record: &RunRecord) -> Statement {
             planned_cells: record.planned_cells,
         },
         environment: record.environment.clone(),
-        performance: record.performance.clone(),
-        sandbox: record.sandbox.clone(),
+        performance: record
+            .performance
+            .as_ref()
+            .and_then(|p| serde_json::to_value(p).ok()),
+        sandbox: record
+            .sandbox
+            .as_ref()
+            .and_then(|s| serde_json::to_value(s).ok()),
     };
     predicate.claim = policy::evaluate(&predicate, record.claim);
     let mut subject = Vec::with_capacity(3);

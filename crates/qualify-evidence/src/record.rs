@@ -1,14 +1,24 @@
-//! The input of this crate: [`RunRecord`], everything one `qualify run` observed, filled in by the
-//! glue code (spec, planner, executor). This crate reads no spec and plans nothing; it only judges
-//! what the record says was run. Also owns output trimming for probe results kept in a receipt.
+//! The input of this crate: [`RunRecord`], everything one `qualify run` observed, filled in by
+//! `qualify-run` (spec, planner, executor). It holds only inputs, each typed as its producer
+//! wrote it (the spec's axes and waivers, the planner's [`Boundary`], `qualify-perf`'s
+//! [`Performance`], the sandbox's self-tests, the process and reproducibility inputs): no JSON
+//! value and no type of the code that assesses it (`tests/architecture.rs` checks the first).
+//! This crate reads no spec and plans nothing; it only judges what the record says was run. Also
+//! owns output trimming for probe results kept in a receipt.
 
 use std::time::SystemTime;
 
 use qualify_model::{Outcome, ProbeResult};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::claim::ClaimLevel;
+
+/// A boundary search's result (the planner's type) and the performance analysis (the one
+/// `qualify-perf` returns): the record holds both as their producers typed them.
+pub use qualify_model::boundary::Boundary;
+pub use qualify_model::selftest::{HeldOutAttempts, SelfTest};
+pub use qualify_perf::Performance;
+pub use qualify_trace::DevRecord;
 
 /// Everything one run observed, in the order it happened.
 #[derive(Debug, Clone)]
@@ -27,7 +37,7 @@ pub struct RunRecord {
     pub machine: Machine,
     /// The axes the spec declared, in declaration order (examined ranges are computed from the
     /// cells that actually completed, never taken from the declaration).
-    pub axes: Vec<AxisDecl>,
+    pub axes: Vec<Axis>,
     /// Dimensions the spec declares material (axes' kinds, ceilings, explicit declarations).
     /// Target facts add more: cores > 1 makes concurrency material, nodes > 1 topology, a target
     /// memory makes memory material, a target workload makes workload material.
@@ -46,28 +56,26 @@ pub struct RunRecord {
     /// cell perturbed.
     pub perturb_required: bool,
     /// Development trace and git history (`--trace`, `--since`): the process layer's input.
-    pub process: crate::layers::process::ProcessRecord,
+    pub process: ProcessRecord,
     /// The environment fingerprint of this run (`None`: not collected), and the spec's
     /// `[reproducibility]` declaration: the reproducibility layer's input.
     pub environment: Option<qualify_trust::Fingerprint>,
-    pub reproducibility: crate::layers::reproducibility::ReproducibilityDecl,
+    pub reproducibility: ReproducibilityDecl,
     /// Operational probing ran even though the functional layer failed (`--keep-going`).
     pub keep_going: bool,
     /// Every cell probed, in the order it ran (boundary-search probes included).
     pub cells: Vec<Cell>,
     /// How many cells the plan held (before boundary search added probes), when known.
     pub planned_cells: Option<usize>,
-    /// Boundary-search results; kept as JSON so this crate stays independent of the planner.
-    /// Expected keys: `axis`, `fixed`, `last_pass`, `first_fail`, `outcome`, `probes`,
-    /// `monotonic` (`true` held, `false` violated, absent/null not checked).
-    pub boundaries: Vec<Value>,
-    /// `predicate.performance` as `qualify-perf` serialized it (`None`: no `[performance]`).
-    pub performance: Option<Value>,
+    /// The boundary searches' results, as the planner wrote them.
+    pub boundaries: Vec<Boundary>,
+    /// The `qualify-perf` analysis of `[performance]` (`None`: no `[performance]`).
+    pub performance: Option<Performance>,
     /// The run was interrupted: whatever did not finish is not closed.
     pub incomplete: bool,
     /// The sandbox of the run: its self-test and the enforcement it confirmed (`None`: not
     /// assessed).
-    pub sandbox: Option<Value>,
+    pub sandbox: Option<SandboxRecord>,
     pub started: SystemTime,
     pub finished: SystemTime,
 }
@@ -138,17 +146,15 @@ impl Machine {
     }
 }
 
+pub use qualify_model::axis::Domain;
 pub use qualify_model::{AxisKind, Dimension};
 
-/// One declared axis.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AxisDecl {
-    pub name: String,
-    pub kind: AxisKind,
-    pub domain: AxisDomain,
-}
+/// One declared axis: the spec's own.
+pub use qualify_model::axis::Axis;
+/// The name the binary's terminal summary still uses for [`Axis`].
+pub use qualify_model::axis::Axis as AxisDecl;
 
-/// The values an axis was declared over.
+/// The values an axis was declared over, as the receipt states them (`tested.axes[].declared`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AxisDomain {
@@ -158,11 +164,71 @@ pub enum AxisDomain {
     Range { min: ParamValue, max: ParamValue },
 }
 
-/// A `[[waiver]]`: one target gap accepted by name, with a reason.
+impl AxisDomain {
+    /// The declared domain of `axis`: its values, or its range's ends.
+    pub fn of(axis: &Axis) -> AxisDomain {
+        match &axis.domain {
+            Domain::Values(values) => AxisDomain::Values(values.clone()),
+            Domain::Range(r) => AxisDomain::Range {
+                min: r.lo.into(),
+                max: r.hi.into(),
+            },
+        }
+    }
+}
+
+/// A `[[waiver]]`: one target gap accepted by name, with a reason (the spec's own).
+pub use qualify_model::Waiver;
+
+/// The sandbox the artifact ran in, as `predicate.sandbox` keeps it: its mode, the run's
+/// self-test (or why it could not run) and, when held-out checks ran, the held-out self-test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SandboxRecord {
+    pub mode: qualify_model::enforcement::Mode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_test: Option<SelfTest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_test_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_out_self_test: Option<HeldOutSelfTestRecord>,
+}
+
+/// The held-out self-test: what its artifact tried, or why it reported nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum HeldOutSelfTestRecord {
+    Attempts(Box<HeldOutAttempts>),
+    Error { error: Option<String> },
+}
+
+/// What the run recorded about the development process.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProcessRecord {
+    pub trace: Option<DevRecord>,
+    pub git: Option<GitSummary>,
+}
+
+/// `git log REV..HEAD` of the artifact's workdir.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Waiver {
-    pub gap: String,
-    pub reason: String,
+pub struct GitSummary {
+    pub since: String,
+    pub head: String,
+    pub commits: u64,
+    pub files_changed: u64,
+    /// Paths that look like tests (`tests/`, `test/`, `*_test.*`, `test_*.py`, `*.test.*`,
+    /// `*_spec.*`) added or changed.
+    pub test_files_changed: Vec<String>,
+}
+
+/// The spec's `[reproducibility]` declaration and what its tolerance check did.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ReproducibilityDecl {
+    /// Output is declared nondeterministic: differing stdout digests are expected.
+    pub nondeterministic: bool,
+    /// The command that judges whether differing outputs are within tolerance.
+    pub tolerance_check: Option<String>,
+    /// Its result, when it ran.
+    pub tolerance_result: Option<ProbeResult>,
 }
 
 /// What happened to the functional check.
@@ -273,11 +339,7 @@ impl Cell {
         if self.params.is_empty() {
             return "(no parameters)".to_string();
         }
-        self.params
-            .iter()
-            .map(|(k, v)| format!("{k}={}", param_text(v)))
-            .collect::<Vec<_>>()
-            .join(", ")
+        self.params.receipt_text()
     }
 }
 
@@ -307,25 +369,21 @@ fn trim_tail(text: &mut String, keep: usize) {
     text.replace_range(..start, "");
 }
 
-/// A JSON value as a person reads it: strings without quotes.
-pub(crate) fn value_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// A cell's parameters (axis name → value, in axis declaration order) and one axis value: the
 /// shared vocabulary's, so the planner's cells go into a receipt unconverted.
 pub use qualify_model::{Params, Value as ParamValue};
 
-/// A parameter value as a person reads it, the way the receipt's JSON writes it: text without
-/// quotes, numbers as JSON numbers (`2.0` stays `2.0`).
-pub(crate) fn param_text(v: &ParamValue) -> String {
-    match v {
-        ParamValue::Text(s) => s.clone(),
-        other => serde_json::to_string(other).unwrap_or_default(),
-    }
+/// A parameter value that may be absent (`null`, as the receipt's JSON writes it).
+pub(crate) fn opt_param_text(v: Option<&ParamValue>) -> String {
+    v.map_or_else(|| "null".to_string(), ParamValue::receipt_text)
+}
+
+/// `params` ordered by axis name: the order a boundary's `fixed` has in the receipt, whose
+/// boundaries are JSON objects (sorted keys).
+pub(crate) fn sorted_by_name(params: &Params) -> Vec<(&str, &ParamValue)> {
+    let mut out: Vec<(&str, &ParamValue)> = params.iter().collect();
+    out.sort_by(|a, b| a.0.cmp(b.0));
+    out
 }
 
 #[cfg(test)]

@@ -8,9 +8,7 @@ use qualify_model::{Strength, format_bytes};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::record::{
-    AxisDecl, AxisDomain, AxisKind, Cell, Dimension, ParamValue, RunRecord, param_text,
-};
+use crate::record::{AxisDomain, AxisKind, Cell, Dimension, ParamValue, RunRecord};
 
 /// What this machine and the examined ranges covered (the receipt's `tested`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -139,11 +137,11 @@ impl ExaminedAxis {
             return format!(
                 "{} {}..{} ({count} {plural})",
                 self.name,
-                param_text(min),
-                param_text(max)
+                min.receipt_text(),
+                max.receipt_text()
             );
         }
-        let list: Vec<String> = self.values.iter().map(param_text).collect();
+        let list: Vec<String> = self.values.iter().map(ParamValue::receipt_text).collect();
         format!("{} {} ({count} {plural})", self.name, list.join(", "))
     }
 }
@@ -165,7 +163,7 @@ pub fn tested(record: &RunRecord) -> Tested {
     let axes = record
         .axes
         .iter()
-        .map(|axis| examine_axis(axis, &completed))
+        .map(|axis| examine_axis(&axis.name, axis.kind, AxisDomain::of(axis), &completed))
         .collect();
     let mut memory_ceilings: Vec<u64> = completed
         .iter()
@@ -199,11 +197,17 @@ pub fn tested(record: &RunRecord) -> Tested {
     }
 }
 
-pub(crate) fn examine_axis(axis: &AxisDecl, completed: &[&Cell]) -> ExaminedAxis {
+/// How the completed cells examined the axis `name` of `kind` declared over `declared`.
+pub(crate) fn examine_axis(
+    name: &str,
+    kind: AxisKind,
+    declared: AxisDomain,
+    completed: &[&Cell],
+) -> ExaminedAxis {
     let mut values: Vec<ParamValue> = Vec::new();
     let mut cells = 0;
     for cell in completed {
-        if let Some(v) = cell.params.get(&axis.name) {
+        if let Some(v) = cell.params.get(name) {
             cells += 1;
             if !values.iter().any(|seen| seen.same_point(v)) {
                 values.push(v.clone());
@@ -217,11 +221,11 @@ pub(crate) fn examine_axis(axis: &AxisDecl, completed: &[&Cell]) -> ExaminedAxis
     } else {
         (None, None)
     };
-    let unexamined = unexamined(&axis.domain, &values, min.as_ref(), max.as_ref());
+    let unexamined = unexamined(&declared, &values, min.as_ref(), max.as_ref());
     ExaminedAxis {
-        name: axis.name.clone(),
-        kind: axis.kind,
-        declared: axis.domain.clone(),
+        name: name.to_string(),
+        kind,
+        declared,
         values,
         min,
         max,
@@ -241,7 +245,7 @@ fn unexamined(
             let missing: Vec<String> = list
                 .iter()
                 .filter(|d| !values.iter().any(|v| v.same_point(d)))
-                .map(param_text)
+                .map(ParamValue::receipt_text)
                 .collect();
             if missing.is_empty() {
                 None
@@ -259,23 +263,23 @@ fn unexamined(
             let (Some(got_lo), Some(got_hi)) = (min.map(num), max.map(num)) else {
                 return Some(format!(
                     "declared range {}..{} never examined",
-                    param_text(lo),
-                    param_text(hi)
+                    lo.receipt_text(),
+                    hi.receipt_text()
                 ));
             };
             let mut parts = Vec::new();
             if got_lo > lo_n {
                 parts.push(format!(
                     "{}..{}",
-                    param_text(lo),
-                    min.map(param_text).unwrap_or_default()
+                    lo.receipt_text(),
+                    min.map(ParamValue::receipt_text).unwrap_or_default()
                 ));
             }
             if got_hi < hi_n {
                 parts.push(format!(
                     "{}..{}",
-                    max.map(param_text).unwrap_or_default(),
-                    param_text(hi)
+                    max.map(ParamValue::receipt_text).unwrap_or_default(),
+                    hi.receipt_text()
                 ));
             }
             if parts.is_empty() {
@@ -283,8 +287,8 @@ fn unexamined(
             } else {
                 Some(format!(
                     "declared range {}..{}: {} not examined",
-                    param_text(lo),
-                    param_text(hi),
+                    lo.receipt_text(),
+                    hi.receipt_text(),
                     parts.join(" and ")
                 ))
             }

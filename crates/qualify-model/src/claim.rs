@@ -1,5 +1,6 @@
 //! Claim levels: the three strengths of statement a user can make about an artifact, ordered
-//! weakest first, with their contract strings (`functional`, `trial`, `production`).
+//! weakest first, with their contract strings (`functional`, `trial`, `production`); the
+//! headroom a claim asks beyond its target ([`Headroom`]) and the gaps it waives ([`Waiver`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -94,6 +95,15 @@ impl Headroom {
     pub fn is_empty(&self) -> bool {
         self.all.is_none() && self.axes.is_empty()
     }
+}
+
+/// A `[[waiver]]`: one target gap the claim accepts by name, with the reason (the spec checks
+/// it, the gate reads it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiver {
+    /// The gap's name as the receipt lists it (e.g. `cores`).
+    pub gap: String,
+    pub reason: String,
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! `qualify-model` owns the vocabulary every other qualify crate shares, so that the spec, the
 //! planner, the probe, the analysis and the evidence speak of one thing each instead of
 //! converting between copies: [`ClaimLevel`], [`AxisKind`] and [`Dimension`]; axis values and
-//! cell parameters ([`Value`], [`Params`]); a metric's direction ([`Better`]) and location
+//! cell parameters ([`Value`], [`Params`]); a boundary search's result ([`boundary::Boundary`]); what the sandbox's self-tests found
+//! ([`selftest`]); what a claim expects of performance ([`performance`]); a metric's direction ([`Better`]) and location
 //! estimator ([`Estimator`]); how often a cell is measured ([`Repeat`]); how a run ended
 //! ([`Outcome`], with the one table renderers draw outcomes with) and the probe's verdict that
 //! carries it ([`ProbeResult`]: [`Flag`], [`TimeoutKind`], [`Limits`], [`Enforcement`], and what
@@ -17,6 +18,7 @@
 pub mod axis;
 mod backend;
 mod better;
+pub mod boundary;
 pub mod children;
 mod claim;
 pub mod digest;
@@ -30,11 +32,13 @@ pub mod load;
 mod messages_tests;
 pub mod outcome;
 mod parse;
+pub mod performance;
 pub mod perturb;
 pub mod range;
 mod repeat;
 pub mod result;
 pub mod sandbox;
+pub mod selftest;
 pub mod slo;
 pub mod step;
 pub mod target;
@@ -45,7 +49,7 @@ pub use axis::{AxisKind, Dimension};
 pub use backend::BackendChoice;
 pub use better::Better;
 pub use children::{ChildEnd, ChildWatch, Children};
-pub use claim::{ClaimLevel, Headroom};
+pub use claim::{ClaimLevel, Headroom, Waiver};
 pub use digest::sha256_hex;
 pub use enforcement::{Enforcement, SandboxEnforcement, Strength};
 pub use estimator::Estimator;

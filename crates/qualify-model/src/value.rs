@@ -1,5 +1,6 @@
 //! Axis values and cell parameters: [`Value`] (one point on an axis) and [`Params`] (one cell's
-//! point in the operating region, axis name → value, in axis order). Both serialize the way a
+//! point in the operating region, axis name → value, in axis order), and the one place either
+//! becomes text (`Display` for commands, `receipt_text` for people, `json_text` as JSON). Both serialize the way a
 //! receipt shows them: a value as a bare JSON number or string, params as a JSON object. The
 //! spec declares axes with them, the planner expands them into cells, the evidence and the
 //! ledger keep them: one type from the TOML file to the receipt.
@@ -56,6 +57,21 @@ impl Value {
         match self {
             Value::Text(s) => Some(s),
             _ => None,
+        }
+    }
+
+    /// As JSON writes it: `4`, `2.0`, `"ring"` (quoted). What a sentence about a model or a
+    /// check shows of its cell.
+    pub fn json_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// As a receipt shows it to a person: text without quotes, numbers as JSON writes them
+    /// (`2.0` stays `2.0`; [`Display`](fmt::Display), for commands, writes `2`).
+    pub fn receipt_text(&self) -> String {
+        match self {
+            Value::Text(s) => s.clone(),
+            other => other.json_text(),
         }
     }
 
@@ -178,6 +194,14 @@ impl Params {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// `threads=4, n=256`: each value's [`Value::receipt_text`], in axis order.
+    pub fn receipt_text(&self) -> String {
+        self.iter()
+            .map(|(k, v)| format!("{k}={}", v.receipt_text()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 impl<K: Into<String>> FromIterator<(K, Value)> for Params {
@@ -243,6 +267,27 @@ impl<'de> Deserialize<'de> for Params {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_reads_one_way_for_commands_one_for_people_and_one_as_json() {
+        let two = Value::Float(2.0);
+        let ring = Value::from("ring");
+        assert_eq!(
+            (two.to_string(), ring.to_string()),
+            ("2".into(), "ring".into())
+        );
+        assert_eq!(
+            (two.receipt_text(), ring.receipt_text()),
+            ("2.0".into(), "ring".into())
+        );
+        assert_eq!(
+            (two.json_text(), ring.json_text()),
+            ("2.0".into(), "\"ring\"".into())
+        );
+        let p: Params = [("n", Value::Int(4)), ("mode", ring)].into_iter().collect();
+        assert_eq!(p.receipt_text(), "n=4, mode=ring");
+        assert_eq!(p.to_string(), "n=4 mode=ring");
+    }
 
     #[test]
     fn value_serializes_untagged_and_round_trips() {

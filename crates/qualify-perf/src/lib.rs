@@ -13,7 +13,7 @@ pub mod simulate;
 pub mod stats;
 
 pub use analyze::{
-    AxisInput, AxisRole, BaselineInput, CellInput, Check, Expect, ExpectKind, Input, MachineShare,
+    AxisInput, AxisRole, BaselineInput, CellInput, Check, Expect, ExpectRule, Input, MachineShare,
     MetricDef, Performance, Reference, Repeat, Rounds, Verdict, analyze,
 };
 pub use model::{Fit, fit};

@@ -10,10 +10,11 @@
 use std::collections::BTreeMap;
 
 use crate::analyze::{
-    AxisInput, AxisRole, CellInput, Expect, ExpectKind, Input, MetricDef, Verdict, analyze,
+    AxisInput, CellInput, Expect, ExpectRule, Input, MetricDef, Verdict, analyze,
 };
 use crate::scaling::Better;
 use crate::stats::{Estimator, Rng, Sample};
+use qualify_model::AxisKind;
 
 /// A machine whose runs take `clean · slowdown`: each run is slowed with probability 0.3 by
 /// 1.3–1.8× (another process on the sibling core), plus 0–1% jitter, and the machine enters
@@ -132,7 +133,7 @@ fn input(cells: Vec<CellInput>, estimator: Estimator, truth: Truth) -> Input {
         }],
         axes: vec![AxisInput {
             name: "n".into(),
-            role: AxisRole::Workload,
+            kind: AxisKind::Workload,
         }],
         cells,
         expects: [truth.i - 0.25, truth.i + 0.25]
@@ -140,7 +141,7 @@ fn input(cells: Vec<CellInput>, estimator: Estimator, truth: Truth) -> Input {
             .map(|limit| Expect {
                 axis: "n".into(),
                 metric: "cpu".into(),
-                kind: ExpectKind::MaxExponent(limit),
+                rule: ExpectRule::MaxExponent(limit),
             })
             .collect(),
         ..Input::default()

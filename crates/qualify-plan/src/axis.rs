@@ -1,6 +1,6 @@
 //! The input side of a plan: an [`Axis`] names one operational dimension, its [`Domain`] (listed
 //! values or an integer range) and whether it is swept or searched for a failure boundary
-//! ([`SearchMode`]). This module also owns how a domain turns into points: the sweep points of a
+//! (the spec's [`Search`]). This module also owns how a domain turns into points: the sweep points of a
 //! range, and the ordered ladder a boundary search walks.
 
 use serde::{Deserialize, Serialize};
@@ -36,18 +36,6 @@ impl Domain {
     }
 }
 
-/// Sweep or search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SearchMode {
-    /// Every sweep point of the axis becomes part of the cartesian product.
-    #[default]
-    Sweep,
-    /// For each combination of the other axes, find the largest passing and the smallest failing
-    /// point (see the `search` module).
-    Boundary,
-}
-
 /// One operational dimension of the plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Axis {
@@ -55,8 +43,11 @@ pub struct Axis {
     pub name: String,
     pub kind: AxisKind,
     pub domain: Domain,
+    /// `None`: every sweep point of the axis is part of the cartesian product; `Boundary`: for
+    /// each combination of the other axes, the largest passing and smallest failing point are
+    /// searched for (see the `search` module). The spec's word, unconverted.
     #[serde(default)]
-    pub search: SearchMode,
+    pub search: Option<Search>,
     /// A boundary search's runs of each of the two points at its edge, all agreeing, before it
     /// reports them (see the `search` module): [`DEFAULT_LOAD_EDGE_RUNS`] on a `load` axis
     /// (a service's verdict moves with run-to-run noise), 1 (no repeats) otherwise.
@@ -113,7 +104,7 @@ impl Axis {
             name: name.into(),
             kind,
             domain,
-            search: SearchMode::Sweep,
+            search: None,
             edge_runs: if kind == AxisKind::Load {
                 DEFAULT_LOAD_EDGE_RUNS
             } else {
@@ -124,7 +115,7 @@ impl Axis {
 
     /// The same axis, searched for a failure boundary.
     pub fn boundary(mut self) -> Axis {
-        self.search = SearchMode::Boundary;
+        self.search = Some(Search::Boundary);
         self
     }
 

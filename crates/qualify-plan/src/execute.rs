@@ -1,6 +1,8 @@
-//! Running a [`Plan`]: the [`CellRunner`] seam to the probe engine, the options of one execution
-//! ([`ExecuteOptions`]: jobs, CPU demand, progress, cancellation, search slack) and its record
-//! ([`Execution`]: every executed cell in start order, and one [`Boundary`] per search).
+//! Running a [`Plan`]: [`Plan::execute`] calls a function of a cell's parameters for each cell
+//! (how a cell runs is the caller's: `qualify-run`'s `Cells` on its executor, closures in
+//! tests), with the options of one execution ([`ExecuteOptions`]: jobs, CPU demand, progress,
+//! cancellation, search slack), and returns its record ([`Execution`]: every executed cell in
+//! start order, and one [`Boundary`] per search).
 //!
 //! One coordinator (the calling thread) owns all state; each cell runs on its own scoped thread
 //! and reports back over a channel. Sweep cells and the first probe of every search are queued
@@ -35,22 +37,6 @@ pub fn passed(result: &CellResult) -> bool {
     result.outcome == Outcome::Ok
 }
 
-/// Runs one cell. Called from several threads at once when `jobs > 1`, hence `Sync` at the call
-/// site. A runner that honours a cancellation token should return `interrupted` when it fires;
-/// such a result is recorded but never taken as evidence about the artifact.
-pub trait CellRunner {
-    fn run(&self, params: &Params) -> CellResult;
-}
-
-impl<F> CellRunner for F
-where
-    F: Fn(&Params) -> CellResult,
-{
-    fn run(&self, params: &Params) -> CellResult {
-        self(params)
-    }
-}
-
 /// Why a cell ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -82,78 +68,9 @@ pub struct ExecutedCell {
     pub result: CellResult,
 }
 
-/// What the monotonicity assumption predicted for the check probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Expectation {
-    /// Below the boundary: should pass.
-    Pass,
-    /// Above the boundary: should fail.
-    Fail,
-}
-
-/// The runs of one point at a boundary's edge.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EdgeRuns {
-    pub value: Value,
-    pub passed: u32,
-    pub failed: u32,
-    /// The first failing outcome there.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<Outcome>,
-}
-
-/// The extra probe that tested the monotonicity assumption.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MonotonicCheck {
-    pub value: Value,
-    pub outcome: Outcome,
-    pub expected: Expectation,
-}
-
-/// Where one boundary search found the artifact to break.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Boundary {
-    /// The searched axis.
-    pub axis: String,
-    /// The other axes' values during this search.
-    pub fixed: Params,
-    /// Largest passing value; `None` when even the lowest failed.
-    pub last_pass: Option<Value>,
-    /// Smallest failing value; `None` when everything passed (no boundary in the domain).
-    /// With repeats at the edge, `last_pass` and `first_fail` bound the interval the repeats
-    /// support: each ran `edge_runs` times and agreed with itself (see `edge_confirmed`).
-    pub first_fail: Option<Value>,
-    /// Outcome at `first_fail`.
-    pub outcome: Option<Outcome>,
-    /// Points the search examined, including the check (a point already run by another search
-    /// counts, but was not run again).
-    pub probes: usize,
-    /// `Some(true)` if the check agreed with the monotonicity assumption, `Some(false)` if it
-    /// contradicted it, `None` if no check ran (no unprobed point left, or not complete).
-    pub monotonic: Option<bool>,
-    pub monotonic_check: Option<MonotonicCheck>,
-    /// False when the search was stopped (cancellation, an `interrupted` cell) before its
-    /// bracket closed and its check ran; its values are then only what was learned so far.
-    pub complete: bool,
-    /// Indices into [`Execution::cells`] of the cells it consulted, in order.
-    pub cells: Vec<usize>,
-    /// Runs each edge point was asked for (1: no repeats).
-    #[serde(default = "one")]
-    pub edge_runs: u32,
-    /// With repeats: whether both edge points reached their agreeing runs before the budget
-    /// ended (`None`: no repeats were asked, or the search did not get that far).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub edge_confirmed: Option<bool>,
-    /// Every point run more than once or whose runs disagreed, in axis order: the measured
-    /// noise at the edge (disagreeing points lie between `last_pass` and `first_fail`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub edge: Vec<EdgeRuns>,
-}
-
-fn one() -> u32 {
-    1
-}
+/// Where one boundary search found the artifact to break, and its parts: the shared vocabulary's,
+/// so the receipt's record holds the planner's result unconverted.
+pub use qualify_model::boundary::{Boundary, EdgeRuns, Expectation, MonotonicCheck};
 
 /// The record of one execution.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -311,12 +228,14 @@ pub fn axis_demand(axis: impl Into<String>) -> impl Fn(&Params) -> usize {
 }
 
 impl Plan {
-    /// Run the plan's cells through `runner` and return what happened. See the module docs for
-    /// scheduling; a panic in `runner` stops issuing cells and is resumed here once the running
-    /// cells have finished.
-    pub fn execute<R>(&self, runner: &R, opts: &ExecuteOptions<'_>) -> Execution
+    /// Run each of the plan's cells by `run_cell` and return what happened. See the module docs
+    /// for scheduling. `run_cell` is called from several threads at once when `jobs > 1`; one
+    /// that honours a cancellation token should return `interrupted` when it fires (such a
+    /// result is recorded but never taken as evidence about the artifact). A panic in it stops
+    /// issuing cells and is resumed here once the running cells have finished.
+    pub fn execute<F>(&self, run_cell: &F, opts: &ExecuteOptions<'_>) -> Execution
     where
-        R: CellRunner + Sync + ?Sized,
+        F: Fn(&Params) -> CellResult + Sync + ?Sized,
     {
         let mut co = Coordinator::new(self, opts);
         let mut cancelled = false;
@@ -333,7 +252,7 @@ impl Plan {
                     let params = co.slots[index].params.clone();
                     let tx = tx.clone();
                     scope.spawn(move || {
-                        let result = panic::catch_unwind(AssertUnwindSafe(|| runner.run(&params)));
+                        let result = panic::catch_unwind(AssertUnwindSafe(|| run_cell(&params)));
                         // The coordinator outlives every cell thread; a failed send cannot happen.
                         let _ = tx.send((index, result));
                     });

@@ -5,8 +5,9 @@
 
 use std::collections::HashSet;
 
-use crate::axis::{Axis, Domain, Ladder, SearchMode};
+use crate::axis::{Axis, Domain, Ladder};
 use crate::search::ceil_log2;
+use qualify_model::axis::Search;
 use qualify_model::{Params, Value};
 
 /// Upper bound on sweep cells and on searches in one plan: beyond it the spec almost certainly
@@ -114,7 +115,7 @@ impl Plan {
         }
         let points: Vec<Vec<Value>> = axes.iter().map(|a| a.domain.sweep_points()).collect();
         let boundary: Vec<usize> = (0..axes.len())
-            .filter(|&i| axes[i].search == SearchMode::Boundary)
+            .filter(|&i| axes[i].search == Some(Search::Boundary))
             .collect();
 
         let mut sweep = Vec::new();

@@ -76,9 +76,7 @@ impl Threshold {
     fn calls(&self) -> usize {
         self.calls.lock().unwrap().len()
     }
-}
 
-impl CellRunner for Threshold {
     fn run(&self, params: &Params) -> CellResult {
         self.calls.lock().unwrap().push(params.clone());
         if int(params, self.axis) < self.threshold {
@@ -133,7 +131,7 @@ fn boundary_is_exact_for_every_threshold_in_a_thousand() {
     let plan = range_plan(1, 1000);
     for threshold in 1..=1001 {
         let runner = Threshold::new("n", threshold);
-        let execution = plan.execute(&runner, &ExecuteOptions::new());
+        let execution = plan.execute(&|p: &Params| runner.run(p), &ExecuteOptions::new());
         let b = &execution.boundaries[0];
         assert!(b.complete && execution.complete);
         assert_eq!(
@@ -167,7 +165,10 @@ fn boundary_is_exact_in_an_explicit_value_list() {
     .unwrap();
     for (i, &threshold) in values.iter().enumerate() {
         let runner = Threshold::new("threads", threshold);
-        let b = plan.execute(&runner, &ExecuteOptions::new()).boundaries[0].clone();
+        let b = plan
+            .execute(&|p: &Params| runner.run(p), &ExecuteOptions::new())
+            .boundaries[0]
+            .clone();
         assert_eq!(b.first_fail, Some(Value::Int(threshold)));
         assert_eq!(b.last_pass, i.checked_sub(1).map(|j| Value::Int(values[j])));
         // ⌈log2(12)⌉ + 3 search probes + the check
@@ -175,7 +176,10 @@ fn boundary_is_exact_in_an_explicit_value_list() {
         assert!(runner.calls() <= values.len());
     }
     let runner = Threshold::new("threads", 1000);
-    let b = plan.execute(&runner, &ExecuteOptions::new()).boundaries[0].clone();
+    let b = plan
+        .execute(&|p: &Params| runner.run(p), &ExecuteOptions::new())
+        .boundaries[0]
+        .clone();
     assert_eq!((b.last_pass, b.first_fail), (Some(Value::Int(128)), None));
 }
 
@@ -320,7 +324,7 @@ struct Tracker {
     cores: usize,
 }
 
-impl CellRunner for Tracker {
+impl Tracker {
     fn run(&self, p: &Params) -> CellResult {
         let demand = int(p, "threads") as usize;
         let now = self.running.fetch_add(demand, Ordering::SeqCst) + demand;
@@ -360,7 +364,7 @@ fn parallel_cells_never_exceed_the_core_budget() {
         .jobs(8)
         .cores(4)
         .demand(axis_demand("threads"));
-    let execution = plan.execute(&tracker, &opts);
+    let execution = plan.execute(&|p: &Params| tracker.run(p), &opts);
     assert_eq!(execution.cells.len(), 16);
     assert!(execution.complete);
     // the 6-thread cells exceed the 4 cores: they ran alone; everything else fit in 4 cores
@@ -379,7 +383,7 @@ fn parallel_cells_never_exceed_the_core_budget() {
     ])
     .unwrap();
     tracker.peak.store(0, Ordering::SeqCst);
-    plan.execute(&tracker, &opts);
+    plan.execute(&|p: &Params| tracker.run(p), &opts);
     assert!(tracker.peak.load(Ordering::SeqCst) <= 4);
 }
 
@@ -517,7 +521,7 @@ fn progress_reports_every_cell_with_an_estimate() {
         events.lock().unwrap().push(entry);
     });
     let runner = Threshold::new("n", 77);
-    let execution = plan.execute(&runner, &opts);
+    let execution = plan.execute(&|p: &Params| runner.run(p), &opts);
     drop(opts);
     let events = events.into_inner().unwrap();
     let started = events.iter().filter(|e| e.0).count();
@@ -549,7 +553,8 @@ fn execution_round_trips_through_json() {
         Axis::new("n", AxisKind::Workload, Domain::Range { lo: 1, hi: 64 }).boundary(),
     ])
     .unwrap();
-    let execution = plan.execute(&Threshold::new("n", 40), &ExecuteOptions::new());
+    let runner = Threshold::new("n", 40);
+    let execution = plan.execute(&|p: &Params| runner.run(p), &ExecuteOptions::new());
     let json = serde_json::to_value(&execution).unwrap();
     let b = &json["boundaries"][0];
     assert_eq!(b["axis"], "n");

@@ -12,8 +12,6 @@ use std::net::{Ipv4Addr, TcpListener};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::result::Strength;
 use crate::sandbox::SandboxEnforcement;
 use crate::{CancelToken, ProbeError, ProbeResult, ProbeSpec};
@@ -30,51 +28,8 @@ pub(crate) struct Builtin {
     qualify: i32,
 }
 
-/// One attempt and how it ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Attempt {
-    /// What was tried (`read /x/canary`, `connect 127.0.0.1:4000`, …).
-    pub target: String,
-    /// The sandbox stopped it.
-    pub blocked: bool,
-    /// How it was stopped (the error), or that it got through.
-    pub result: String,
-}
-
-/// The self-test's results.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SelfTest {
-    pub read_hidden: Attempt,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list_holdout: Option<Attempt>,
-    pub write_outside: Attempt,
-    pub connect_host: Attempt,
-    /// A unix socket bound to a path on the host (absent in receipts from before).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connect_unix: Option<Attempt>,
-    pub signal_qualify: Attempt,
-    /// Processes the program saw in `/proc`.
-    pub processes_visible: Option<u64>,
-    /// The stated enforcement after the attempts (a layer an attempt got through is `none`).
-    pub enforcement: Option<SandboxEnforcement>,
-}
-
-impl SelfTest {
-    /// Every attempt was blocked.
-    pub fn all_blocked(&self) -> bool {
-        [
-            Some(&self.read_hidden),
-            self.list_holdout.as_ref(),
-            Some(&self.write_outside),
-            Some(&self.connect_host),
-            self.connect_unix.as_ref(),
-            Some(&self.signal_qualify),
-        ]
-        .into_iter()
-        .flatten()
-        .all(|a| a.blocked)
-    }
-}
+/// What the self-test found: the shared vocabulary's, so the receipt's record holds it as written.
+pub use qualify_model::selftest::{Attempt, SelfTest};
 
 /// What to try: a canary file inside a hidden path, the held-out directory (if any), a path
 /// outside the workdir to create, a path on the host to bind a unix socket to (a directory the

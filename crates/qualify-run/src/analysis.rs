@@ -1,6 +1,6 @@
 //! Stage 5: what the receipt says about the region: its cells (the controls first, marked), the
 //! boundary searches' results, whether the run is incomplete, and — with `[performance]` — the
-//! analysis `qualify-perf` makes of every cell's measurements ([`super::cells::measure`]):
+//! analysis `qualify-perf` makes of every cell's measurements ([`crate::measure::measure`]):
 //! statistics, models, scaling, checks, predictions at the target and the `--baseline`
 //! comparison.
 
@@ -11,7 +11,7 @@ use qualify_evidence as ev;
 use qualify_perf as perf;
 use qualify_plan as plan;
 use qualify_probe::Outcome;
-use qualify_spec::{AxisKind, ExpectRule, Spec};
+use qualify_spec::Spec;
 
 use super::Context;
 use super::checks::{Checked, Next};
@@ -22,7 +22,7 @@ use crate::error::Error;
 /// The region as the receipt states it.
 pub struct Analysed {
     pub cells: Vec<ev::Cell>,
-    pub boundaries: Vec<serde_json::Value>,
+    pub boundaries: Vec<plan::Boundary>,
     pub performance: Option<perf::Performance>,
     /// The run was interrupted: whatever did not finish is not closed.
     pub incomplete: bool,
@@ -45,14 +45,7 @@ pub fn analyse(
             )
         })
     }));
-    let boundaries = execution
-        .map(|x| {
-            x.boundaries
-                .iter()
-                .filter_map(|b| serde_json::to_value(b).ok())
-                .collect()
-        })
-        .unwrap_or_default();
+    let boundaries = execution.map(|x| x.boundaries.clone()).unwrap_or_default();
     let incomplete = ctx.cancelled()
         || checked.next == Next::SkipInterrupted
         || execution.is_some_and(|x| !x.complete || x.cancelled);
@@ -148,7 +141,7 @@ fn performance(
                 .iter()
                 .filter(|c| c.result.outcome != Outcome::Interrupted)
                 .map(|c| {
-                    let (samples, errors) = super::cells::measure(spec, &c.result);
+                    let (samples, errors) = crate::measure::measure(spec, &c.result);
                     perf::CellInput {
                         params: c.params.clone(),
                         samples,
@@ -168,37 +161,12 @@ fn performance(
             .iter()
             .map(|a| perf::AxisInput {
                 name: a.name.clone(),
-                role: match a.kind {
-                    AxisKind::Workload => perf::AxisRole::Workload,
-                    AxisKind::Concurrency => perf::AxisRole::Concurrency,
-                    _ => perf::AxisRole::Other,
-                },
+                kind: a.kind,
             })
             .collect(),
         cells,
-        expects: p
-            .expects
-            .iter()
-            .map(|e| perf::Expect {
-                axis: e.axis.clone(),
-                metric: e.metric.clone(),
-                kind: match e.rule {
-                    ExpectRule::MaxExponent(x) => perf::ExpectKind::MaxExponent(x),
-                    ExpectRule::MinEfficiency(x) => perf::ExpectKind::MinEfficiency(x),
-                },
-            })
-            .collect(),
-        references: p
-            .references
-            .iter()
-            .map(|r| perf::Reference {
-                params: r.params.clone(),
-                metric: r.metric.clone(),
-                reference: r.reference,
-                lower: r.lower,
-                upper: r.upper,
-            })
-            .collect(),
+        expects: p.expects.clone(),
+        references: p.references.clone(),
         target_concurrency: spec.target.as_ref().and_then(|t| t.cores).map(|c| c as f64),
         target_workload: BTreeMap::new(),
         baseline,

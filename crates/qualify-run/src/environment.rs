@@ -4,7 +4,7 @@
 //! limits — when output is declared nondeterministic and the run was not interrupted.
 
 use qualify_evidence as ev;
-use qualify_evidence::layers::reproducibility::ReproducibilityDecl;
+use qualify_evidence::ReproducibilityDecl;
 use qualify_service::SpecProbes;
 use qualify_trust::Fingerprint;
 use qualify_trust::fingerprint::{self, FingerprintInputs};

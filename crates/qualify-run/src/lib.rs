@@ -7,9 +7,10 @@
 //! 3. [`checks`] — the functional check, then the held-out checks; decides whether the
 //!    operating region is probed.
 //! 4. [`region`] — the ledger's regressions first, then the plan (sweeps and boundary
-//!    searches), every cell through [`cells::Cells`] on one [`executor::Executor`] (this
-//!    machine or Slurm, chosen once); with `[performance]` the plan is round 1 and [`rounds`]
-//!    re-probes the measured cells in shuffled rounds.
+//!    searches), every cell through [`cells::Cells`] (controls first, warmups, repeats, the
+//!    setup error) on one [`executor::Executor`] — where a cell runs: this machine or Slurm,
+//!    chosen once; with `[performance]` the plan is round 1 and [`rounds`] re-probes the
+//!    measured cells in shuffled rounds; [`measure`] reads what each cell measured.
 //! 5. [`analysis`] — the receipt's cells, boundaries and the performance analysis.
 //! 6. [`seal`] — fingerprint, the run record, the layered receipt (signed with `sign`),
 //!    written atomically.
@@ -27,11 +28,12 @@ pub mod cells;
 pub mod checks;
 pub mod environment;
 pub mod error;
-
+pub mod executor;
 pub mod holdout;
 pub mod host;
 pub mod junit_counts;
 pub mod lock;
+pub mod measure;
 pub mod perturb;
 pub mod prepare;
 pub mod process_inputs;
@@ -177,6 +179,20 @@ pub fn run(
     cancel: &CancelToken,
 ) -> Result<seal::Sealed, Error> {
     let mut spec = Spec::load_with(&args.spec, &args.set)?;
+    if spec.perturb.is_some() && executor::kind(args.executor, &spec) == ExecutorKind::Slurm {
+        // The spec refuses `[perturb]` with `[executor] kind = "slurm"`; the flag must not
+        // skip it silently either.
+        return Err(Error::Input {
+            message: format!(
+                "--executor slurm with [perturb] in {}: perturbation runs on this machine (its scheduler-level perturbation acts on the cell's threads from here)",
+                args.spec.display()
+            ),
+            fix: Some(
+                "run the perturbed qualification with --executor local, or without [perturb]"
+                    .into(),
+            ),
+        });
+    }
     sandbox::hide_run_paths(&mut spec, args);
     spec.sandbox.pass_env = args.pass_env.clone();
     let ctx = Context {
@@ -201,7 +217,7 @@ pub fn run(
     // What the receipt names, read before the first probe of the artifact.
     let artifact = subjects::artifact_files(&spec);
     // Slurm jobs may wait in the queue for hours: the workdir is held for the build only.
-    let workdir_lock = match slurm::kind(args.executor, &spec) {
+    let workdir_lock = match executor::kind(args.executor, &spec) {
         ExecutorKind::Slurm => {
             drop(workdir_lock);
             None
@@ -215,16 +231,13 @@ pub fn run(
             && spec.sandbox.mode != qualify_spec::SandboxMode::Off
             && !ctx.cancelled())
         .then(|| sandbox::held_out_self_test(&ctx, prepared.held_out.first_check()));
-        if let (Some(h), Some(serde_json::Value::Object(record))) =
-            (&held, prepared.sandbox.as_mut())
-        {
-            record.insert(
-                "held_out_self_test".into(),
-                match &h.attempts {
-                    Some(a) => serde_json::json!(a),
-                    None => serde_json::json!({ "error": h.error }),
+        if let (Some(h), Some(record)) = (&held, prepared.sandbox.as_mut()) {
+            record.held_out_self_test = Some(match &h.attempts {
+                Some(a) => qualify_evidence::HeldOutSelfTestRecord::Attempts(Box::new(a.clone())),
+                None => qualify_evidence::HeldOutSelfTestRecord::Error {
+                    error: h.error.clone(),
                 },
-            );
+            });
         }
         checked.holdout.secrecy = Some(sandboxed.secrecy(&spec, held.as_ref(), &prepared.redactor));
     }

@@ -26,7 +26,7 @@ pub struct Prepared {
     /// The ledger's regressions for this artifact, each with its result once run.
     pub regressions: Regressions,
     /// `predicate.sandbox`: the sandbox's self-test (filled after it ran).
-    pub sandbox: Option<serde_json::Value>,
+    pub sandbox: Option<ev::SandboxRecord>,
     /// What never reaches a stored text: secret values, held-out checks' content.
     pub redactor: qualify_trust::redact::Redactor,
 }

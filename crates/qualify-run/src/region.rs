@@ -1,9 +1,10 @@
 //! Stage 4: probing the operating region. The spec's axes become the planner's (a unit-step
 //! integer range searched for a boundary is bisected over integers; every other range is the
 //! spec's lattice of points); the ledger's regressions run first, then the plan's sweeps and
-//! boundary searches, every cell through one [`CellRunner`], with a progress bar, `--jobs`
-//! side by side under a CPU budget locally, and every cell at once under Slurm; with
-//! `[performance]` the plan's execution is round 1 and [`super::rounds`] runs the others.
+//! boundary searches, every cell through one [`Cells`] on the executor chosen here, once
+//! ([`executor::choose`]), with a progress bar, `--jobs` side by side under a CPU budget
+//! locally, and every cell at once under Slurm; with `[performance]` the plan's execution is
+//! round 1 and [`crate::rounds`] runs the others.
 
 use std::time::Instant;
 
@@ -11,12 +12,12 @@ use qualify_plan as plan;
 use qualify_probe::Outcome;
 use qualify_spec::Spec;
 
-use super::Context;
-use super::cells::{CellRunner, Executor};
-use super::checks::Next;
-use super::regressions::Regressions;
-use super::rounds::{Dispatch, RoundExecutor};
+use crate::Context;
+use crate::cells::Cells;
+use crate::checks::Next;
 use crate::error::Error;
+use crate::executor::{self, Dispatch};
+use crate::regressions::Regressions;
 
 /// Cells in flight at once under Slurm (each waits on its own thread for its job).
 const SLURM_IN_FLIGHT: usize = 4096;
@@ -48,27 +49,30 @@ pub fn probe(
             rounds: None,
         });
     }
-    let executor = match super::slurm::kind(ctx.args.executor, spec) {
-        qualify_spec::ExecutorKind::Slurm => {
-            Executor::Slurm(super::slurm::start(spec, ctx.cancel)?)
-        }
-        qualify_spec::ExecutorKind::Local => Executor::Local,
-    };
+    let controls = qualify_service::Controls::new();
+    let executor = executor::choose(ctx, &controls)?;
     // A measuring run has the machine to itself among qualify runs, and says who else ran.
     let measuring =
         executor.dispatch() == Dispatch::Here && (spec.performance.is_some() || ctx.repeat() > 1);
     let measurement = if measuring {
-        let held = super::lock::hold(
+        let held = crate::lock::hold(
             ctx,
-            &super::lock::measure_lock_path(),
+            &crate::lock::measure_lock_path(),
             "the machine's measurement lock",
         )?;
-        Some((held, super::lock::Watcher::start(ctx.holder.clone())))
+        Some((held, crate::lock::Watcher::start(ctx.holder.clone())))
     } else {
         None
     };
-    let runner = CellRunner::new(ctx, &executor);
-    let (execution, mut rounds) = execute(ctx, &the_plan, planned, &runner, regressions);
+    let cells = Cells::new(
+        spec,
+        ctx.args.backend,
+        ctx.repeat(),
+        ctx.cancel,
+        executor.as_ref(),
+        &controls,
+    );
+    let (execution, mut rounds) = execute(ctx, &the_plan, planned, &cells, regressions);
     if let Some((held, watcher)) = measurement {
         let share = watcher.finish(true);
         drop(held);
@@ -76,14 +80,7 @@ pub fn probe(
             r.machine = Some(share);
         }
     }
-    if let Executor::Slurm(slurm) = &executor
-        && let Some(e) = slurm.setup_error()
-    {
-        return Err(Error::input_only(format!(
-            "a cell could not be submitted to Slurm: {e}"
-        )));
-    }
-    if let Some(e) = runner.into_setup_error() {
+    if let Some(e) = cells.into_setup_error() {
         return Err(e);
     }
     Ok(Region {
@@ -97,11 +94,11 @@ fn execute(
     ctx: &Context<'_>,
     the_plan: &plan::Plan,
     planned: usize,
-    runner: &CellRunner<'_>,
+    cells: &Cells<'_>,
     regressions: &mut Regressions,
 ) -> (plan::Execution, Option<qualify_perf::Rounds>) {
     let bar = ctx.observer.progress(planned);
-    let dispatch = runner.dispatch();
+    let dispatch = cells.dispatch();
     // Under Slurm the scheduler owns the cores: every cell is submitted at once.
     let (jobs, cores) = match dispatch {
         Dispatch::Batch => (SLURM_IN_FLIGHT, SLURM_IN_FLIGHT),
@@ -144,15 +141,15 @@ fn execute(
             }
         });
     let started = Instant::now();
-    regressions.run(runner, ctx.cancel, bar.as_ref());
-    let mut execution = the_plan.execute(runner, &opts);
+    regressions.run(cells, bar.as_ref());
+    let mut execution = the_plan.execute(&|p: &plan::Params| cells.plan_cell(p), &opts);
     bar.finish();
     ctx.say(&format!(
         "probed {} cell(s) in {:.1}s",
         execution.cells.len(),
         started.elapsed().as_secs_f64()
     ));
-    let rounds = super::rounds::run(ctx, runner, &mut execution, started);
+    let rounds = crate::rounds::run(ctx, cells, &mut execution, started);
     (execution, rounds)
 }
 

@@ -1,15 +1,16 @@
 //! Regressions: every failure the ledger recorded for this artifact (its "controls", the
-//! ledger's stored word), re-run first through the same cell runner as the plan's cells and
+//! ledger's stored word), re-run first through the same [`Cells`] as the plan's cells and
 //! kept in the receipt marked `control: true`. Not a service's `none` controls
 //! (`qualify_service::Controls`).
 
 use qualify_evidence as ev;
 use qualify_ledger::Ledger;
 use qualify_plan::Params;
-use qualify_probe::{CancelToken, Outcome, ProbeResult};
+use qualify_probe::{Outcome, ProbeResult};
 use qualify_spec::Spec;
 
-use super::Context;
+use crate::Context;
+use crate::cells::Cells;
 use crate::error::Error;
 
 /// The artifact's controls, in the ledger's order, each with its result once run.
@@ -45,19 +46,14 @@ impl Regressions {
         Ok(Regressions(controls))
     }
 
-    /// Run each control through `runner`, before the plan's cells.
-    pub fn run(
-        &mut self,
-        runner: &super::cells::CellRunner<'_>,
-        cancel: &CancelToken,
-        bar: &dyn crate::Progress,
-    ) {
+    /// Run each control through `cells`, before the plan's cells.
+    pub fn run(&mut self, cells: &Cells<'_>, bar: &dyn crate::Progress) {
         for (params, slot) in self.0.iter_mut() {
-            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            if cells.cancelled() {
                 break;
             }
             bar.set_message(format!("control {params}"));
-            let result = runner.run_regression(params);
+            let result = cells.regression(params);
             if result.outcome != Outcome::Ok {
                 bar.println(format!(
                     "  control {params}: {} — {} (an earlier failure, again)",

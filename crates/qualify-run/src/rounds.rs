@@ -2,7 +2,7 @@
 //! after its warmups), every measured cell is probed again once per round, each round in a fresh
 //! shuffle of the cells (a generator seeded with `seed + round`), so a slow period of the
 //! machine is spread over all cells instead of bending the curve. Each run is appended to its
-//! cell's `runs` (run `i` is round `i + 1`, which `cells::measure` tags).
+//! cell's `runs` (run `i` is round `i + 1`, which `measure::measure` tags).
 //!
 //! How many rounds: `repeat = N` runs N rounds. `repeat = "auto"` runs at least
 //! [`MIN_ROUNDS`], then more while a cell's estimate of a judged metric (the metrics the spec's
@@ -12,68 +12,38 @@
 //! A cell that did not end `ok` in round 1 is never repeated, and one that fails in a later
 //! round stops there (its failure is in its runs, the cell's outcome says so). A service cell
 //! that served its load but ended `slo_violated` or `overloaded` is a measurement too
-//! ([`super::cells::measured`]): an overloaded service's throughput is its capacity.
+//! ([`crate::measure::measured`]): an overloaded service's throughput is its capacity.
 //!
 //! Locally the runs of a round go one at a time (measurements never overlap). Under Slurm each
 //! run is one job; a round's jobs are submitted together in the round's shuffled order (the
 //! executor groups them into one job array) and the next round starts when all of them ended;
 //! Slurm decides where and in which order a round's jobs run. The scheduler
-//! ([`schedule_rounds`]) sees the executor only through [`RoundExecutor`] — one measured run of
-//! a cell, and its [`Dispatch`] — so its decisions are unit-tested with a scripted executor.
+//! ([`schedule_rounds`]) runs a cell only through [`Cells::again`] on the run's executor (its
+//! [`Dispatch`] says which of the two), so its decisions are unit-tested on a scripted
+//! executor.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use qualify_perf::Rounds;
 use qualify_perf::stats::{Rng, summarize};
-use qualify_plan::{self as plan, Params};
+use qualify_plan as plan;
 use qualify_probe::{Outcome, ProbeResult};
 use qualify_spec::{ExpectRule, MIN_ROUNDS, Repeat, Spec};
 
-use super::Context;
-
-/// How an executor dispatches the runs of one round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dispatch {
-    /// On this machine, one run at a time (measurements never overlap); a stop request ends
-    /// the round before its next run.
-    Here,
-    /// Queued on a batch scheduler (Slurm): the whole round is submitted at once, in the
-    /// round's order, and the scheduler decides where and in which order the runs go.
-    Batch,
-}
-
-/// The seam between the round scheduler and whatever runs a cell (hyperfine's `Executor` is
-/// the model): the scheduler decides which cells run in which round and when to stop; the
-/// executor runs one measured run of a cell and says how a round's runs are dispatched. The
-/// real one is [`super::cells::CellRunner`] (on this machine or on Slurm); the tests use a
-/// scripted `MockExecutor` that starts no process.
-pub trait RoundExecutor: Sync {
-    /// How this executor runs a round's runs.
-    fn dispatch(&self) -> Dispatch;
-
-    /// One more measured run of the cell (a later round: no warmup). A run that could not
-    /// start at all stops the run: the executor keeps the error, raises the cancel token the
-    /// scheduler watches and returns an `interrupted` result.
-    fn probe_once(&self, params: &Params) -> ProbeResult;
-}
+use crate::Context;
+use crate::cells::Cells;
+use crate::executor::Dispatch;
+use crate::measure::{measure, measured};
 
 /// Run the later rounds over `execution`'s measured cells; `None` without `[performance]`.
 /// `started` is when the region began (the budget counts from there).
 pub fn run(
     ctx: &Context<'_>,
-    executor: &dyn RoundExecutor,
+    cells: &Cells<'_>,
     execution: &mut plan::Execution,
     started: Instant,
 ) -> Option<Rounds> {
-    let rounds = schedule_rounds(
-        ctx.spec,
-        executor,
-        ctx.cancel,
-        &mut execution.cells,
-        started,
-        ctx.observer,
-    )?;
+    let rounds = schedule_rounds(ctx.spec, cells, &mut execution.cells, started, ctx.observer)?;
     ctx.say(&format!(
         "performance: {} round(s), seed {}: {}",
         rounds.rounds, rounds.seed, rounds.stopped
@@ -81,15 +51,15 @@ pub fn run(
     Some(rounds)
 }
 
-/// The round scheduler: probe the measured `cells` (round 1 is already in their results) in
-/// further rounds on `executor` until the spec's `[performance]` repetition is satisfied, the
-/// budget is spent, no cell is left, or `cancel` is raised; append each run to its cell.
-/// `observer` shows the rounds' progress. `None` without `[performance]`.
+/// The round scheduler: probe the measured cells of `executed` (round 1 is already in their
+/// results) in further rounds through `cells` until the spec's `[performance]` repetition is
+/// satisfied, the budget is spent, no cell is left, or the run is stopping (asked to, or a
+/// cell could not start); append each run to its cell. `observer` shows the rounds'
+/// progress. `None` without `[performance]`.
 pub fn schedule_rounds(
     spec: &Spec,
-    executor: &dyn RoundExecutor,
-    cancel: &AtomicBool,
-    cells: &mut [plan::ExecutedCell],
+    cells: &Cells<'_>,
+    executed: &mut [plan::ExecutedCell],
     started: Instant,
     observer: &dyn crate::RunObserver,
 ) -> Option<Rounds> {
@@ -101,27 +71,26 @@ pub fn schedule_rounds(
     };
     let auto = p.repeat == Repeat::Auto;
     let judged = precision_metrics(spec);
-    let dispatch = executor.dispatch();
-    let cancelled = || cancel.load(Ordering::Relaxed);
+    let dispatch = cells.dispatch();
     // Cells measured in round 1 (ended ok, or served the load; a result without `runs` is its
-    // own single run, as a Slurm job's is).
-    let mut active: Vec<usize> = cells
+    // own single run).
+    let mut active: Vec<usize> = executed
         .iter()
         .enumerate()
-        .filter(|(_, c)| super::cells::measured(spec, c.result.outcome))
+        .filter(|(_, c)| measured(spec, c.result.outcome))
         .map(|(i, _)| i)
         .collect();
     let mut round: u64 = 1;
     let bar = observer.progress(active.len());
     let stopped = loop {
-        if cancelled() {
+        if cells.cancelled() {
             break format!("interrupted after {round} round(s)");
         }
         if active.is_empty() {
             break format!("no cell left to measure after {round} round(s)");
         }
         if auto && round >= min_rounds {
-            active.retain(|&i| !precise(spec, &cells[i].result, &judged, p.precision));
+            active.retain(|&i| !precise(spec, &executed[i].result, &judged, p.precision));
             if active.is_empty() {
                 break format!(
                     "every cell reached the precision ({:.0}%) after {round} round(s)",
@@ -140,7 +109,10 @@ pub fn schedule_rounds(
             };
         }
         if let Some(budget) = p.budget.filter(|_| auto) {
-            let next: f64 = active.iter().map(|&i| cells[i].result.wall_seconds).sum();
+            let next: f64 = active
+                .iter()
+                .map(|&i| executed[i].result.wall_seconds)
+                .sum();
             if started.elapsed() + Duration::from_secs_f64(next.max(0.0)) > budget {
                 break format!(
                     "budget of {} reached after {round} round(s); {} cell(s) still imprecise",
@@ -153,13 +125,13 @@ pub fn schedule_rounds(
         let order = shuffled(&active, seed.wrapping_add(round));
         bar.set_total(order.len());
         bar.set_position(0);
-        let results = probe_round(executor, &cancelled, cells, &order, round, bar.as_ref());
+        let results = probe_round(cells, executed, &order, round, bar.as_ref());
         for (i, result) in results {
             if result.outcome == Outcome::Interrupted {
                 continue; // not a measurement: the run was stopping
             }
-            let failed = !super::cells::measured(spec, result.outcome);
-            append(&mut cells[i].result, result);
+            let failed = !measured(spec, result.outcome);
+            append(&mut executed[i].result, result);
             if failed {
                 active.retain(|&k| k != i);
             }
@@ -175,7 +147,7 @@ pub fn schedule_rounds(
         budget_seconds: p.budget.filter(|_| auto).map(|b| b.as_secs_f64()),
         stopped,
         wall_seconds: started.elapsed().as_secs_f64(),
-        schedule: schedule(p.warmup, dispatch),
+        schedule: schedule(p.warmup, cells.warmups(), spec.service.is_some(), dispatch),
         machine: None,
     })
 }
@@ -215,7 +187,7 @@ fn precise(spec: &Spec, result: &ProbeResult, judged: &[String], precision: f64)
     let Some(p) = &spec.performance else {
         return true;
     };
-    let (samples, _) = super::cells::measure(spec, result);
+    let (samples, _) = measure(spec, result);
     judged.iter().all(|metric| {
         samples.get(metric).is_none_or(|s| {
             summarize(s, p.estimator_of(metric))
@@ -225,26 +197,26 @@ fn precise(spec: &Spec, result: &ProbeResult, judged: &[String], precision: f64)
     })
 }
 
-/// Probe one run of each cell of `order`: dispatched [`Dispatch::Here`] one after the other
-/// (stopping before the next run once `cancelled`), [`Dispatch::Batch`] all at once (one job
-/// each, submitted in this order). Results come back with their cell's index.
+/// Probe one run of each cell of `order` (indices into `executed`): dispatched
+/// [`Dispatch::Here`] one after the other (stopping before the next run once the run is
+/// stopping), [`Dispatch::Batch`] all at once (one job each, submitted in this order). Results
+/// come back with their cell's index.
 fn probe_round(
-    executor: &dyn RoundExecutor,
-    cancelled: &dyn Fn() -> bool,
-    cells: &[plan::ExecutedCell],
+    cells: &Cells<'_>,
+    executed: &[plan::ExecutedCell],
     order: &[usize],
     round: u64,
     bar: &dyn crate::Progress,
 ) -> Vec<(usize, ProbeResult)> {
-    match executor.dispatch() {
+    match cells.dispatch() {
         Dispatch::Batch => {
             bar.set_message(format!("round {round}: {} job(s) submitted", order.len()));
             std::thread::scope(|s| {
                 let handles: Vec<_> = order
                     .iter()
                     .map(|&i| {
-                        let params = &cells[i].params;
-                        (i, s.spawn(move || executor.probe_once(params)))
+                        let params = &executed[i].params;
+                        (i, s.spawn(move || cells.again(params)))
                     })
                     .collect();
                 handles
@@ -260,12 +232,12 @@ fn probe_round(
         Dispatch::Here => {
             let mut out = Vec::with_capacity(order.len());
             for &i in order {
-                if cancelled() {
+                if cells.cancelled() {
                     break;
                 }
-                let params = &cells[i].params;
+                let params = &executed[i].params;
                 bar.set_message(format!("round {round}: {params}"));
-                out.push((i, executor.probe_once(params)));
+                out.push((i, cells.again(params)));
                 bar.inc();
             }
             out
@@ -316,10 +288,20 @@ fn humantime(d: Duration) -> String {
 }
 
 /// How the rounds were executed, for the receipt.
-fn schedule(warmup: u64, dispatch: Dispatch) -> String {
-    let first = format!(
-        "round 1: the plan's own order (sweeps, then boundary searches), each cell after {warmup} warmup run(s)"
-    );
+/// `declared` is `[performance] warmup`, `applied` what the cells really ran (none for a
+/// service cell, which warms up inside each run, nor for a Slurm job): the receipt states the
+/// runs that happened.
+fn schedule(declared: u64, applied: u64, service: bool, dispatch: Dispatch) -> String {
+    let warmup = if service {
+        "each service cell warmed up inside its own run ([load] warmup), no warmup run".to_string()
+    } else if applied == declared {
+        format!("each cell after {applied} warmup run(s)")
+    } else {
+        format!(
+            "each cell after {applied} warmup run(s) ([performance] warmup = {declared} applies to cells on this machine only: a Slurm job may land on any node)"
+        )
+    };
+    let first = format!("round 1: the plan's own order (sweeps, then boundary searches), {warmup}");
     match dispatch {
         Dispatch::Batch => format!(
             "{first}; rounds 2 and later: one Slurm job per cell, submitted together in a fresh shuffle (seed + round) and grouped into one job array per round; a round starts when every job of the previous one ended; Slurm decides where and in which order a round's jobs run"
@@ -332,81 +314,38 @@ fn schedule(warmup: u64, dispatch: Dispatch) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
-    use qualify_plan::{CellRole, ExecutedCell, Value};
-    use qualify_probe::{Enforcement, Limits};
+    use qualify_plan::{CellRole, ExecutedCell, Params, Value};
+    use qualify_probe::BackendChoice;
+    use qualify_service::Controls;
 
     use super::*;
+    use crate::executor::scripted::{Scripted, run};
 
-    /// A round executor that starts no process: the result of each run comes from `script`
-    /// (given the cell's `n` and how many later-round runs that cell had before), every call is
-    /// logged, and `fail_at` raises the cancel token on that call (counted from 1) and returns
-    /// an `interrupted` result, as [`super::super::cells::CellRunner`] does when a probe cannot
-    /// start.
-    struct MockExecutor<'a> {
-        dispatch: Dispatch,
-        script: fn(i64, usize) -> ProbeResult,
-        calls: Mutex<Vec<i64>>,
-        fail_at: Option<(usize, &'a AtomicBool)>,
-    }
-
-    impl<'a> MockExecutor<'a> {
-        fn new(dispatch: Dispatch, script: fn(i64, usize) -> ProbeResult) -> MockExecutor<'a> {
-            MockExecutor {
-                dispatch,
-                script,
-                calls: Mutex::new(Vec::new()),
-                fail_at: None,
-            }
-        }
-
-        fn calls(&self) -> Vec<i64> {
-            self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+    /// The cell's `n`.
+    fn n(params: &Params) -> i64 {
+        match params.get("n") {
+            Some(Value::Int(n)) => *n,
+            other => panic!("a cell without an integer n: {other:?}"),
         }
     }
 
-    impl RoundExecutor for MockExecutor<'_> {
-        fn dispatch(&self) -> Dispatch {
-            self.dispatch
-        }
-
-        fn probe_once(&self, params: &Params) -> ProbeResult {
-            let n = match params.get("n") {
-                Some(Value::Int(n)) => *n,
-                other => panic!("a cell without an integer n: {other:?}"),
-            };
-            let (call, before) = {
-                let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-                let before = calls.iter().filter(|&&c| c == n).count();
-                calls.push(n);
-                (calls.len(), before)
-            };
-            match self.fail_at {
-                Some((at, cancel)) if at == call => {
-                    cancel.store(true, Ordering::SeqCst);
-                    run(Outcome::Interrupted, 0.0)
-                }
-                _ => (self.script)(n, before),
-            }
-        }
-    }
-
-    fn run(outcome: Outcome, wall: f64) -> ProbeResult {
-        let mut r = ProbeResult::unobserved(
-            outcome,
-            "scripted",
-            Enforcement::none("mock"),
-            Limits::default(),
-        );
-        r.wall_seconds = wall;
-        r.user_seconds = wall / 2.0;
-        r.peak_memory_bytes = Some(1 << 20);
-        r
+    /// The `n` of every cell the executor was asked to run, in order (each call one run).
+    fn calls(executor: &Scripted) -> Vec<i64> {
+        executor
+            .calls()
+            .into_iter()
+            .map(|(params, runs)| {
+                assert_eq!(runs, 1, "a later round asks for one run");
+                n(&params)
+            })
+            .collect()
     }
 
     /// Every run of every cell: ok, 1 s.
-    fn steady(_: i64, _: usize) -> ProbeResult {
+    fn steady(_: &Params, _: usize) -> ProbeResult {
         run(Outcome::Ok, 1.0)
     }
 
@@ -451,21 +390,26 @@ mod tests {
             .collect()
     }
 
+    /// The later rounds of `executed` on `executor`, as a run schedules them.
+    fn rounds_of(
+        spec: &Spec,
+        executor: &Scripted,
+        cancel: &Arc<AtomicBool>,
+        executed: &mut [ExecutedCell],
+    ) -> Option<Rounds> {
+        let controls = Controls::new();
+        let cells = Cells::new(spec, BackendChoice::Auto, 1, cancel, executor, &controls);
+        schedule_rounds(spec, &cells, executed, Instant::now(), &crate::Silent)
+    }
+
     fn schedule_of(
         spec: &Spec,
-        executor: &MockExecutor<'_>,
-        cancel: &AtomicBool,
-        cells: &mut [ExecutedCell],
+        executor: &Scripted,
+        cancel: &Arc<AtomicBool>,
+        executed: &mut [ExecutedCell],
     ) -> Rounds {
-        schedule_rounds(
-            spec,
-            executor,
-            cancel,
-            cells,
-            Instant::now(),
-            &crate::Silent,
-        )
-        .unwrap_or_else(|| panic!("a spec with [performance] schedules rounds"))
+        rounds_of(spec, executor, cancel, executed)
+            .unwrap_or_else(|| panic!("a spec with [performance] schedules rounds"))
     }
 
     #[test]
@@ -481,15 +425,15 @@ mod tests {
     #[test]
     fn here_a_fixed_repeat_runs_each_later_round_one_at_a_time_in_its_seeded_shuffle() {
         let spec = spec("repeat = 3\nseed = 7\nwarmup = 2\n");
-        let executor = MockExecutor::new(Dispatch::Here, steady);
-        let cancel = AtomicBool::new(false);
+        let executor = Scripted::new(Dispatch::Here, steady);
+        let cancel = Arc::new(AtomicBool::new(false));
         let mut cells = round_one(Outcome::Ok, 1.0);
         let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
 
         let all = [0, 1, 2, 3];
         let expected: Vec<i64> = [order(&all, 7, 2), order(&all, 7, 3)].concat();
         assert_eq!(
-            executor.calls(),
+            calls(&executor),
             expected,
             "rounds 2 and 3, each in its shuffle"
         );
@@ -506,13 +450,13 @@ mod tests {
     #[test]
     fn batch_submits_every_cell_of_a_round_and_the_schedule_says_slurm_groups_them() {
         let spec = spec("repeat = 3\nseed = 7\nwarmup = 0\n");
-        let executor = MockExecutor::new(Dispatch::Batch, steady);
-        let cancel = AtomicBool::new(false);
+        let executor = Scripted::new(Dispatch::Batch, steady);
+        let cancel = Arc::new(AtomicBool::new(false));
         let mut cells = round_one(Outcome::Ok, 1.0);
         let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
 
         // Slurm decides the order a round's jobs run in; each round holds every cell once.
-        let calls = executor.calls();
+        let calls = calls(&executor);
         for round in calls.chunks(4) {
             let mut cells_of_round = round.to_vec();
             cells_of_round.sort_unstable();
@@ -528,16 +472,32 @@ mod tests {
     }
 
     #[test]
+    fn on_slurm_the_schedule_states_the_warmups_that_ran_not_the_declared_ones() {
+        let spec = spec("repeat = 2\nseed = 7\nwarmup = 2\n");
+        let executor = Scripted::new(Dispatch::Batch, steady);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut cells = round_one(Outcome::Ok, 1.0);
+        let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
+        assert!(
+            rounds.schedule.contains(
+                "each cell after 0 warmup run(s) ([performance] warmup = 2 applies to cells on this machine only"
+            ),
+            "{}",
+            rounds.schedule
+        );
+    }
+
+    #[test]
     fn here_a_setup_failure_stops_the_round_before_its_next_run_and_is_no_measurement() {
         let spec = spec("repeat = 5\nseed = 11\n");
-        let cancel = AtomicBool::new(false);
-        let mut executor = MockExecutor::new(Dispatch::Here, steady);
-        executor.fail_at = Some((2, &cancel));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut executor = Scripted::new(Dispatch::Here, steady);
+        executor.fail_at = Some(2);
         let mut cells = round_one(Outcome::Ok, 1.0);
         let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
 
         let round_two = order(&[0, 1, 2, 3], 11, 2);
-        assert_eq!(executor.calls(), round_two[..2].to_vec());
+        assert_eq!(calls(&executor), round_two[..2].to_vec());
         assert_eq!(rounds.stopped, "interrupted after 2 round(s)");
         assert_eq!(rounds.rounds, 2);
         let mut expected = vec![1; 4];
@@ -545,18 +505,22 @@ mod tests {
         expected[usize::try_from(round_two[0] - 1).unwrap_or(0)] = 2;
         assert_eq!(runs_per_cell(&cells), expected);
         assert!(cells.iter().all(|c| c.result.outcome == Outcome::Ok));
+        assert!(
+            cancel.load(Ordering::SeqCst),
+            "the cell that could not start stopped the run"
+        );
     }
 
     #[test]
     fn batch_a_round_already_submitted_ends_before_the_stop_is_seen() {
         let spec = spec("repeat = 5\nseed = 11\n");
-        let cancel = AtomicBool::new(false);
-        let mut executor = MockExecutor::new(Dispatch::Batch, steady);
-        executor.fail_at = Some((1, &cancel));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut executor = Scripted::new(Dispatch::Batch, steady);
+        executor.fail_at = Some(1);
         let mut cells = round_one(Outcome::Ok, 1.0);
         let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
 
-        assert_eq!(executor.calls().len(), 4, "the whole round was submitted");
+        assert_eq!(calls(&executor).len(), 4, "the whole round was submitted");
         assert_eq!(rounds.stopped, "interrupted after 2 round(s)");
         let mut runs = runs_per_cell(&cells);
         runs.sort_unstable();
@@ -570,11 +534,11 @@ mod tests {
     #[test]
     fn a_stop_before_round_two_probes_nothing() {
         let spec = spec("repeat = 5\n");
-        let executor = MockExecutor::new(Dispatch::Here, steady);
-        let cancel = AtomicBool::new(true);
+        let executor = Scripted::new(Dispatch::Here, steady);
+        let cancel = Arc::new(AtomicBool::new(true));
         let mut cells = round_one(Outcome::Ok, 1.0);
         let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
-        assert!(executor.calls().is_empty());
+        assert!(calls(&executor).is_empty());
         assert_eq!(rounds.stopped, "interrupted after 1 round(s)");
         assert_eq!(runs_per_cell(&cells), vec![1; 4]);
     }
@@ -583,18 +547,19 @@ mod tests {
     fn a_cell_failed_in_round_one_is_never_repeated_and_one_failing_later_stops_there() {
         let spec = spec("repeat = 4\nseed = 3\n");
         // Cell n = 2 crashes in its first later run.
-        let executor = MockExecutor::new(Dispatch::Here, |n, before| {
+        let executor = Scripted::new(Dispatch::Here, |params, before| {
+            let n = n(params);
             if n == 2 && before == 0 {
                 run(Outcome::Crash, 1.0)
             } else {
                 run(Outcome::Ok, 1.0)
             }
         });
-        let cancel = AtomicBool::new(false);
+        let cancel = Arc::new(AtomicBool::new(false));
         let mut cells = round_one(Outcome::Crash, 1.0);
         let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
 
-        let calls = executor.calls();
+        let calls = calls(&executor);
         let count = |n: i64| calls.iter().filter(|&&c| c == n).count();
         assert_eq!([count(1), count(2), count(3), count(4)], [0, 1, 3, 3]);
         assert_eq!(
@@ -619,27 +584,27 @@ mod tests {
     #[test]
     fn with_every_cell_failed_in_round_one_no_round_runs() {
         let spec = spec("repeat = 4\n");
-        let executor = MockExecutor::new(Dispatch::Here, steady);
-        let cancel = AtomicBool::new(false);
+        let executor = Scripted::new(Dispatch::Here, steady);
+        let cancel = Arc::new(AtomicBool::new(false));
         let mut cells = round_one(Outcome::Ok, 1.0);
         for c in &mut cells {
             c.result.outcome = Outcome::Timeout;
         }
         let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
-        assert!(executor.calls().is_empty());
+        assert!(calls(&executor).is_empty());
         assert_eq!(rounds.stopped, "no cell left to measure after 1 round(s)");
     }
 
     #[test]
     fn auto_stops_once_every_cell_is_precise_after_the_minimum_rounds() {
         let spec = spec("seed = 5\n");
-        let executor = MockExecutor::new(Dispatch::Here, steady);
-        let cancel = AtomicBool::new(false);
+        let executor = Scripted::new(Dispatch::Here, steady);
+        let cancel = Arc::new(AtomicBool::new(false));
         let mut cells = round_one(Outcome::Ok, 1.0);
         let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
 
         let min = usize::try_from(MIN_ROUNDS).unwrap_or(0);
-        assert_eq!(executor.calls().len(), 4 * (min - 1));
+        assert_eq!(calls(&executor).len(), 4 * (min - 1));
         assert_eq!(runs_per_cell(&cells), vec![min; 4]);
         assert_eq!(
             rounds.stopped,
@@ -654,15 +619,16 @@ mod tests {
     fn auto_keeps_an_imprecise_cell_alone_until_max_repeat() {
         let spec = spec("seed = 5\nmax_repeat = 8\n");
         // Cell n = 1 swings between 1 s and 3 s; the others are steady.
-        let executor = MockExecutor::new(Dispatch::Here, |n, before| {
+        let executor = Scripted::new(Dispatch::Here, |params, before| {
+            let n = n(params);
             let wall = if n == 1 && before % 2 == 0 { 3.0 } else { 1.0 };
             run(Outcome::Ok, wall)
         });
-        let cancel = AtomicBool::new(false);
+        let cancel = Arc::new(AtomicBool::new(false));
         let mut cells = round_one(Outcome::Ok, 1.0);
         let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
 
-        let calls = executor.calls();
+        let calls = calls(&executor);
         let min = usize::try_from(MIN_ROUNDS).unwrap_or(0);
         assert_eq!(calls.len(), 4 * (min - 1) + (8 - min), "{calls:?}");
         assert_eq!(calls[4 * (min - 1)..], [1, 1, 1]);
@@ -676,12 +642,12 @@ mod tests {
     #[test]
     fn auto_starts_no_round_that_would_overrun_the_budget() {
         let spec = spec("budget = \"1m\"\n");
-        let executor = MockExecutor::new(Dispatch::Here, steady);
-        let cancel = AtomicBool::new(false);
+        let executor = Scripted::new(Dispatch::Here, steady);
+        let cancel = Arc::new(AtomicBool::new(false));
         // Four cells of 20 s each: the next round would take 80 s.
         let mut cells = round_one(Outcome::Ok, 20.0);
         let rounds = schedule_of(&spec, &executor, &cancel, &mut cells);
-        assert!(executor.calls().is_empty());
+        assert!(calls(&executor).is_empty());
         assert_eq!(
             rounds.stopped,
             "budget of 1m reached after 1 round(s); 4 cell(s) still imprecise"
@@ -696,18 +662,11 @@ mod tests {
             "dir/qualify.toml",
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        let executor = MockExecutor::new(Dispatch::Here, steady);
-        let cancel = AtomicBool::new(false);
+        let executor = Scripted::new(Dispatch::Here, steady);
+        let cancel = Arc::new(AtomicBool::new(false));
         let mut cells = round_one(Outcome::Ok, 1.0);
-        let rounds = schedule_rounds(
-            &spec,
-            &executor,
-            &cancel,
-            &mut cells,
-            Instant::now(),
-            &crate::Silent,
-        );
+        let rounds = rounds_of(&spec, &executor, &cancel, &mut cells);
         assert!(rounds.is_none());
-        assert!(executor.calls().is_empty());
+        assert!(calls(&executor).is_empty());
     }
 }

@@ -14,8 +14,6 @@ use qualify_probe::Role;
 use qualify_probe::selftest::{Attempt, SelfTest, Targets};
 use qualify_service::SpecProbes;
 use qualify_spec::{SandboxMode, Spec};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::{Context, RunOptions};
 use crate::error::Error;
@@ -64,7 +62,7 @@ pub fn hide_run_paths(spec: &mut Spec, args: &RunOptions) {
 pub struct SandboxRun {
     pub self_test: Option<SelfTest>,
     /// `predicate.sandbox` of the receipt.
-    pub record: Option<Value>,
+    pub record: Option<ev::SandboxRecord>,
 }
 
 impl SandboxRun {
@@ -332,7 +330,12 @@ pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, Error> {
     if spec.sandbox.mode == SandboxMode::Off {
         return Ok(SandboxRun {
             self_test: None,
-            record: Some(json!({ "mode": "off" })),
+            record: Some(ev::SandboxRecord {
+                mode: SandboxMode::Off,
+                self_test: None,
+                self_test_error: None,
+                held_out_self_test: None,
+            }),
         });
     }
     let canary = Path::new(STATE).join(format!("sandbox-canary-{}", std::process::id()));
@@ -406,10 +409,12 @@ pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, Error> {
                     escaped.join(", ")
                 );
             }
-            let record = json!({
-                "mode": spec.sandbox.mode,
-                "self_test": t,
-            });
+            let record = ev::SandboxRecord {
+                mode: spec.sandbox.mode,
+                self_test: Some(t.clone()),
+                self_test_error: None,
+                held_out_self_test: None,
+            };
             Ok(SandboxRun {
                 self_test: Some(t),
                 record: Some(record),
@@ -421,26 +426,19 @@ pub fn self_test(ctx: &Context<'_>) -> Result<SandboxRun, Error> {
             eprintln!("qualify: warning: the sandbox's self-test could not run: {e}");
             Ok(SandboxRun {
                 self_test: None,
-                record: Some(json!({
-                    "mode": spec.sandbox.mode,
-                    "self_test_error": e.to_string(),
-                })),
+                record: Some(ev::SandboxRecord {
+                    mode: spec.sandbox.mode,
+                    self_test: None,
+                    self_test_error: Some(e.to_string()),
+                    held_out_self_test: None,
+                }),
             })
         }
     }
 }
 
-/// What the artifact of the held-out self-test tried.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Attempts {
-    pub environment: Attempt,
-    pub check_process: Attempt,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub check_file: Option<Attempt>,
-    pub qualify_command_line: Attempt,
-    /// Only the write: whether it reached a later cell is decided by qualify on the host.
-    pub later_cells: Attempt,
-}
+/// What the artifact of the held-out self-test tried (the shared vocabulary's).
+pub use qualify_model::selftest::HeldOutAttempts as Attempts;
 
 /// The variables only a held-out check's environment has.
 pub const TELLS: [&str; 4] = [

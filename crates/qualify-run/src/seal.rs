@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use qualify_evidence as ev;
-use qualify_spec::Domain;
 
 use super::Context;
 use super::analysis::Analysed;
@@ -162,16 +161,9 @@ fn record(
         claim: spec.claim.level,
         target: spec.target.clone().unwrap_or_default(),
         machine: super::host::machine(backend, environment.as_ref()),
-        axes: spec.axes.iter().map(axis_decl).collect(),
+        axes: spec.axes.clone(),
         material: Vec::new(),
-        waivers: spec
-            .waivers
-            .iter()
-            .map(|w| ev::Waiver {
-                gap: w.gap.clone(),
-                reason: w.reason.clone(),
-            })
-            .collect(),
+        waivers: spec.waivers.clone(),
         dependencies: spec.dependencies.iter().map(|d| d.name.clone()).collect(),
         headroom: spec.claim.headroom.clone(),
         functional: checked.functional,
@@ -184,10 +176,7 @@ fn record(
         cells: analysed.cells.clone(),
         planned_cells: Some(region.planned),
         boundaries: analysed.boundaries.clone(),
-        performance: analysed
-            .performance
-            .as_ref()
-            .and_then(|p| serde_json::to_value(p).ok()),
+        performance: analysed.performance.clone(),
         incomplete: analysed.incomplete,
         sandbox: prepared.sandbox.clone(),
         started: ctx.started,
@@ -209,19 +198,4 @@ fn write_receipt(path: &Path, text: &str) -> Result<(), Error> {
     let tmp = path.with_extension("json.partial");
     std::fs::write(&tmp, text).map_err(|e| cannot(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| cannot(path, e))
-}
-
-fn axis_decl(a: &qualify_spec::Axis) -> ev::AxisDecl {
-    let domain = match &a.domain {
-        Domain::Values(vals) => ev::AxisDomain::Values(vals.clone()),
-        Domain::Range(r) => ev::AxisDomain::Range {
-            min: r.lo.into(),
-            max: r.hi.into(),
-        },
-    };
-    ev::AxisDecl {
-        name: a.name.clone(),
-        kind: a.kind,
-        domain,
-    }
 }

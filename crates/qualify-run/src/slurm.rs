@@ -1,9 +1,10 @@
-//! The Slurm executor of `qualify run`: choosing the executor (`--executor` over `[executor] kind`), starting
-//! the [`qualify_slurm::SlurmExecutor`] with the spec's partition/account/qos/sbatch options and
-//! pending limit, and turning a cell's probe spec into a [`CellJob`]. The run directory is
-//! `.qualify/slurm/<run name>` under the current directory (it must be shared with the compute
-//! nodes, as the `qualify` binary's path must be). A faulted service cell's job gets its
-//! control's variation (`--control-noise`), measured first (`qualify_service::Controls`).
+//! Slurm's side of `qualify run`, for the Slurm executor (`executor.rs`): starting the
+//! [`qualify_slurm::SlurmQueue`] with the spec's partition/account/qos/sbatch options and
+//! pending limit, and turning a cell into a [`CellJob`] (a command's probe spec, or a service
+//! cell). The run directory is `.qualify/slurm/<run name>` under the current directory (it
+//! must be shared with the compute nodes, as the `qualify` binary's path must be). A faulted
+//! service cell's job gets its control's variation (`--control-noise`), measured first
+//! (`qualify_service::Controls`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,18 +13,13 @@ use qualify_model::step::{CellStep, ProbeStep, ServiceCellStep};
 use qualify_probe::{CancelToken, ProbeResult, ProbeSpec};
 use qualify_service::SpecProbes;
 use qualify_service::controls::Noise;
-use qualify_slurm::{CellJob, JobStep, SlurmConfig, SlurmExecutor, Topology};
-use qualify_spec::{ExecutorKind, Spec};
+use qualify_slurm::{CellJob, JobStep, SlurmConfig, SlurmQueue, Topology};
+use qualify_spec::Spec;
 
 use crate::error::Error;
 
-/// The executor in force: the run's choice, else the spec's `[executor] kind`.
-pub fn kind(chosen: Option<ExecutorKind>, spec: &Spec) -> ExecutorKind {
-    chosen.unwrap_or(spec.executor.kind)
-}
-
-/// Start the Slurm executor for `spec` (errors are setup errors: exit 2).
-pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, Error> {
+/// Start the run's Slurm queue for `spec` (errors are setup errors: exit 2).
+pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmQueue, Error> {
     let qualify = std::env::current_exe().map_err(|e| {
         Error::input_only(format!(
             "cannot find the qualify binary for the Slurm jobs to run: {e}"
@@ -44,14 +40,14 @@ pub fn start(spec: &Spec, cancel: &CancelToken) -> Result<SlurmExecutor, Error> 
             "qualify: warning: [performance] under --executor slurm: each round is one job per cell (one job array per round), and a cell's runs may land on different nodes, so its estimate mixes them; run locally for measurements on one machine"
         );
     }
-    SlurmExecutor::start(config, Arc::clone(cancel)).map_err(|e| Error::input_only(e.to_string()))
+    SlurmQueue::start(config, Arc::clone(cancel)).map_err(|e| Error::input_only(e.to_string()))
 }
 
 /// Run one cell's probe spec as a Slurm job (`repeat` runs inside the job, as `--repeat`);
 /// with `observe_nodes`, every node of the allocation is watched by a qualify agent and the
 /// verdict is their merge (`qualify agent coordinate`).
 pub fn run_cell(
-    executor: &SlurmExecutor,
+    queue: &SlurmQueue,
     spec: &ProbeSpec,
     topology: Topology,
     repeat: u64,
@@ -100,7 +96,7 @@ pub fn run_cell(
         step: JobStep::Probe(step),
         heartbeats: false,
     };
-    executor.run(job)
+    queue.run(job)
 }
 
 /// How many nodes the partition (default: every partition) has, asked once per run (`sinfo`).
@@ -129,7 +125,7 @@ fn partition_nodes(partition: Option<&str>) -> Option<u32> {
 /// generator (at most the partition's nodes: generators then share nodes), its nodes beating
 /// (a silent one ends the cell `interrupted`, naming it).
 pub fn run_service_cell(
-    executor: &SlurmExecutor,
+    queue: &SlurmQueue,
     spec: &Spec,
     spec_path: &std::path::Path,
     params: &qualify_plan::Params,
@@ -182,5 +178,5 @@ pub fn run_service_cell(
         step: JobStep::ServiceCell(step),
         heartbeats: true,
     };
-    executor.run(job)
+    queue.run(job)
 }

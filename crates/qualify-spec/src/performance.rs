@@ -169,34 +169,11 @@ pub enum MetricError {
     },
 }
 
-/// `[[performance.expect]]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PerfExpect {
-    pub axis: String,
-    pub metric: String,
-    pub rule: ExpectRule,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExpectRule {
-    /// The fitted exponent of `n` along a workload axis is at most this.
-    MaxExponent(f64),
-    /// Parallel efficiency along a concurrency axis is at least this (0 < e ≤ 1).
-    MinEfficiency(f64),
-}
-
-/// `[[performance.reference]]`: the median of `metric` in the cell(s) with `params` lies within
-/// `[reference · (1 + lower), reference · (1 + upper)]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PerfReference {
-    /// Axis values naming the cell, in the order written.
-    pub params: qualify_model::Params,
-    pub metric: String,
-    pub reference: f64,
-    pub lower: f64,
-    pub upper: f64,
-}
+/// `[[performance.expect]]` and `[[performance.reference]]`: the shared vocabulary's, so the
+/// analysis judges them unconverted.
+pub use qualify_model::performance::{
+    Expect as PerfExpect, ExpectRule, Reference as PerfReference,
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

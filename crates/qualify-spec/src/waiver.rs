@@ -5,17 +5,12 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
 
 use crate::check::Checker;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Waiver {
-    /// The gap's name as the receipt lists it (e.g. `cores`).
-    pub gap: String,
-    pub reason: String,
-}
+pub use qualify_model::Waiver;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

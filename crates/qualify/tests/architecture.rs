@@ -3,7 +3,8 @@
 //! depend only on the vocabulary; the analysis and output crates depend on no engine; engines
 //! meet only in `qualify-service` and the binary; nothing depends on the binary), the crates
 //! that do no I/O (the vocabulary and the pure analysis crates), that only the binary maps
-//! errors to exit codes, that every source file starts with a doc comment saying what it owns,
+//! errors to exit codes, that a cell runs through one seam (`qualify-run`'s `Executor`), that
+//! every source file starts with a doc comment saying what it owns,
 //! and ARCHITECTURE.md itself: every workspace crate in its overview diagram, and short enough
 //! to read (at most [`ARCHITECTURE_MAX_CHARS`] characters).
 
@@ -264,6 +265,85 @@ fn only_the_binary_maps_errors_to_exit_codes() {
         found.is_empty(),
         "a library crate decides an exit status (return a typed error or a verdict; \
          the binary's error.rs maps it):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The name a line of code gives a trait it defines (`pub trait Name<…>: …` → `Name`).
+fn trait_defined(line: &str) -> Option<&str> {
+    let rest = line.trim().split("trait ").nth(1)?;
+    rest.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .next()
+        .filter(|name| !name.is_empty())
+}
+
+/// One seam runs a cell: `qualify-run`'s `Executor` (`src/executor.rs`) is the only trait in
+/// the workspace named for running cells (no second `…Executor` or `…Runner`), only that file
+/// implements it, and in the run only it starts a cell (a `ServiceCell`, a Slurm job);
+/// warmups, repeats, rounds and the setup error sit above it, written once.
+#[test]
+fn a_cell_runs_only_through_the_one_executor_seam() {
+    let seam = |krate: &str, f: &Path| krate == "qualify-run" && f.ends_with("src/executor.rs");
+    let mut found = Vec::new();
+    for krate in graph().keys() {
+        for (f, n, line) in code_lines(krate) {
+            let runs_cells = trait_defined(&line)
+                .is_some_and(|name| name.ends_with("Executor") || name.ends_with("Runner"));
+            if (runs_cells || line.contains("impl Executor for")) && !seam(krate, &f) {
+                found.push(format!("{}:{n}: {}", f.display(), line.trim()));
+            }
+        }
+    }
+    for (f, n, line) in code_lines("qualify-run") {
+        let starts_a_cell = [
+            "ServiceCell {",
+            "slurm::run_cell(",
+            "slurm::run_service_cell(",
+        ]
+        .iter()
+        .any(|pat| line.contains(pat));
+        if starts_a_cell && !seam("qualify-run", &f) {
+            found.push(format!("{}:{n}: {}", f.display(), line.trim()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a second way to run a cell (run it through qualify-run's Executor, \
+         crates/qualify-run/src/executor.rs; decide above it, in cells.rs or rounds.rs):\n{}",
+        found.join("\n")
+    );
+    assert_eq!(
+        trait_defined("pub trait Executor: Sync {"),
+        Some("Executor")
+    );
+    assert_eq!(
+        trait_defined("    trait CellRunner<'a> {"),
+        Some("CellRunner")
+    );
+    assert_eq!(trait_defined("let x = 1;"), None);
+}
+
+/// The run record (`qualify_evidence::RunRecord` and the types it holds, `record.rs`) is typed
+/// end to end and holds only inputs: no field is untyped JSON a layer would have to walk with
+/// `.get("…")`, and no type comes from the layers that assess it.
+#[test]
+fn the_run_record_holds_no_json_value_and_no_layer_type() {
+    let path = root().join("crates/qualify-evidence/src/record.rs");
+    let text = std::fs::read_to_string(&path).expect("read record.rs");
+    let found: Vec<String> = non_test_code(&text)
+        .into_iter()
+        .filter(|(_, line)| {
+            line.contains("serde_json::Value")
+                || line.contains("serde_json::Map")
+                || (line.contains("use serde_json") && line.contains("Value"))
+                || line.contains("layers::")
+        })
+        .map(|(n, line)| format!("{}:{n}: {}", path.display(), line.trim()))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "the run record holds JSON or a layer's type (give it the type its producer writes, \
+         defined with the record):\n{}",
         found.join("\n")
     );
 }

@@ -289,3 +289,24 @@ fn its_correct_twin_is_supported_with_the_perturbed_runs_counted() {
         (Some(60), Some(1))
     );
 }
+
+/// `--executor slurm` over a spec with `[perturb]` is refused before anything runs, as
+/// `[executor] kind = "slurm"` is: perturbation acts from this machine, and skipping it
+/// silently would leave a production claim's required perturbation unexamined without a word.
+#[test]
+fn the_slurm_executor_flag_with_perturb_is_refused_not_skipped() {
+    let dir = perturbed_spec("slurm-flag", "atomicity_ok", "");
+    let out = Command::new(common::QUALIFY)
+        .args(["run", "qualify.toml", "--executor", "slurm", "--no-ledger"])
+        .current_dir(&dir.0)
+        .output()
+        .expect("run qualify");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--executor slurm with [perturb] in qualify.toml")
+            && stderr.contains("--executor local"),
+        "{stderr}"
+    );
+    assert!(!dir.0.join("receipt.json").exists());
+}

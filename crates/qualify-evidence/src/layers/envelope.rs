@@ -60,7 +60,7 @@ pub fn assess(
                 "headroom along {}: {outcome} at {}={} ({source}) is {ratio:.2}× the target, below the required {required}×",
                 c.axis,
                 c.axis,
-                crate::record::param_text(first_fail)
+                first_fail.receipt_text()
             )),
             Some(HeadroomFinding::NoFailure { at_least, .. }) if *at_least < required => {
                 untested.push(format!(

@@ -7,33 +7,39 @@
 //! (`stats[].noise`) are named under `cannot_establish`: their estimates rest on scattered runs,
 //! and so are other qualify runs that used the machine while it measured (`rounds.machine`).
 
-use serde_json::{Value, json};
+use qualify_model::Params;
+use qualify_perf::analyze::CellStats;
+use qualify_perf::{MachineShare, Verdict};
+use serde_json::json;
 
 use super::{Layer, LayerName, LayerStatus};
-use crate::record::RunRecord;
+use crate::record::{RunRecord, sorted_by_name};
 
 /// Uncensored runs per checked cell before a check can close the layer.
 pub const MIN_SAMPLES: u64 = 3;
 
-fn num(v: &Value) -> String {
-    match v.as_f64() {
-        Some(x) if x.abs() >= 1000.0 || (x != 0.0 && x.abs() < 0.01) => format!("{x:.3e}"),
-        Some(x) => format!("{x:.3}"),
-        None => v.to_string(),
+/// A number for a sentence: three significant places, scientific when large or small; a value
+/// JSON cannot hold (NaN, ±∞) as `null`, the way the receipt writes it.
+fn num(x: f64) -> String {
+    if !x.is_finite() {
+        "null".to_string()
+    } else if x.abs() >= 1000.0 || (x != 0.0 && x.abs() < 0.01) {
+        format!("{x:.3e}")
+    } else {
+        format!("{x:.3}")
     }
 }
 
-fn text(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
-}
-
-fn fixed_text(v: &Value) -> String {
-    match v.as_object() {
-        Some(m) if !m.is_empty() => {
-            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            format!(" ({})", parts.join(","))
-        }
-        _ => String::new(),
+/// ` (n=4,kind="ring")`: a cell's parameters by name, values as JSON; empty without any.
+fn fixed_text(params: &Params) -> String {
+    let parts: Vec<String> = sorted_by_name(params)
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.json_text()))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(","))
     }
 }
 
@@ -42,73 +48,55 @@ pub fn assess(record: &RunRecord) -> Layer {
     let Some(perf) = &record.performance else {
         return not_run();
     };
-    let list = |key: &str| -> Vec<Value> {
-        perf.get(key)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let checks = list("checks");
-    let stats = list("stats");
-    let models = list("models");
-    let errors = list("errors");
-    let censored: u64 = stats
-        .iter()
-        .filter_map(|s| s.get("censored").and_then(Value::as_u64))
-        .sum();
+    let checks = &perf.checks;
+    let stats = &perf.stats;
+    let models = &perf.models;
+    let errors = &perf.errors;
+    let censored: u64 = stats.iter().map(|s| s.stats.censored as u64).sum();
 
-    let mut untested: Vec<String> = list("predictions")
+    let mut untested: Vec<String> = perf
+        .predictions
         .iter()
         .map(|p| {
             format!(
                 "{} at {}={}{}: {} (model {}: a prediction, not evidence)",
-                text(p, "metric"),
-                text(p, "axis"),
-                num(&p["at"]),
-                fixed_text(&p["fixed"]),
-                num(&p["value"]),
-                text(p, "model")
+                p.metric,
+                p.axis,
+                num(p.at),
+                fixed_text(&p.fixed),
+                num(p.value),
+                p.model
             )
         })
         .collect();
-    untested.extend(list("unfitted").iter().map(|u| {
+    untested.extend(perf.unfitted.iter().map(|u| {
         format!(
             "scaling of {} along {}{}: no model, {}",
-            text(u, "metric"),
-            text(u, "axis"),
-            fixed_text(&u["fixed"]),
-            text(u, "reason")
+            u.metric,
+            u.axis,
+            fixed_text(&u.fixed),
+            u.reason
         )
     }));
     untested.push("performance outside the tested region".to_string());
 
-    let verdict = |c: &Value| text(c, "verdict");
-    let violated: Vec<&Value> = checks.iter().filter(|c| verdict(c) == "violated").collect();
-    let inconclusive: Vec<&Value> = checks
+    let violated: Vec<_> = checks
         .iter()
-        .filter(|c| verdict(c) == "inconclusive")
+        .filter(|c| c.verdict == Verdict::Violated)
         .collect();
-    let thin: Vec<&Value> = checks
+    let inconclusive: Vec<_> = checks
         .iter()
-        .filter(|c| {
-            verdict(c) == "held"
-                && c.get("samples")
-                    .and_then(Value::as_u64)
-                    .is_some_and(|n| n < MIN_SAMPLES)
-        })
+        .filter(|c| c.verdict == Verdict::Inconclusive)
+        .collect();
+    let thin: Vec<_> = checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Held && (c.samples as u64) < MIN_SAMPLES)
         .collect();
 
     let (status, summary) = if let Some(first) = violated.first() {
         let interval = first
-            .get("interval")
-            .and_then(Value::as_array)
-            .map(|a| {
-                format!(
-                    " [{}, {}]",
-                    a.first().map_or(String::new(), num),
-                    a.get(1).map_or(String::new(), num)
-                )
-            })
+            .interval
+            .map(|[lo, hi]| format!(" [{}, {}]", num(lo), num(hi)))
             .unwrap_or_default();
         (
             LayerStatus::Failed,
@@ -116,8 +104,8 @@ pub fn assess(record: &RunRecord) -> Layer {
                 "{} of {} performance check(s) violated; {} check: {} (interval{interval})",
                 violated.len(),
                 checks.len(),
-                text(first, "kind"),
-                text(first, "detail")
+                first.kind,
+                first.detail
             ),
         )
     } else if record.incomplete {
@@ -141,8 +129,8 @@ pub fn assess(record: &RunRecord) -> Layer {
                 "{} of {} performance check(s) inconclusive; {} check: {}",
                 inconclusive.len(),
                 checks.len(),
-                text(first, "kind"),
-                text(first, "detail")
+                first.kind,
+                first.detail
             ),
         )
     } else if let Some(first) = thin.first() {
@@ -151,7 +139,7 @@ pub fn assess(record: &RunRecord) -> Layer {
             format!(
                 "{} performance check(s) rest on fewer than {MIN_SAMPLES} uncensored runs per cell; {}",
                 thin.len(),
-                text(first, "detail")
+                first.detail
             ),
         )
     } else if let Some(first) = errors.first() {
@@ -160,8 +148,8 @@ pub fn assess(record: &RunRecord) -> Layer {
             format!(
                 "{} measurement error(s) in cells; first{}: {}",
                 errors.len(),
-                fixed_text(&first["params"]),
-                text(first, "message")
+                fixed_text(&first.params),
+                first.message
             ),
         )
     } else {
@@ -173,55 +161,50 @@ pub fn assess(record: &RunRecord) -> Layer {
             ),
         )
     };
-    let noisy = noisy_cells(&stats);
-    let rounds = perf.get("rounds");
+    let noisy = noisy_cells(stats);
+    let rounds = perf.rounds.as_ref();
+    let machine = rounds.and_then(|r| r.machine.as_ref());
     let evidence = json!({
         "checks": checks.iter().map(|c| json!({
-            "kind": c.get("kind"),
-            "verdict": c.get("verdict"),
-            "detail": c.get("detail"),
+            "kind": c.kind,
+            "verdict": c.verdict,
+            "detail": c.detail,
         })).collect::<Vec<_>>(),
         "models": models.iter().map(|m| json!({
-            "axis": m.get("axis"),
-            "metric": m.get("metric"),
-            "fixed": m.get("fixed"),
-            "form": m.get("form"),
+            "axis": m.axis,
+            "metric": m.metric,
+            "fixed": m.fixed,
+            "form": m.fit.form,
         })).collect::<Vec<_>>(),
         "cell_metrics": stats.len(),
         "censored_runs": censored,
         "errors": errors.len(),
-        "rounds": rounds.and_then(|r| r.get("rounds")),
-        "seed": rounds.and_then(|r| r.get("seed")),
+        "rounds": rounds.map(|r| r.rounds),
+        "seed": rounds.map(|r| r.seed),
         "noisy_cells": stats.iter().filter(|s| is_noisy(s)).count(),
     });
     let mut layer = Layer::new(LayerName::Performance, status, summary, untested, evidence);
     layer.cannot_establish.extend(noisy);
-    layer
-        .cannot_establish
-        .extend(shared_machine(rounds.and_then(|r| r.get("machine"))));
-    if let Some(m) = rounds.and_then(|r| r.get("machine"))
+    layer.cannot_establish.extend(shared_machine(machine));
+    if let Some(m) = machine
         && let Some(e) = layer.evidence.as_object_mut()
     {
-        e.insert("machine".into(), m.clone());
+        e.insert("machine".into(), json!(m));
     }
     layer
 }
 
 /// What the run could not rule out about the machine it measured on: other qualify runs
 /// active beside it, or no watch kept at all.
-fn shared_machine(machine: Option<&Value>) -> Option<String> {
+fn shared_machine(machine: Option<&MachineShare>) -> Option<String> {
     let m = machine?;
-    if !m.get("watched").and_then(Value::as_bool).unwrap_or(false) {
+    if !m.watched {
         return Some(
             "measurements free of other qualify runs on this machine: the registry of active runs was not watched"
                 .to_string(),
         );
     }
-    let runs: Vec<&str> = m
-        .get("concurrent_runs")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let runs = &m.concurrent_runs;
     if runs.is_empty() {
         return None;
     }
@@ -232,37 +215,34 @@ fn shared_machine(machine: Option<&Value>) -> Option<String> {
     ))
 }
 
-fn is_noisy(s: &Value) -> bool {
-    s.get("noise")
-        .and_then(Value::as_array)
-        .is_some_and(|n| !n.is_empty())
+fn is_noisy(s: &CellStats) -> bool {
+    !s.noise.is_empty()
 }
 
 /// Cells shown per metric before "and N more".
 const NOISY_SHOWN: usize = 3;
 
 /// One line per metric with noisy cells: which cells, and the first reason of each.
-fn noisy_cells(stats: &[Value]) -> Vec<String> {
-    let mut metrics: Vec<String> = Vec::new();
+fn noisy_cells(stats: &[CellStats]) -> Vec<String> {
+    let mut metrics: Vec<&str> = Vec::new();
     for s in stats.iter().filter(|s| is_noisy(s)) {
-        let m = text(s, "metric");
-        if !metrics.contains(&m) {
-            metrics.push(m);
+        if !metrics.contains(&s.metric.as_str()) {
+            metrics.push(&s.metric);
         }
     }
     metrics
         .iter()
         .map(|metric| {
-            let cells: Vec<&Value> = stats
+            let cells: Vec<&CellStats> = stats
                 .iter()
-                .filter(|s| is_noisy(s) && &text(s, "metric") == metric)
+                .filter(|s| is_noisy(s) && s.metric == *metric)
                 .collect();
             let shown: Vec<String> = cells
                 .iter()
                 .take(NOISY_SHOWN)
                 .map(|s| {
-                    let why = s["noise"].get(0).and_then(Value::as_str).unwrap_or("noisy");
-                    format!("{}: {why}", fixed_text(&s["params"]).trim())
+                    let why = s.noise.first().map_or("noisy", String::as_str);
+                    format!("{}: {why}", fixed_text(&s.params).trim())
                 })
                 .collect();
             let more = cells.len().saturating_sub(NOISY_SHOWN);
@@ -297,11 +277,12 @@ pub fn not_run() -> Layer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::record;
+    use crate::tests::{performance, record};
+    use serde_json::Value;
 
     fn with(perf: Value) -> Layer {
         let mut r = record();
-        r.performance = Some(perf);
+        r.performance = Some(performance(perf));
         assess(&r)
     }
 

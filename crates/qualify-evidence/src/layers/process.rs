@@ -22,26 +22,7 @@ use serde_json::{Value as Json, json};
 use super::{Layer, LayerName, LayerStatus};
 use crate::record::{Cell, ParamValue, RunRecord};
 
-pub use qualify_trace::DevRecord;
-
-/// What the run recorded about the development process.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProcessRecord {
-    pub trace: Option<DevRecord>,
-    pub git: Option<GitSummary>,
-}
-
-/// `git log REV..HEAD` of the artifact's workdir.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GitSummary {
-    pub since: String,
-    pub head: String,
-    pub commits: u64,
-    pub files_changed: u64,
-    /// Paths that look like tests (`tests/`, `test/`, `*_test.*`, `test_*.py`, `*.test.*`,
-    /// `*_spec.*`) added or changed.
-    pub test_files_changed: Vec<String>,
-}
+use crate::record::{DevRecord, GitSummary};
 
 /// Whether `path` looks like a test file.
 pub fn is_test_path(path: &str) -> bool {

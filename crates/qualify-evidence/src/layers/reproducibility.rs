@@ -12,22 +12,10 @@
 //! Nothing is `closed` that was not examined: a run without repeats is at most `partial`.
 
 use qualify_model::{Outcome, ProbeResult};
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::layers::{Layer, LayerName, LayerStatus};
 use crate::record::{Cell, RunRecord};
-
-/// The spec's `[reproducibility]` declaration and what its tolerance check did.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ReproducibilityDecl {
-    /// Output is declared nondeterministic: differing stdout digests are expected.
-    pub nondeterministic: bool,
-    /// The command that judges whether differing outputs are within tolerance.
-    pub tolerance_check: Option<String>,
-    /// Its result, when it ran.
-    pub tolerance_result: Option<ProbeResult>,
-}
 
 /// How many distinct stdout digests a cell's repeated runs produced; `None` when not repeated.
 pub fn distinct_outputs(result: &ProbeResult) -> Option<usize> {

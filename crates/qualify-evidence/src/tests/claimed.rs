@@ -13,14 +13,14 @@ use crate::receipt::build;
 /// OOM-killed from n = 16357 on (galloping probes, then bisection).
 fn searched(target_n: f64, first_fail: i64) -> RunRecord {
     let mut r = record();
-    r.axes = vec![AxisDecl {
-        name: "n".to_string(),
-        kind: AxisKind::Workload,
-        domain: AxisDomain::Range {
+    r.axes = vec![axis(
+        "n",
+        AxisKind::Workload,
+        AxisDomain::Range {
             min: ParamValue::Int(1000),
             max: ParamValue::Int(40000),
         },
-    }];
+    )];
     r.target.workload.insert("n".to_string(), target_n);
     let mut cells = Vec::new();
     let last_pass = first_fail - 1;
@@ -36,10 +36,10 @@ fn searched(target_n: f64, first_fail: i64) -> RunRecord {
     }
     r.cells = cells;
     r.planned_cells = Some(0);
-    r.boundaries = vec![json!({
+    r.boundaries = vec![boundary(json!({
         "axis": "n", "fixed": {}, "last_pass": last_pass, "first_fail": first_fail,
         "outcome": "oom_killed", "probes": 8, "monotonic": true
-    })];
+    }))];
     r
 }
 
@@ -134,10 +134,10 @@ fn a_demanded_headroom_nobody_examined_is_partial() {
     r.cells.retain(|c| c.passed());
     r.cells.push(cell(&[("n", json!(12000))], Outcome::Ok));
     r.boundaries.clear();
-    r.axes[0].domain = AxisDomain::Range {
+    r.axes[0].domain = domain(AxisDomain::Range {
         min: ParamValue::Int(1000),
         max: ParamValue::Int(12000),
-    };
+    });
     r.cells
         .retain(|c| c.params.get("n").and_then(ParamValue::as_i64) <= Some(12000));
     r.headroom.all = Some(2.0);

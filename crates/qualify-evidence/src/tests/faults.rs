@@ -133,14 +133,14 @@ fn with_faults(mut c: Cell, records: &[FaultRecord]) -> Cell {
 fn fault_run(records: &[Vec<FaultRecord>]) -> RunRecord {
     let mut r = record();
     r.dependencies = vec!["db".to_string()];
-    r.axes.push(AxisDecl {
-        name: "db_fault".to_string(),
-        kind: AxisKind::Fault,
-        domain: AxisDomain::Values(vec![
+    r.axes.push(axis(
+        "db_fault".to_string(),
+        AxisKind::Fault,
+        AxisDomain::Values(vec![
             ParamValue::Text("none".into()),
             ParamValue::Text("down".into()),
         ]),
-    });
+    ));
     for (i, c) in r.cells.iter_mut().enumerate() {
         let fault = records
             .get(i)

@@ -143,11 +143,11 @@ fn the_nodes_gap_uses_the_topology_examined_not_the_axis_declared() {
         nodes: Some(2),
         ..Target::default()
     };
-    r.axes.push(AxisDecl {
-        name: "ranks".to_string(),
-        kind: AxisKind::Topology,
-        domain: AxisDomain::Values(vec![ParamValue::Int(1), ParamValue::Int(4)]),
-    });
+    r.axes.push(axis(
+        "ranks".to_string(),
+        AxisKind::Topology,
+        AxisDomain::Values(vec![ParamValue::Int(1), ParamValue::Int(4)]),
+    ));
     for (ranks, nodes) in [(1, 1), (4, 2)] {
         let mut c = cell(
             &[

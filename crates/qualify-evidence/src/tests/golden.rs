@@ -15,9 +15,8 @@ use serde_json::json;
 
 use super::*;
 use crate::holdout::{HoldoutCheck, HoldoutRun};
-use crate::layers::process::{GitSummary, ProcessRecord};
-use crate::layers::reproducibility::ReproducibilityDecl;
 use crate::receipt::build;
+use crate::record::{GitSummary, ProcessRecord, ReproducibilityDecl};
 
 fn fingerprint() -> qualify_trust::Fingerprint {
     serde_json::from_value(json!({
@@ -101,14 +100,14 @@ pub fn rich_record() -> RunRecord {
         },
     ];
     r.dependencies = vec!["db".to_string(), "cache".to_string()];
-    r.axes.push(AxisDecl {
-        name: "db_fault".to_string(),
-        kind: AxisKind::Fault,
-        domain: AxisDomain::Values(vec![
+    r.axes.push(axis(
+        "db_fault".to_string(),
+        AxisKind::Fault,
+        AxisDomain::Values(vec![
             ParamValue::Text("none".to_string()),
             ParamValue::Text("latency(200ms)".to_string()),
         ]),
-    });
+    ));
     r.functional = functional_with(
         Outcome::Ok,
         Some(JunitCounts {
@@ -216,7 +215,7 @@ pub fn rich_record() -> RunRecord {
     };
     r.cells = cells;
     r.planned_cells = Some(6);
-    r.boundaries = vec![json!({
+    r.boundaries = vec![boundary(json!({
         "axis": "n",
         "fixed": {"threads": 2},
         "last_pass": 512,
@@ -224,8 +223,8 @@ pub fn rich_record() -> RunRecord {
         "outcome": "oom_killed",
         "probes": 2,
         "monotonic": true
-    })];
-    r.performance = Some(json!({
+    }))];
+    r.performance = Some(performance(json!({
         "repeat": "auto",
         "warmup": 0,
         "rounds": {"seed": 7, "rounds": 6, "precision": 0.05, "precision_metrics": ["cpu"],
@@ -236,10 +235,15 @@ pub fn rich_record() -> RunRecord {
             "metric": "cpu",
             "axis": "n",
             "fixed": {"threads": 1},
-            "fit": {"form": "n^2", "exponent": 2.0, "log_exponent": 0, "error": 0.01},
-            "exponent_ci95": [1.9, 2.1]
+            "estimator": "min",
+            "form": "n^2", "exponent": 2.0, "log_exponent": 0, "effective_exponent": 2.0,
+            "coefficients": [0.01, 1e-6], "error": 0.01, "fit_error": 0.008, "points": 4,
+            "exponent_ci95": [1.9, 2.1],
+            "censored_cells": 0
         }],
-        "checks": [{"kind": "max_exponent", "verdict": "held", "detail": "n^2 ≤ n^2.5"}],
+        "checks": [{"kind": "max_exponent", "axis": "n", "metric": "cpu", "limit": 2.5,
+                    "observed": 2.0, "interval": [1.9, 2.1], "passed": true, "verdict": "held",
+                    "samples": 6, "detail": "n^2 ≤ n^2.5"}],
         "stats": [{"params": {"n": 512, "threads": 1}, "metric": "cpu", "n": 6, "censored": 0,
                    "estimator": "min", "estimate": 0.5, "precision": 0.01, "precision_reached": true,
                    "noise": ["two clusters of runs (multimodal)"]}],
@@ -247,7 +251,7 @@ pub fn rich_record() -> RunRecord {
         "scaling": [],
         "predictions": [],
         "errors": []
-    }));
+    })));
     r.incomplete = true;
     r.started = start;
     r.finished = start + Duration::from_secs(95);

@@ -225,8 +225,8 @@ fn an_interrupted_run_never_closes_the_envelope() {
 #[test]
 fn envelope_partial_when_a_declared_range_was_not_reached() {
     let mut r = record();
-    if let AxisDomain::Range { max, .. } = &mut r.axes[1].domain {
-        *max = ParamValue::Int(4096);
+    if let Domain::Range(range) = &mut r.axes[1].domain {
+        range.hi = Number::Int(4096);
     }
     let l = envelope(&r);
     assert_eq!(l.status, LayerStatus::Partial);

@@ -128,16 +128,16 @@ fn service_cell(workers: i64, rps: i64, outcome: Outcome, load: ServiceLoad) -> 
 fn service_run(cells: Vec<Cell>) -> RunRecord {
     let mut r = record();
     r.axes = vec![
-        AxisDecl {
-            name: "workers".to_string(),
-            kind: AxisKind::Concurrency,
-            domain: AxisDomain::Values(vec![ParamValue::Int(2), ParamValue::Int(4)]),
-        },
-        AxisDecl {
-            name: "rps".to_string(),
-            kind: AxisKind::Load,
-            domain: AxisDomain::Values(vec![ParamValue::Int(100), ParamValue::Int(600)]),
-        },
+        axis(
+            "workers".to_string(),
+            AxisKind::Concurrency,
+            AxisDomain::Values(vec![ParamValue::Int(2), ParamValue::Int(4)]),
+        ),
+        axis(
+            "rps".to_string(),
+            AxisKind::Load,
+            AxisDomain::Values(vec![ParamValue::Int(100), ParamValue::Int(600)]),
+        ),
     ];
     r.cells = cells;
     r

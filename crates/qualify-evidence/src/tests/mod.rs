@@ -14,6 +14,7 @@ mod trust;
 
 use std::time::{Duration, SystemTime};
 
+use qualify_model::range::{Number, NumericRange, Scale};
 use qualify_model::{Enforcement, Limits, Outcome, ProbeResult, Strength};
 use serde_json::{Value, json};
 
@@ -135,19 +136,19 @@ pub fn record() -> RunRecord {
             backend: "cgroup2".to_string(),
         },
         axes: vec![
-            AxisDecl {
-                name: "threads".to_string(),
-                kind: AxisKind::Concurrency,
-                domain: AxisDomain::Values(vec![ParamValue::Int(1), ParamValue::Int(2)]),
-            },
-            AxisDecl {
-                name: "n".to_string(),
-                kind: AxisKind::Workload,
-                domain: AxisDomain::Range {
+            axis(
+                "threads".to_string(),
+                AxisKind::Concurrency,
+                AxisDomain::Values(vec![ParamValue::Int(1), ParamValue::Int(2)]),
+            ),
+            axis(
+                "n",
+                AxisKind::Workload,
+                AxisDomain::Range {
                     min: ParamValue::Int(256),
                     max: ParamValue::Int(1024),
                 },
-            },
+            ),
         ],
         material: Vec::new(),
         waivers: Vec::new(),
@@ -178,5 +179,78 @@ pub fn big_target() -> Target {
         nodes: Some(2),
         memory_bytes: Some(768 << 30),
         ..Target::default()
+    }
+}
+
+/// A boundary search's result from the keys a test cares about; the rest as a complete search
+/// with one run per edge point and no cells named.
+pub fn boundary(v: Value) -> Boundary {
+    let mut full = json!({
+        "axis": "n", "fixed": {}, "last_pass": null, "first_fail": null, "outcome": null,
+        "probes": 0, "monotonic": null, "monotonic_check": null, "complete": true, "cells": [],
+    });
+    merge(&mut full, v);
+    serde_json::from_value(full).unwrap_or_else(|e| panic!("not a boundary: {e}"))
+}
+
+/// A performance analysis from the parts a test cares about; every list it leaves out empty,
+/// every statistic it leaves out unmeasured.
+pub fn performance(v: Value) -> Performance {
+    let mut full = json!({
+        "repeat": 5, "warmup": 0, "regression": 0.1, "metrics": [], "stats": [], "models": [],
+        "unfitted": [], "scaling": [], "checks": [], "predictions": [], "errors": [],
+    });
+    merge(&mut full, v);
+    if let Some(stats) = full["stats"].as_array_mut() {
+        for s in stats {
+            let mut one = json!({
+                "params": {}, "metric": "cpu", "n": 0, "censored": 0, "ci95": null,
+                "median": null, "mad": null, "min": null, "max": null, "outliers": [], "values": [],
+            });
+            merge(&mut one, s.take());
+            *s = one;
+        }
+    }
+    if let Some(r) = full.get_mut("rounds").filter(|r| r.is_object()) {
+        let mut one =
+            json!({"seed": 0, "rounds": 1, "stopped": "", "wall_seconds": 0.0, "schedule": ""});
+        merge(&mut one, r.take());
+        *r = one;
+    }
+    serde_json::from_value(full).unwrap_or_else(|e| panic!("not a performance analysis: {e}"))
+}
+
+fn merge(into: &mut Value, from: Value) {
+    if let (Some(into), Value::Object(from)) = (into.as_object_mut(), from) {
+        into.extend(from);
+    }
+}
+
+/// The spec's form of a declared domain: a list as listed, a range over every integer (step 1).
+pub fn domain(declared: AxisDomain) -> Domain {
+    let number = |v: ParamValue| match v {
+        ParamValue::Int(n) => Number::Int(n),
+        ParamValue::Float(x) => Number::Float(x),
+        ParamValue::Text(t) => panic!("not a number: {t}"),
+    };
+    match declared {
+        AxisDomain::Values(values) => Domain::Values(values),
+        AxisDomain::Range { min, max } => Domain::Range(NumericRange {
+            lo: number(min),
+            hi: number(max),
+            step: Number::Int(1),
+            scale: Scale::Linear,
+        }),
+    }
+}
+
+/// A swept axis declared over `declared`.
+pub fn axis(name: impl Into<String>, kind: AxisKind, declared: AxisDomain) -> Axis {
+    Axis {
+        name: name.into(),
+        kind,
+        domain: domain(declared),
+        search: None,
+        fault: None,
     }
 }

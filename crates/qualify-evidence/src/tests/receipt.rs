@@ -117,10 +117,10 @@ fn checklist_answers_from_what_ran() {
         Outcome::OomKilled,
     );
     r.cells[3].result.flags = vec![Flag::LeakedProcesses];
-    r.boundaries = vec![json!({
+    r.boundaries = vec![boundary(json!({
         "axis": "n", "fixed": {"threads": 2}, "last_pass": 512, "first_fail": 1024,
         "outcome": "oom_killed", "probes": 5, "monotonic": true,
-    })];
+    }))];
     let s = build(&r);
     let c = &s.predicate.checklist;
     assert!(c.claim.starts_with("trial: "), "{}", c.claim);
@@ -204,4 +204,36 @@ fn quiet_run_says_failure_behaviour_was_not_observed() {
         fb.partial_failure
             .starts_with("no partial failure observed")
     );
+}
+
+/// `predicate.sandbox` keeps the keys the run wrote before the record was typed: the mode alone
+/// when the sandbox is off, the self-test's error when it could not run, and the held-out
+/// self-test's `error` (null when its artifact said nothing) beside them.
+#[test]
+fn the_sandbox_section_keeps_its_keys() {
+    use qualify_model::enforcement::Mode;
+    let sandbox = |s: SandboxRecord| {
+        let mut r = record();
+        r.sandbox = Some(s);
+        serde_json::to_value(build(&r).predicate.sandbox).unwrap()
+    };
+    let off = SandboxRecord {
+        mode: Mode::Off,
+        self_test: None,
+        self_test_error: None,
+        held_out_self_test: None,
+    };
+    assert_eq!(sandbox(off.clone()), json!({"mode": "off"}));
+    let broken = SandboxRecord {
+        mode: Mode::Required,
+        self_test_error: Some("no user namespace".to_string()),
+        held_out_self_test: Some(HeldOutSelfTestRecord::Error { error: None }),
+        ..off
+    };
+    assert_eq!(
+        sandbox(broken),
+        json!({"mode": "required", "self_test_error": "no user namespace",
+               "held_out_self_test": {"error": null}})
+    );
+    assert!(build(&record()).predicate.sandbox.is_none());
 }

@@ -8,7 +8,7 @@
 use qualify_model::Params;
 
 use super::groups::{Group, fmt_params, groups, location_of, params_match, to_map};
-use super::{CellStats, Check, Expect, ExpectKind, Input, Model, Reference, Unfitted, Verdict};
+use super::{CellStats, Check, Expect, ExpectRule, Input, Model, Reference, Unfitted, Verdict};
 use crate::scaling::{self, Better};
 
 fn judge(interval: [f64; 2], lo_ok: f64, hi_ok: f64) -> Verdict {
@@ -68,11 +68,11 @@ pub(super) fn expectations(
     };
     let mut checks = Vec::new();
     for e in &input.expects {
-        let mut made = match e.kind {
-            ExpectKind::MaxExponent(limit) => {
+        let mut made = match e.rule {
+            ExpectRule::MaxExponent(limit) => {
                 max_exponent_checks(e, limit, models, unfitted, stats)
             }
-            ExpectKind::MinEfficiency(limit) => {
+            ExpectRule::MinEfficiency(limit) => {
                 min_efficiency_checks(e, limit, stats, better_of(&e.metric))
             }
         };

@@ -198,7 +198,7 @@ pub(super) fn fit_all(input: &Input, stats: &[CellStats]) -> Fits {
     for axis in &input.axes {
         for m in &input.metrics {
             for g in groups(stats, &axis.name, &m.name) {
-                match axis.role {
+                match axis.role() {
                     AxisRole::Workload => match workload_model(&axis.name, m, &g, &mut rng) {
                         Ok(model) => fits.models.push(model),
                         Err(unfitted) => fits.unfitted.push(unfitted),

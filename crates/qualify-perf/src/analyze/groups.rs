@@ -108,7 +108,7 @@ pub(super) fn fmt_params(m: &Params) -> String {
     }
     let parts: Vec<String> = m
         .iter()
-        .map(|(k, v)| format!("{k}={}", serde_json::to_string(v).unwrap_or_default()))
+        .map(|(k, v)| format!("{k}={}", v.json_text()))
         .collect();
     format!(" at {}", parts.join(","))
 }

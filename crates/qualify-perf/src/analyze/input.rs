@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use qualify_model::Params;
+use qualify_model::{AxisKind, Params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -24,7 +24,7 @@ pub struct MetricDef {
     pub estimator: Estimator,
 }
 
-/// How an axis is analysed.
+/// How an axis is analysed, by its kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AxisRole {
     /// Fit growth models along it.
@@ -35,10 +35,28 @@ pub enum AxisRole {
     Other,
 }
 
+impl AxisRole {
+    /// A `workload` axis is fitted, a `concurrency` axis scaled; every other kind only groups.
+    pub fn of(kind: AxisKind) -> AxisRole {
+        match kind {
+            AxisKind::Workload => AxisRole::Workload,
+            AxisKind::Concurrency => AxisRole::Concurrency,
+            _ => AxisRole::Other,
+        }
+    }
+}
+
+/// An axis as the analysis reads it: its name and kind (the spec's `Axis`, less its domain).
 #[derive(Debug, Clone)]
 pub struct AxisInput {
     pub name: String,
-    pub role: AxisRole,
+    pub kind: AxisKind,
+}
+
+impl AxisInput {
+    pub fn role(&self) -> AxisRole {
+        AxisRole::of(self.kind)
+    }
 }
 
 /// One cell: its parameters (in axis order) and every run's sample per metric.
@@ -50,29 +68,9 @@ pub struct CellInput {
     pub errors: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ExpectKind {
-    MaxExponent(f64),
-    MinEfficiency(f64),
-}
-
-#[derive(Debug, Clone)]
-pub struct Expect {
-    pub axis: String,
-    pub metric: String,
-    pub kind: ExpectKind,
-}
-
-/// A ReFrame-style reference: the cell's median must lie in
-/// `[reference · (1 + lower), reference · (1 + upper)]`.
-#[derive(Debug, Clone)]
-pub struct Reference {
-    pub params: Params,
-    pub metric: String,
-    pub reference: f64,
-    pub lower: f64,
-    pub upper: f64,
-}
+/// What the spec expects (`[[performance.expect]]`, `[[performance.reference]]`): the shared
+/// vocabulary's.
+pub use qualify_model::performance::{Expect, ExpectRule, Reference};
 
 /// A previous receipt's `predicate.performance` and the receipt's digest.
 #[derive(Debug, Clone)]

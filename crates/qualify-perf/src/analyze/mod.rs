@@ -19,7 +19,7 @@ mod predictions;
 
 pub use fits::{MIN_NOISE, MODEL_RESAMPLES, PLAUSIBLE_SHARE};
 pub use input::{
-    AxisInput, AxisRole, BaselineInput, CellInput, Expect, ExpectKind, Input, MachineShare,
+    AxisInput, AxisRole, BaselineInput, CellInput, Expect, ExpectRule, Input, MachineShare,
     MetricDef, Reference, Repeat, Rounds,
 };
 pub use noise::{NOISY_SPREAD, SPREAD_ESTIMATOR};

@@ -76,10 +76,10 @@ fn mixed_case(scale: f64) -> Input {
             },
         });
     }
-    let expect = |axis: &str, metric: &str, kind| Expect {
+    let expect = |axis: &str, metric: &str, rule| Expect {
         axis: axis.into(),
         metric: metric.into(),
-        kind,
+        rule,
     };
     let reference = |p: Params, reference: f64| Reference {
         params: p,
@@ -100,24 +100,24 @@ fn mixed_case(scale: f64) -> Input {
         axes: vec![
             AxisInput {
                 name: "n".into(),
-                role: AxisRole::Workload,
+                kind: AxisKind::Workload,
             },
             AxisInput {
                 name: "threads".into(),
-                role: AxisRole::Concurrency,
+                kind: AxisKind::Concurrency,
             },
             AxisInput {
                 name: "mode".into(),
-                role: AxisRole::Other,
+                kind: AxisKind::Custom,
             },
         ],
         cells,
         expects: vec![
-            expect("n", "wall", ExpectKind::MaxExponent(2.2)),
-            expect("n", "rss", ExpectKind::MaxExponent(1.0)),
-            expect("threads", "wall", ExpectKind::MinEfficiency(0.5)),
-            expect("threads", "ops", ExpectKind::MinEfficiency(0.3)),
-            expect("threads", "rss", ExpectKind::MinEfficiency(0.3)),
+            expect("n", "wall", ExpectRule::MaxExponent(2.2)),
+            expect("n", "rss", ExpectRule::MaxExponent(1.0)),
+            expect("threads", "wall", ExpectRule::MinEfficiency(0.5)),
+            expect("threads", "ops", ExpectRule::MinEfficiency(0.3)),
+            expect("threads", "rss", ExpectRule::MinEfficiency(0.3)),
         ],
         references: vec![
             reference(params(1024, 1, "a"), 0.0011),

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::analyze::*;
 use crate::scaling::Better;
 use crate::stats::{Estimator, Rng, Sample};
+use qualify_model::AxisKind;
 
 fn wall() -> MetricDef {
     MetricDef {
@@ -57,7 +58,7 @@ fn input(cells: Vec<CellInput>) -> Input {
         metrics: vec![wall()],
         axes: vec![AxisInput {
             name: "n".into(),
-            role: AxisRole::Workload,
+            kind: AxisKind::Workload,
         }],
         cells,
         ..Input::default()
@@ -71,7 +72,7 @@ fn workload_case() -> Input {
         inp.expects.push(Expect {
             axis: "n".into(),
             metric: "wall".into(),
-            kind: ExpectKind::MaxExponent(limit),
+            rule: ExpectRule::MaxExponent(limit),
         });
     }
     inp
@@ -138,7 +139,7 @@ fn censored_case() -> Input {
     inp.expects.push(Expect {
         axis: "n".into(),
         metric: "wall".into(),
-        kind: ExpectKind::MaxExponent(2.5),
+        rule: ExpectRule::MaxExponent(2.5),
     });
     inp
 }
@@ -174,14 +175,14 @@ fn concurrency_case() -> Input {
     let mut inp = input(cells);
     inp.axes = vec![AxisInput {
         name: "threads".into(),
-        role: AxisRole::Concurrency,
+        kind: AxisKind::Concurrency,
     }];
     inp.target_concurrency = Some(192.0);
     for limit in [0.4, 0.8] {
         inp.expects.push(Expect {
             axis: "threads".into(),
             metric: "wall".into(),
-            kind: ExpectKind::MinEfficiency(limit),
+            rule: ExpectRule::MinEfficiency(limit),
         });
     }
     inp
@@ -316,7 +317,7 @@ fn indistinguishable_case() -> Input {
     inp.expects.push(Expect {
         axis: "n".into(),
         metric: "wall".into(),
-        kind: ExpectKind::MaxExponent(1.75),
+        rule: ExpectRule::MaxExponent(1.75),
     });
     inp
 }

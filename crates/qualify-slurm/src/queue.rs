@@ -1,5 +1,5 @@
-//! [`SlurmExecutor`]: one background thread owns all Slurm traffic. Cells arrive from any number
-//! of threads ([`SlurmExecutor::run`] blocks its caller until the cell's result is known); cells
+//! [`SlurmQueue`]: one background thread owns all Slurm traffic. Cells arrive from any number
+//! of threads ([`SlurmQueue::run`] blocks its caller until the cell's result is known); cells
 //! that arrive within a short window are grouped by [`Resources`] and submitted as one job array
 //! per group (`sbatch --parsable --array=0-N`), and the whole run is polled with a single
 //! `squeue -h -r -t all -n <run name>` call per interval. Finished tasks are reconciled
@@ -7,7 +7,7 @@
 //! the pending limit are cancelled (one `scancel` call) and reported as not started; on
 //! cancellation (Ctrl-C) every job of the run is cancelled with one `scancel -n`.
 //!
-//! Invariant: every cell handed to [`SlurmExecutor::run`] gets exactly one result, also on
+//! Invariant: every cell handed to [`SlurmQueue::run`] gets exactly one result, also on
 //! cancellation, submission failure and shutdown.
 
 use std::collections::{BTreeMap, HashMap};
@@ -119,13 +119,13 @@ enum Msg {
 }
 
 /// Runs cells as Slurm jobs; see the module docs.
-pub struct SlurmExecutor {
+pub struct SlurmQueue {
     tx: mpsc::Sender<Msg>,
     thread: Option<JoinHandle<()>>,
     setup_error: Arc<Mutex<Option<String>>>,
 }
 
-impl SlurmExecutor {
+impl SlurmQueue {
     /// Check that a controller answers, create the run directory and start the thread.
     /// `cancel`, once set, cancels every job of the run and ends all waiting cells `interrupted`.
     pub fn start(config: SlurmConfig, cancel: Arc<AtomicBool>) -> Result<Self, SlurmError> {
@@ -164,7 +164,7 @@ impl SlurmExecutor {
                 path: PathBuf::from("<thread>"),
                 source,
             })?;
-        Ok(SlurmExecutor {
+        Ok(SlurmQueue {
             tx,
             thread: Some(thread),
             setup_error,
@@ -190,7 +190,7 @@ impl SlurmExecutor {
     }
 }
 
-impl Drop for SlurmExecutor {
+impl Drop for SlurmQueue {
     fn drop(&mut self) {
         let _ = self.tx.send(Msg::Shutdown);
         if let Some(t) = self.thread.take() {
