@@ -16,6 +16,9 @@
 //!    written atomically.
 //! 7. [`record`] — the receipt appended to the ledger.
 //!
+//! [`remote`] is the door to the halves that run in other processes (a service cell's steps,
+//! multi-node agents, a job's lease).
+//!
 //! A run holds its workdir's lock from the build until the receipt is written (under Slurm,
 //! the build only), and a measuring run the machine's measurement lock for its region
 //! ([`lock`]): concurrent runs wait for each other instead of racing. It takes plain
@@ -40,6 +43,7 @@ pub mod process_inputs;
 pub mod record;
 pub mod region;
 pub mod regressions;
+pub mod remote;
 pub mod rounds;
 pub mod runner;
 pub mod sandbox;

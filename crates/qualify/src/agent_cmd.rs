@@ -1,5 +1,5 @@
 //! `qualify agent` (hidden): per-node observation of a multi-node cell, run by
-//! `qualify_slurm::multinode` (the agents, the coordinator, the files they share); here the
+//! `qualify_run::remote::multinode` (`qualify-slurm`'s) (the agents, the coordinator, the files they share); here the
 //! flags its job script writes, the signals, and the result on stdout.
 //!
 //! - `qualify agent observe` runs on every node of a cell's allocation and keeps the node's
@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use qualify_probe::{BackendChoice, Outcome, ProbeSpec, parse_duration, parse_size};
-use qualify_slurm::multinode;
+use qualify_run::remote::multinode;
 
 use crate::error::{CliError, exit};
 use crate::probe_cmd;

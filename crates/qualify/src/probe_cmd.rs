@@ -267,7 +267,7 @@ impl SandboxArgs {
 pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
     let cancel = crate::cancel_on_signals();
     if let Some(lease) = &args.lease {
-        qualify_slurm::lease::watch(lease.clone(), cancel.clone());
+        qualify_run::remote::lease::watch(lease.clone(), cancel.clone());
     }
     let limits = args.limits.to_limits();
     let sandbox = args.sandbox.to_sandbox();

@@ -1,7 +1,7 @@
 //! The hidden steps qualify starts itself — `service-cell` (a service cell's Slurm job),
 //! `dependency-host` (one dependency on a node of its own) and `load-gen` (one generator of a
 //! split load) — read from their typed words by `main`, run by
-//! `qualify_service::steps` with this process's signal handling, their results printed and
+//! `qualify_run::remote::steps` (`qualify-service`'s) with this process's signal handling, their results printed and
 //! mapped to exit statuses here. `load-gen`: 0 its report was written (also when stopped or
 //! cancelled), 1 its run failed (the report holds why), 2 bad words; SIGUSR1 stops its schedule
 //! (requests in flight finish), SIGINT/SIGTERM/SIGHUP cancel it.
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use qualify_model::step::{DependencyHostStep, LoadGenStep, ServiceCellStep};
-use qualify_service::steps::{self, StepError};
+use qualify_run::remote::steps::{self, StepError};
 
 use crate::error::{CliError, exit};
 

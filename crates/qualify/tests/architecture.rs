@@ -144,6 +144,15 @@ fn the_crate_graph_keeps_the_stated_layers() {
             ));
         }
         forbid(&mut broken, "qualify", "nothing depends on the binary");
+        if krate == "qualify" {
+            for composed in ["qualify-service", "qualify-slurm"] {
+                forbid(
+                    &mut broken,
+                    composed,
+                    "the binary is a shell: it reaches services and Slurm through qualify-run (its remote steps in `qualify_run::remote`)",
+                );
+            }
+        }
         if krate == "qualify-spec" {
             for d in deps.iter().filter(|d| *d != "qualify-model") {
                 broken.push(format!(

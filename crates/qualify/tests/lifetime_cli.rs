@@ -702,8 +702,8 @@ values = [200]
         std::thread::sleep(Duration::from_millis(200));
     }
     let at = sigkill(&mut child);
-    // The lease goes stale after `qualify_slurm::lease::STALE`; the job's probe then stops.
-    let limit = qualify_slurm::lease::STALE + Duration::from_secs(30);
+    // The lease goes stale after `qualify_run::remote::lease::STALE`; the job's probe then stops.
+    let limit = qualify_run::remote::lease::STALE + Duration::from_secs(30);
     loop {
         let j = jobs();
         if j.is_empty() {
