@@ -172,7 +172,7 @@ fn pair(text: &str, flag: &str) -> Result<(String, String), CliError> {
 }
 
 fn observe(args: ObserveArgs) -> Result<ExitCode, CliError> {
-    let cancel = crate::cancel_on_signals();
+    let cancel = crate::shell::cancel_on_signals();
     let select = args
         .select
         .iter()
@@ -195,7 +195,7 @@ fn observe(args: ObserveArgs) -> Result<ExitCode, CliError> {
 }
 
 fn coordinate(args: CoordinateArgs) -> Result<ExitCode, CliError> {
-    let cancel = crate::cancel_on_signals();
+    let cancel = crate::shell::cancel_on_signals();
     let coordinator = multinode::Coordinator {
         nodes_dir: args.nodes_dir,
         spec: ProbeSpec {
@@ -224,7 +224,7 @@ fn coordinate(args: CoordinateArgs) -> Result<ExitCode, CliError> {
     } else {
         qualify_render::terminal::probe(&result)
     };
-    crate::print_stdout(&text);
+    crate::shell::print_stdout(&text);
     Ok(match result.outcome {
         Outcome::Ok => ExitCode::SUCCESS,
         Outcome::Interrupted => exit::interrupted(),

@@ -109,7 +109,7 @@ pub fn run(args: GateArgs) -> Result<ExitCode, CliError> {
     if !args.json {
         out.push_str(&crate::gate_signature::notes(&receipt));
     }
-    crate::print_stdout(&out);
+    crate::shell::print_stdout(&out);
     if verdict.supported
         && let Some(path) = &args.vsa
     {

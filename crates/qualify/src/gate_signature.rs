@@ -37,9 +37,9 @@ pub fn refuse_signature(
             "reasons": [e.to_string()],
             "signature": {"status": "invalid", "message": e.to_string()},
         });
-        crate::print_stdout(&v.to_string());
+        crate::shell::print_stdout(&v.to_string());
     } else {
-        crate::print_stdout(&format!(
+        crate::shell::print_stdout(&format!(
             "REFUSED: the receipt does not support the {claim} claim\n  - {e}\n  ({} was not accepted as evidence: its signature is required by --key)",
             receipt.display()
         ));

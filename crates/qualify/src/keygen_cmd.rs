@@ -24,7 +24,7 @@ pub struct KeygenArgs {
 pub fn run(args: KeygenArgs) -> Result<ExitCode, CliError> {
     let public = write_key_pair(&args.out, args.algorithm)
         .map_err(|e| CliError::output(e.to_string(), None))?;
-    crate::print_stdout(&format!(
+    crate::shell::print_stdout(&format!(
         "wrote {} key pair\n  private: {} (mode 0600; keep it secret)\n  public:  {}\n  key id:  {}",
         args.algorithm,
         args.out.display(),

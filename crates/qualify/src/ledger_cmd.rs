@@ -107,7 +107,7 @@ fn exists(path: &Path) -> Result<(), CliError> {
 fn json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| CliError::output(format!("cannot encode: {e}"), None))?;
-    crate::print_stdout(&text);
+    crate::shell::print_stdout(&text);
     Ok(())
 }
 
@@ -214,7 +214,7 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
             if args.json {
                 json(&done)?;
             } else {
-                crate::print_stdout(&format!(
+                crate::shell::print_stdout(&format!(
                     "recorded incident {} for {}: {}\n  control: {}\n  {}",
                     short(&done.incident.digest),
                     done.incident.artifact,
@@ -261,7 +261,7 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
                 ));
             }
             out.push_str(&format!("{} receipt(s)", entries.len()));
-            crate::print_stdout(&out);
+            crate::shell::print_stdout(&out);
             Ok(ExitCode::SUCCESS)
         }
         LedgerCommand::Show { digest } => {
@@ -269,9 +269,9 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
             match ledger.show(digest) {
                 Ok((entry, text)) => {
                     if args.json {
-                        crate::print_stdout(&text);
+                        crate::shell::print_stdout(&text);
                     } else {
-                        crate::print_stdout(&format!(
+                        crate::shell::print_stdout(&format!(
                             "receipt {} (seq {}, previous {})\n{text}",
                             entry.digest,
                             entry.seq,
@@ -296,20 +296,20 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
                 json(&v)?;
             } else {
                 match &v.broken {
-                    None => crate::print_stdout(&format!(
+                    None => crate::shell::print_stdout(&format!(
                         "ledger {}: {} receipt(s), {} incident(s), {} control(s): every digest, link, column and control holds, and the chain ends where its anchor says",
                         args.ledger.display(),
                         v.receipts,
                         v.incidents,
                         v.controls
                     )),
-                    Some(b) if b.digest.is_empty() => crate::print_stdout(&format!(
+                    Some(b) if b.digest.is_empty() => crate::shell::print_stdout(&format!(
                         "ledger {}: BROKEN at {}: {}",
                         args.ledger.display(),
                         b.row,
                         b.reason
                     )),
-                    Some(b) => crate::print_stdout(&format!(
+                    Some(b) => crate::shell::print_stdout(&format!(
                         "ledger {}: BROKEN at {} ({}): {}",
                         args.ledger.display(),
                         b.row,
@@ -343,7 +343,7 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
                 ));
             }
             out.push_str(&format!("{} control(s)", controls.len()));
-            crate::print_stdout(&out);
+            crate::shell::print_stdout(&out);
             Ok(ExitCode::SUCCESS)
         }
         LedgerCommand::Stats => {
@@ -442,7 +442,7 @@ pub fn run(args: LedgerArgs) -> Result<ExitCode, CliError> {
                     short(&t.first_seen_receipt)
                 ));
             }
-            crate::print_stdout(out.trim_end());
+            crate::shell::print_stdout(out.trim_end());
             Ok(ExitCode::SUCCESS)
         }
     }

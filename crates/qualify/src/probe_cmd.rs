@@ -265,7 +265,7 @@ impl SandboxArgs {
 }
 
 pub fn run(args: ProbeArgs) -> Result<ExitCode, CliError> {
-    let cancel = crate::cancel_on_signals();
+    let cancel = crate::shell::cancel_on_signals();
     if let Some(lease) = &args.lease {
         qualify_run::remote::lease::watch(lease.clone(), cancel.clone());
     }

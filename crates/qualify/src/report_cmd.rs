@@ -108,7 +108,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode, CliError> {
         eprintln!("wrote {what}: {}", path.display());
     }
     if print_markdown {
-        crate::print_stdout(&qualify_render::markdown_signed(statement, signature));
+        crate::shell::print_stdout(&qualify_render::markdown_signed(statement, signature));
     }
     Ok(ExitCode::SUCCESS)
 }

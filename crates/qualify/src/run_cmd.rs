@@ -139,7 +139,7 @@ impl RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
-    let cancel = crate::cancel_on_signals();
+    let cancel = crate::shell::cancel_on_signals();
     let options = args.options();
     let terminal = Terminal {
         quiet: options.json,
@@ -157,7 +157,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
 /// the receipt's view (coloured on a terminal unless `NO_COLOR` is set).
 fn print(json: bool, sealed: &Sealed) {
     if json {
-        crate::print_stdout(&sealed.text);
+        crate::shell::print_stdout(&sealed.text);
         return;
     }
     let receipt = serde_json::to_value(&sealed.statement).unwrap_or(serde_json::Value::Null);
@@ -167,7 +167,7 @@ fn print(json: bool, sealed: &Sealed) {
         &sealed.path.display().to_string(),
         color,
     );
-    crate::print_stdout(&text);
+    crate::shell::print_stdout(&text);
 }
 
 /// The run's progress on stderr: lines, and an indicatif bar per display (nothing with

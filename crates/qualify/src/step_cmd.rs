@@ -21,24 +21,24 @@ fn failed(e: impl Into<StepError>) -> CliError {
 
 /// `qualify service-cell`: the cell's result on stdout, as `qualify probe --json` prints it.
 pub fn service_cell(step: ServiceCellStep) -> Result<ExitCode, CliError> {
-    let cancel = crate::cancel_on_signals();
+    let cancel = crate::shell::cancel_on_signals();
     let result = steps::service_cell(&step, &cancel).map_err(failed)?;
     let json = serde_json::to_string(&result)
         .map_err(|e| CliError::input_only(format!("cannot serialize the cell's result: {e}")))?;
-    crate::print_stdout(&json);
+    crate::shell::print_stdout(&json);
     Ok(ExitCode::SUCCESS)
 }
 
 /// `qualify dependency-host`.
 pub fn dependency_host(step: DependencyHostStep) -> Result<ExitCode, CliError> {
-    let cancel = crate::cancel_on_signals();
+    let cancel = crate::shell::cancel_on_signals();
     steps::dependency_host(&step, &cancel).map_err(failed)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `qualify load-gen`.
 pub fn load_gen(step: LoadGenStep) -> Result<ExitCode, CliError> {
-    let cancel = crate::cancel_on_signals();
+    let cancel = crate::shell::cancel_on_signals();
     let stop = Arc::new(AtomicBool::new(false));
     if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGUSR1, Arc::clone(&stop)) {
         eprintln!("qualify load-gen: warning: cannot install the SIGUSR1 (stop) handler: {e}");

@@ -20,7 +20,7 @@ use crate::error::{CliError, exit};
 /// One line on stdout (a closed pipe is ignored).
 macro_rules! say {
     ($($t:tt)*) => {
-        crate::print_stdout(&format!($($t)*))
+        crate::shell::print_stdout(&format!($($t)*))
     };
 }
 
