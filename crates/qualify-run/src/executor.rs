@@ -225,11 +225,13 @@ impl Executor for Slurm<'_> {
     }
 
     /// A command's job runs `runs` runs on its node (`qualify probe --repeat`); a service
-    /// cell's job runs it once (`qualify service-cell` takes no repeat). A job Slurm refused
-    /// (`sbatch` failed) is a setup error.
+    /// cell runs as one job per run (`qualify service-cell` starts, loads and stops the service
+    /// once), one after another, as `Local` runs it. A job Slurm refused (`sbatch` failed) is a
+    /// setup error.
     fn run(&self, params: &Params, runs: u64) -> Result<ProbeResult, Error> {
         let result = if self.spec.service.is_some() {
-            self.service_job(params)
+            // A refused job's result is `interrupted`, after which `repeated` submits no more.
+            repeated(runs, || Ok::<_, Error>(self.service_job(params)))?
         } else {
             let probe = self.spec.slurm_cell_probe(params, self.backend);
             let topology = crate::topology::of(self.spec, params);

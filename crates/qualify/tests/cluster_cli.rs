@@ -178,6 +178,27 @@ fn a_service_on_one_node_serves_through_its_redis_on_another_over_the_bridge() {
     assert_eq!(load["succeeded"], load["sent"], "{load}");
 }
 
+/// `--repeat` on the cluster: a service cell runs as one job per run, as it runs once per run
+/// locally, and the reproducibility layer counts the runs that happened (it once got one job
+/// and said no cell was repeated, the flag silently not honoured).
+#[test]
+fn a_repeated_service_cell_runs_one_job_per_run_on_the_cluster() {
+    let Some(_) = cluster() else { return };
+    let _cluster = shared();
+    let dir = scratch("repeat");
+    let out = common::run_spec(
+        &dir,
+        &spec(2, ""),
+        &["--no-ledger", "--executor", "slurm", "--repeat", "2"],
+    );
+    let r = result(&out);
+    assert_eq!(outcome(r), "ok", "{}\n{r}", out.context());
+    let runs = r["runs"].as_array().map_or(0, Vec::len);
+    assert_eq!(runs, 2, "two runs of the cell: {r}");
+    let layer = &out.receipt["predicate"]["layers"]["reproducibility"];
+    assert_eq!(layer["evidence"]["repeated_cells"], 1, "{layer}");
+}
+
 #[test]
 fn a_blackhole_and_a_kill_of_the_remote_redis_are_judged_as_the_same_spec_locally() {
     let Some(_) = cluster() else { return };
