@@ -54,9 +54,24 @@ pub trait Executor: Sync {
     fn finish(&self, params: &Params, result: ProbeResult) -> Result<ProbeResult, Error>;
 }
 
-/// Which executor a run uses: `--executor`, else the spec's `[executor] kind`.
-pub fn kind(chosen: Option<ExecutorKind>, spec: &Spec) -> ExecutorKind {
-    chosen.unwrap_or(spec.executor.kind)
+/// Which executor a run uses: `--executor`, else the spec's `[executor] kind`. `[perturb]`
+/// runs on this machine only: the spec refuses it beside `[executor] kind = "slurm"`, and the
+/// flag is refused here rather than skipping perturbation silently.
+pub fn kind(chosen: Option<ExecutorKind>, spec: &Spec) -> Result<ExecutorKind, Error> {
+    let kind = chosen.unwrap_or(spec.executor.kind);
+    if kind == ExecutorKind::Slurm && spec.perturb.is_some() {
+        return Err(Error::Input {
+            message: format!(
+                "--executor slurm with [perturb] in {}: perturbation runs on this machine (its scheduler-level perturbation acts on the cell's threads from here)",
+                spec.path.display()
+            ),
+            fix: Some(
+                "run the perturbed qualification with --executor local, or without [perturb]"
+                    .into(),
+            ),
+        });
+    }
+    Ok(kind)
 }
 
 /// The run's executor, of [`kind`]. Under Slurm this
@@ -69,7 +84,7 @@ pub fn choose<'a>(
 ) -> Result<Box<dyn Executor + 'a>, Error> {
     let spec = ctx.spec;
     let histories = crate::seal::receipt_dir(ctx).join("histories");
-    Ok(match kind(ctx.args.executor, spec) {
+    Ok(match kind(ctx.args.executor, spec)? {
         ExecutorKind::Local => Box::new(Local {
             spec,
             backend: ctx.args.backend,

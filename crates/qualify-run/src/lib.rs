@@ -183,20 +183,7 @@ pub fn run(
     cancel: &CancelToken,
 ) -> Result<seal::Sealed, Error> {
     let mut spec = Spec::load_with(&args.spec, &args.set)?;
-    if spec.perturb.is_some() && executor::kind(args.executor, &spec) == ExecutorKind::Slurm {
-        // The spec refuses `[perturb]` with `[executor] kind = "slurm"`; the flag must not
-        // skip it silently either.
-        return Err(Error::Input {
-            message: format!(
-                "--executor slurm with [perturb] in {}: perturbation runs on this machine (its scheduler-level perturbation acts on the cell's threads from here)",
-                args.spec.display()
-            ),
-            fix: Some(
-                "run the perturbed qualification with --executor local, or without [perturb]"
-                    .into(),
-            ),
-        });
-    }
+    let executor_kind = executor::kind(args.executor, &spec)?;
     sandbox::hide_run_paths(&mut spec, args);
     spec.sandbox.pass_env = args.pass_env.clone();
     let ctx = Context {
@@ -221,7 +208,7 @@ pub fn run(
     // What the receipt names, read before the first probe of the artifact.
     let artifact = subjects::artifact_files(&spec);
     // Slurm jobs may wait in the queue for hours: the workdir is held for the build only.
-    let workdir_lock = match executor::kind(args.executor, &spec) {
+    let workdir_lock = match executor_kind {
         ExecutorKind::Slurm => {
             drop(workdir_lock);
             None
